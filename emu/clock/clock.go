@@ -1,0 +1,70 @@
+// Package clock is the one clock of an emulated run.
+//
+// Everything inside the emulated world reads time through a Clock: the link's
+// timers, both TCP stacks, the workloads' stopwatches and the capture
+// timestamps. Two implementations exist: Virtual, a discrete-event scheduler
+// whose time jumps to the next event once the run is idle, and Real, which
+// is the wall clock.
+package clock
+
+import "time"
+
+// Clock is the time source and timer factory of a run.
+type Clock interface {
+	// Now returns the current time of the run.
+	Now() time.Time
+
+	// AfterFunc arranges for f to be called once d has elapsed on this
+	// clock. f must not block.
+	AfterFunc(d time.Duration, f func()) Timer
+
+	// Wake arranges for f to run as an event of its own: on the virtual
+	// clock once the run is idle, after the wakes queued before it; on the
+	// real clock at once, on the caller's goroutine. f must not block; it
+	// typically readies a goroutine parked on a channel.
+	//
+	// Wake is how code outside the scheduler (a TCP stack notifying a
+	// reader) hands control back in order, which keeps virtual runs
+	// deterministic when several goroutines become ready at one instant.
+	Wake(f func())
+}
+
+// Timer is a single pending call made by AfterFunc.
+type Timer interface {
+	// Stop cancels the call. It reports whether the call was still
+	// pending.
+	Stop() bool
+
+	// Reset makes the timer fire d from now, whether or not it was
+	// pending. It reports whether the call was still pending.
+	Reset(d time.Duration) bool
+}
+
+// Sleep blocks until d has passed on c or ctx is done.
+func Sleep(ctx interface{ Done() <-chan struct{} }, c Clock, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	ch := make(chan struct{})
+	t := c.AfterFunc(d, func() { close(ch) })
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		t.Stop()
+		return false
+	}
+}
+
+// Signal returns a function that, when called, readies whoever receives
+// from ch through c.Wake. ch should have a buffer of one; a signal to a full
+// channel is dropped because one pending signal is enough.
+func Signal(c Clock, ch chan struct{}) func() {
+	send := func() {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	return func() { c.Wake(send) }
+}

@@ -1,0 +1,22 @@
+package clock
+
+import "time"
+
+// Real is the wall clock. Its zero value is ready to use.
+type Real struct{}
+
+// Now returns time.Now().
+func (Real) Now() time.Time { return time.Now() }
+
+// AfterFunc wraps time.AfterFunc.
+func (Real) AfterFunc(d time.Duration, f func()) Timer {
+	return realTimer{time.AfterFunc(d, f)}
+}
+
+// Wake calls f at once.
+func (Real) Wake(f func()) { f() }
+
+type realTimer struct{ t *time.Timer }
+
+func (r realTimer) Stop() bool                 { return r.t.Stop() }
+func (r realTimer) Reset(d time.Duration) bool { return r.t.Reset(d) }

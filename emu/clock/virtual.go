@@ -1,0 +1,294 @@
+package clock
+
+import (
+	"container/heap"
+	"errors"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"time"
+)
+
+// Epoch is the instant at which every virtual clock starts. It is fixed so
+// that timestamps (in captures, in HTTP headers a workload sets) are the same
+// on every run. It is far above the zero time, which some stacks read as
+// "unset".
+var Epoch = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// ErrStalled is reported by a virtual clock whose run went idle with no
+// timer pending and no wake queued: every goroutine of the run is blocked
+// on something that no event will ever release.
+var ErrStalled = errors.New("virtual clock stalled: every goroutine of the run is blocked and no timer is pending")
+
+// stepMu serializes the steps of every virtual clock in the process. A step
+// waits until the whole process is idle, then runs one event; with the lock,
+// several virtual runs (parallel tests) take turns instead of each waiting
+// forever for the others to go idle.
+var stepMu sync.Mutex
+
+// Virtual is a discrete-event clock. Time stands still while any goroutine
+// of the process runs; once all are blocked, the scheduler runs the next
+// event: first queued wakes in the order they were queued, then the earliest
+// timer (timers due at the same instant fire in the order they were set).
+// Only one event runs at a time and the run settles between events, so a
+// run whose own goroutines do not race gives the same result every time.
+//
+// Idleness is read from the Go runtime's scheduler metrics, so it is
+// process-wide: unrelated busy goroutines delay a virtual run (they never
+// corrupt it).
+type Virtual struct {
+	mu       sync.Mutex
+	now      time.Duration // since Epoch
+	seq      uint64
+	timers   timerHeap
+	wakes    []func() // FIFO from wakeHead
+	wakeHead int
+	closed   bool
+	events   uint64
+	onStall  func()
+
+	kick  chan struct{} // buffered(1): something was scheduled
+	done  chan struct{} // closed by Close
+	exit  chan struct{} // closed when the scheduler goroutine returns
+	grace time.Duration
+}
+
+// NewVirtual starts a virtual clock at Epoch. stallGrace is how long (wall
+// time) the scheduler waits with nothing to do before calling onStall; zero
+// means one second. onStall may be nil. Close stops the scheduler.
+func NewVirtual(stallGrace time.Duration, onStall func()) *Virtual {
+	if stallGrace <= 0 {
+		stallGrace = time.Second
+	}
+	v := &Virtual{
+		onStall: onStall,
+		kick:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		exit:    make(chan struct{}),
+		grace:   stallGrace,
+	}
+	go v.loop()
+	return v
+}
+
+// Now returns Epoch plus the virtual time elapsed.
+func (v *Virtual) Now() time.Time {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return Epoch.Add(v.now)
+}
+
+// Elapsed returns the virtual time since Epoch.
+func (v *Virtual) Elapsed() time.Duration {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.now
+}
+
+// Events returns how many events (timer calls and wakes) have run.
+func (v *Virtual) Events() uint64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.events
+}
+
+// AfterFunc schedules f at Now()+d. f runs on the scheduler's goroutine.
+func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
+	t := &vtimer{v: v, f: f, index: -1}
+	t.Reset(d)
+	return t
+}
+
+// Wake queues f to run as the next event after the run settles.
+func (v *Virtual) Wake(f func()) {
+	v.mu.Lock()
+	if v.closed {
+		v.mu.Unlock()
+		return
+	}
+	v.wakes = append(v.wakes, f)
+	v.mu.Unlock()
+	v.poke()
+}
+
+// Close stops the scheduler and waits for it. Pending timers never fire.
+// Close is idempotent.
+func (v *Virtual) Close() {
+	v.mu.Lock()
+	if !v.closed {
+		v.closed = true
+		close(v.done)
+	}
+	v.mu.Unlock()
+	<-v.exit
+}
+
+func (v *Virtual) poke() {
+	select {
+	case v.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (v *Virtual) loop() {
+	defer close(v.exit)
+	idle := newIdleProbe()
+	for {
+		stepMu.Lock()
+		idle.wait()
+		f := v.next()
+		if f != nil {
+			f()
+		}
+		stepMu.Unlock()
+		if f != nil {
+			continue
+		}
+		v.mu.Lock()
+		closed := v.closed
+		v.mu.Unlock()
+		if closed {
+			return
+		}
+		// Nothing scheduled and nothing running: wait for someone outside
+		// the event loop (the caller of Run, a real-time goroutine) to
+		// schedule something, or report the stall.
+		stall := time.NewTimer(v.grace)
+		select {
+		case <-v.kick:
+		case <-v.done:
+		case <-stall.C:
+			if v.onStall != nil {
+				v.onStall()
+			}
+			select {
+			case <-v.kick:
+			case <-v.done:
+			}
+		}
+		stall.Stop()
+	}
+}
+
+// next pops the next event, advancing time to it. It returns nil when there
+// is nothing to run or the clock is closed.
+func (v *Virtual) next() func() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return nil
+	}
+	if v.wakeHead < len(v.wakes) {
+		f := v.wakes[v.wakeHead]
+		v.wakes[v.wakeHead] = nil
+		v.wakeHead++
+		if v.wakeHead == len(v.wakes) {
+			v.wakes, v.wakeHead = v.wakes[:0], 0
+		}
+		v.events++
+		return f
+	}
+	if len(v.timers) == 0 {
+		return nil
+	}
+	t := heap.Pop(&v.timers).(*vtimer)
+	if t.when > v.now {
+		v.now = t.when
+	}
+	v.events++
+	return t.f
+}
+
+type vtimer struct {
+	v     *Virtual
+	f     func()
+	when  time.Duration
+	seq   uint64
+	index int // in v.timers, -1 when not pending
+}
+
+func (t *vtimer) Stop() bool {
+	t.v.mu.Lock()
+	defer t.v.mu.Unlock()
+	if t.index < 0 {
+		return false
+	}
+	heap.Remove(&t.v.timers, t.index)
+	return true
+}
+
+func (t *vtimer) Reset(d time.Duration) bool {
+	v := t.v
+	v.mu.Lock()
+	if d < 0 {
+		d = 0
+	}
+	t.when = v.now + d
+	v.seq++
+	t.seq = v.seq
+	pending := t.index >= 0
+	if pending {
+		heap.Fix(&v.timers, t.index)
+	} else if !v.closed {
+		heap.Push(&v.timers, t)
+	}
+	v.mu.Unlock()
+	v.poke()
+	return pending
+}
+
+type timerHeap []*vtimer
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if h[i].when != h[j].when {
+		return h[i].when < h[j].when
+	}
+	return h[i].seq < h[j].seq
+}
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+func (h *timerHeap) Push(x any) {
+	t := x.(*vtimer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *timerHeap) Pop() any {
+	old := *h
+	n := len(old)
+	t := old[n-1]
+	old[n-1] = nil
+	t.index = -1
+	*h = old[:n-1]
+	return t
+}
+
+// idleProbe tells when no goroutine but the caller is running or runnable.
+type idleProbe struct {
+	samples []metrics.Sample
+}
+
+func newIdleProbe() *idleProbe {
+	return &idleProbe{samples: []metrics.Sample{
+		{Name: "/sched/goroutines/runnable:goroutines"},
+		{Name: "/sched/goroutines/running:goroutines"},
+	}}
+}
+
+// wait yields until the process has settled: nothing runnable and nothing
+// running but the caller, seen twice in a row.
+func (p *idleProbe) wait() {
+	calm := 0
+	for calm < 2 {
+		runtime.Gosched()
+		metrics.Read(p.samples)
+		if p.samples[0].Value.Uint64() == 0 && p.samples[1].Value.Uint64() <= 1 {
+			calm++
+		} else {
+			calm = 0
+		}
+	}
+}

@@ -1,0 +1,276 @@
+// Package link is a simulated point-to-point link that carries raw IPv4
+// packets between two sides, A and B.
+//
+// Each direction passes a packet through these stages, composed in Send and
+// deliverNext:
+//
+//  1. delayed ACK: a pure TCP ACK may be held the way a Linux receiver
+//     delays it (see delack.go), and is discarded if a newer ACK of the same
+//     flow overtakes it;
+//  2. rate: the packet is serialized at Config.Rate, after the packets
+//     ahead of it (a token bucket one packet deep);
+//  3. queue: packets waiting for serialization, drop-tail, bounded in
+//     packets and bytes;
+//  4. delay: the packet arrives Config.Delay after its last bit left.
+//
+// The link knows nothing about TCP stacks or kernels. It reads time only
+// from the clock it is given, runs no goroutine of its own, and delivers
+// one packet per timer event, in order.
+package link
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/netemu/netemu/emu/clock"
+)
+
+// DeliverFunc receives a packet at the far end of direction dir. pkt is
+// valid only during the call. It is called without the link's lock held, so
+// it may Send.
+type DeliverFunc func(dir Dir, pkt []byte)
+
+// Link is a two-way link. It is safe for concurrent use.
+type Link struct {
+	cfg     Config
+	clk     clock.Clock
+	start   time.Time
+	deliver DeliverFunc
+
+	mu     sync.Mutex
+	closed bool
+	dirs   [2]direction
+	flows  map[flowKey]*flow // delayed-ACK state, keyed by the data's direction
+	free   [][]byte          // spare packet buffers of capacity MTU
+}
+
+// entry is a packet in flight: queued, on the wire or propagating.
+type entry struct {
+	buf    []byte
+	finish time.Duration // last bit serialized
+	due    time.Duration // arrival at the far end
+}
+
+type direction struct {
+	dir Dir
+
+	// ring holds entries in order from head, n of them. Those from
+	// index wire on (relative to head) are still queued or being
+	// serialized; earlier ones are propagating.
+	ring      []entry
+	head, n   int
+	wire      int
+	wireBytes int
+	busyUntil time.Duration // when the serializer is next free
+
+	holds holdQueue
+
+	deliverTimer clock.Timer
+	holdTimer    clock.Timer
+
+	stats DirStats
+}
+
+// New returns a link with the given configuration. deliver receives the
+// packets that reach either end.
+func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if clk == nil || deliver == nil {
+		return nil, fmt.Errorf("link: New needs a clock and a deliver function")
+	}
+	l := &Link{
+		cfg:     cfg.withDefaults(),
+		clk:     clk,
+		start:   clk.Now(),
+		deliver: deliver,
+		flows:   make(map[flowKey]*flow),
+	}
+	for i := range l.dirs {
+		d := &l.dirs[i]
+		d.dir = Dir(i)
+		d.ring = make([]entry, 64)
+		d.deliverTimer = clk.AfterFunc(time.Hour, func() { l.deliverNext(d) })
+		d.deliverTimer.Stop()
+		d.holdTimer = clk.AfterFunc(time.Hour, func() { l.releaseHolds(d) })
+		d.holdTimer.Stop()
+	}
+	return l, nil
+}
+
+// Config returns the link's configuration with defaults filled in.
+func (l *Link) Config() Config { return l.cfg }
+
+func (l *Link) now() time.Duration { return l.clk.Now().Sub(l.start) }
+
+// Send offers an IP packet to direction dir. The link copies it; the
+// caller keeps pkt.
+func (l *Link) Send(dir Dir, pkt []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d := &l.dirs[dir]
+	d.stats.SentPackets++
+	d.stats.SentBytes += uint64(len(pkt))
+	if l.closed {
+		d.stats.Drops[DropClosed]++
+		return
+	}
+	if len(pkt) > l.cfg.MTU {
+		d.stats.Drops[DropTooBig]++
+		return
+	}
+	now := l.now()
+	if l.cfg.DelayedACK > 0 {
+		var s segment
+		if parseTCP(pkt, &s) && l.ackStage(d, &s, pkt, now) {
+			return // held
+		}
+	}
+	l.enqueue(d, pkt, now)
+}
+
+// enqueue runs the rate, queue and delay stages for pkt at time now.
+// l.mu is held.
+func (l *Link) enqueue(d *direction, pkt []byte, now time.Duration) {
+	// Packets whose last bit has left no longer occupy the queue.
+	for d.wire < d.n {
+		e := &d.ring[(d.head+d.wire)%len(d.ring)]
+		if e.finish > now {
+			break
+		}
+		d.wireBytes -= len(e.buf)
+		d.wire++
+	}
+	queued := d.n - d.wire
+	if queued >= l.cfg.QueuePackets || (l.cfg.QueueBytes > 0 && d.wireBytes+len(pkt) > l.cfg.QueueBytes) {
+		d.stats.Drops[DropQueueFull]++
+		return
+	}
+	start := max(now, d.busyUntil)
+	finish := start + l.serialization(len(pkt))
+	d.busyUntil = finish
+
+	if d.n == len(d.ring) {
+		d.grow()
+	}
+	e := &d.ring[(d.head+d.n)%len(d.ring)]
+	e.buf = append(l.buffer(), pkt...)
+	e.finish = finish
+	e.due = finish + l.cfg.Delay
+	d.n++
+	d.wireBytes += len(pkt)
+	if q := d.n - d.wire; q > d.stats.PeakQueuePackets {
+		d.stats.PeakQueuePackets = q
+	}
+	if d.wireBytes > d.stats.PeakQueueBytes {
+		d.stats.PeakQueueBytes = d.wireBytes
+	}
+	if d.n == 1 {
+		d.deliverTimer.Reset(e.due - now)
+	}
+}
+
+// serialization is the time n bytes occupy the wire.
+func (l *Link) serialization(n int) time.Duration {
+	if l.cfg.Rate == 0 {
+		return 0
+	}
+	return time.Duration(float64(n)*8*1e9/l.cfg.Rate + 0.5)
+}
+
+// deliverNext hands the head packet of d to the far end and arms the
+// timer for the next one. One packet per event keeps the receivers' work
+// in a canonical order.
+func (l *Link) deliverNext(d *direction) {
+	l.mu.Lock()
+	if l.closed || d.n == 0 {
+		l.mu.Unlock()
+		return
+	}
+	now := l.now()
+	e := &d.ring[d.head]
+	if e.due > now { // re-armed early by a racing Reset; wait for it
+		d.deliverTimer.Reset(e.due - now)
+		l.mu.Unlock()
+		return
+	}
+	buf := e.buf
+	e.buf = nil
+	if d.wire == 0 {
+		d.wireBytes -= len(buf)
+	} else {
+		d.wire--
+	}
+	d.head = (d.head + 1) % len(d.ring)
+	d.n--
+	if d.n > 0 {
+		d.deliverTimer.Reset(d.ring[d.head].due - now)
+	}
+	d.stats.Packets++
+	d.stats.Bytes += uint64(len(buf))
+	if l.cfg.DelayedACK > 0 {
+		var s segment
+		if parseTCP(buf, &s) {
+			l.received(&s, now)
+		}
+	}
+	l.mu.Unlock()
+
+	l.deliver(d.dir, buf)
+
+	l.mu.Lock()
+	l.free = append(l.free, buf[:0])
+	l.mu.Unlock()
+}
+
+// buffer returns an empty buffer able to hold an MTU-sized packet.
+func (l *Link) buffer() []byte {
+	if n := len(l.free); n > 0 {
+		b := l.free[n-1]
+		l.free = l.free[:n-1]
+		return b
+	}
+	return make([]byte, 0, l.cfg.MTU)
+}
+
+func (d *direction) grow() {
+	ring := make([]entry, 2*len(d.ring))
+	for i := 0; i < d.n; i++ {
+		ring[i] = d.ring[(d.head+i)%len(d.ring)]
+	}
+	d.ring, d.head = ring, 0
+}
+
+// Stats returns a snapshot of the counters.
+func (l *Link) Stats() Stats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return Stats{l.dirs[0].stats, l.dirs[1].stats}
+}
+
+// Close stops the link's timers and discards the packets in flight,
+// counting them as DropClosed. Later sends are dropped the same way. Close
+// is idempotent.
+func (l *Link) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	l.closed = true
+	for i := range l.dirs {
+		d := &l.dirs[i]
+		d.deliverTimer.Stop()
+		d.holdTimer.Stop()
+		d.stats.Drops[DropClosed] += uint64(d.n + d.holds.live())
+		for j := 0; j < d.n; j++ {
+			d.ring[(d.head+j)%len(d.ring)].buf = nil
+		}
+		d.n, d.wire, d.wireBytes = 0, 0, 0
+		d.holds = holdQueue{}
+	}
+	l.flows = nil
+	l.free = nil
+}

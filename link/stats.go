@@ -1,0 +1,78 @@
+package link
+
+import "time"
+
+// Dir names a direction of the link.
+type Dir uint8
+
+// The two directions. Side A is conventionally the client.
+const (
+	AtoB Dir = 0
+	BtoA Dir = 1
+)
+
+func (d Dir) String() string {
+	if d == AtoB {
+		return "a>b"
+	}
+	return "b>a"
+}
+
+// DropReason says why the link discarded a packet.
+type DropReason uint8
+
+// Reasons for drops.
+const (
+	DropQueueFull DropReason = iota // the queue was at its packet or byte limit
+	DropTooBig                      // larger than the MTU
+	DropClosed                      // sent to, or pending in, a closed link
+	numDropReasons
+)
+
+func (r DropReason) String() string {
+	switch r {
+	case DropQueueFull:
+		return "queue-full"
+	case DropTooBig:
+		return "too-big"
+	case DropClosed:
+		return "closed"
+	}
+	return "unknown"
+}
+
+// Drops counts drops by reason.
+type Drops [numDropReasons]uint64
+
+// Total is the sum over all reasons.
+func (d Drops) Total() uint64 {
+	var n uint64
+	for _, v := range d {
+		n += v
+	}
+	return n
+}
+
+// DirStats are the counters of one direction.
+type DirStats struct {
+	SentPackets uint64 // offered to the link
+	SentBytes   uint64
+	Packets     uint64 // delivered at the far end
+	Bytes       uint64
+	Drops       Drops
+
+	PeakQueuePackets int // most packets waiting or on the wire at once
+	PeakQueueBytes   int
+
+	// Delayed-ACK stage. An ACK is held, then either released by the timer
+	// or superseded by a later packet of the flow carrying a newer ACK (the
+	// held one is then discarded, as Linux would never have sent it).
+	ACKsHeld       uint64
+	ACKsReleased   uint64
+	ACKsSuperseded uint64
+	HoldTime       time.Duration // total time ACKs spent held
+	MaxHoldTime    time.Duration
+}
+
+// Stats are the counters of both directions, indexed by Dir.
+type Stats [2]DirStats
