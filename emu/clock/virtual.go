@@ -280,15 +280,26 @@ func newIdleProbe() *idleProbe {
 
 // wait yields until the process has settled: nothing runnable and nothing
 // running but the caller, seen twice in a row.
+//
+// Yielding alone can starve: a goroutine queued on another processor's
+// local run queue is only stolen by a processor with nothing else to run,
+// and the yielding prober is always something to run. After a few yields
+// the prober therefore sleeps briefly, which lets the runtime rebalance.
 func (p *idleProbe) wait() {
-	calm := 0
+	calm, busy := 0, 0
 	for calm < 2 {
-		runtime.Gosched()
+		if busy > 8 {
+			time.Sleep(20 * time.Microsecond)
+		} else {
+			runtime.Gosched()
+		}
 		metrics.Read(p.samples)
 		if p.samples[0].Value.Uint64() == 0 && p.samples[1].Value.Uint64() <= 1 {
 			calm++
+			busy = 0
 		} else {
 			calm = 0
+			busy++
 		}
 	}
 }

@@ -1,0 +1,289 @@
+// Package emu wires an emulated network: two hosts (a client and a
+// server) joined by one link, on one clock.
+//
+//	n, err := emu.New(emu.Config{Link: link.Config{Delay: 25 * time.Millisecond, Rate: 10e6}})
+//	defer n.Close()
+//	err = n.Run(ctx, func(ctx context.Context) error {
+//		ln, _ := n.Server().Listen(80)
+//		go http.Serve(ln, handler)
+//		c, _ := n.Client().Dial(ctx, n.Server().AddrPort(80))
+//		...
+//	})
+//
+// On the virtual clock (the default) time advances only when every
+// goroutine of the process is blocked, so a run takes far less wall time
+// than it simulates, and the same configuration gives the same packets at
+// the same instants on every run, provided the code under test does not
+// race with itself or read the wall clock (use Net.Now and Net.Sleep).
+package emu
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/netemu/netemu/emu/clock"
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
+)
+
+// ClockMode selects the clock of a run.
+type ClockMode int
+
+const (
+	// Virtual is a discrete-event clock: deterministic and fast.
+	Virtual ClockMode = iota
+	// Real is the wall clock.
+	Real
+)
+
+func (m ClockMode) String() string {
+	if m == Real {
+		return "real"
+	}
+	return "virtual"
+}
+
+// Addresses of the two hosts, in 198.18.0.0/15.
+var (
+	ClientAddr = netip.MustParseAddr("198.18.0.1")
+	ServerAddr = netip.MustParseAddr("198.18.0.2")
+)
+
+// Config describes a network. The zero value is an ideal link between two
+// hosts with default TCP settings on the virtual clock, seed 0.
+type Config struct {
+	// Link shapes both directions; see link.Config. Direction a>b runs
+	// from the client to the server.
+	Link link.Config
+
+	// TCP pins both hosts' TCP settings; see tcpstack.TCPConfig.
+	TCP tcpstack.TCPConfig
+
+	// Clock is Virtual (default) or Real.
+	Clock ClockMode
+
+	// Seed seeds all randomness of the run.
+	Seed uint64
+
+	// StallTimeout is how long, in wall time, a virtual run may sit with
+	// every goroutine blocked and nothing scheduled before Run gives up
+	// with ErrStalled. 0 means one second.
+	StallTimeout time.Duration
+}
+
+// Validate reports the first invalid field.
+func (c Config) Validate() error {
+	if err := c.Link.Validate(); err != nil {
+		return err
+	}
+	if err := c.TCP.Validate(); err != nil {
+		return err
+	}
+	if c.Clock != Virtual && c.Clock != Real {
+		return fmt.Errorf("emu: Clock is %d; want emu.Virtual or emu.Real", c.Clock)
+	}
+	if c.StallTimeout < 0 {
+		return fmt.Errorf("emu: StallTimeout is %v; want 0 (one second) or more", c.StallTimeout)
+	}
+	return nil
+}
+
+// ErrStalled is returned by Run when a virtual run can make no progress:
+// every goroutine is blocked and no timer is pending (for example, both
+// sides wait to read).
+var ErrStalled = clock.ErrStalled
+
+// Net is an emulated network of two hosts joined by a link.
+type Net struct {
+	cfg     Config
+	clk     clock.Clock
+	virtual *clock.Virtual // nil on the real clock
+	link    *link.Link
+	client  *tcpstack.Host
+	server  *tcpstack.Host
+
+	traceMu sync.Mutex
+	trace   hash.Hash
+	hdr     [13]byte
+
+	runMu   sync.Mutex
+	stalled func() // cancels the active Run on a stall
+
+	closeOnce sync.Once
+}
+
+// New builds a network. Close releases it.
+func New(cfg Config) (*Net, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	n := &Net{cfg: cfg, trace: sha256.New()}
+	if cfg.Clock == Virtual {
+		n.virtual = clock.NewVirtual(cfg.StallTimeout, n.onStall)
+		n.clk = n.virtual
+	} else {
+		n.clk = clock.Real{}
+	}
+	l, err := link.New(cfg.Link, n.clk, n.deliver)
+	if err != nil {
+		n.closeClock()
+		return nil, err
+	}
+	n.link = l
+	mtu := l.Config().MTU
+	n.client, err = tcpstack.New(tcpstack.Config{Addr: ClientAddr, Clock: n.clk, MTU: mtu, TCP: cfg.TCP, Seed: cfg.Seed}, func(p []byte) { l.Send(link.AtoB, p) })
+	if err == nil {
+		n.server, err = tcpstack.New(tcpstack.Config{Addr: ServerAddr, Clock: n.clk, MTU: mtu, TCP: cfg.TCP, Seed: cfg.Seed}, func(p []byte) { l.Send(link.BtoA, p) })
+	}
+	if err != nil {
+		n.Close()
+		return nil, err
+	}
+	return n, nil
+}
+
+// deliver is the link's far end: it records the packet in the trace and
+// hands it to the receiving host.
+func (n *Net) deliver(dir link.Dir, pkt []byte) {
+	n.traceMu.Lock()
+	binary.BigEndian.PutUint64(n.hdr[0:8], uint64(n.clk.Now().Sub(clock.Epoch)))
+	n.hdr[8] = byte(dir)
+	binary.BigEndian.PutUint32(n.hdr[9:13], uint32(len(pkt)))
+	n.trace.Write(n.hdr[:])
+	n.trace.Write(pkt)
+	n.traceMu.Unlock()
+	if dir == link.AtoB {
+		n.server.Deliver(pkt)
+	} else {
+		n.client.Deliver(pkt)
+	}
+}
+
+// Client returns host A, 198.18.0.1.
+func (n *Net) Client() *tcpstack.Host { return n.client }
+
+// Server returns host B, 198.18.0.2.
+func (n *Net) Server() *tcpstack.Host { return n.server }
+
+// Clock returns the run's clock.
+func (n *Net) Clock() clock.Clock { return n.clk }
+
+// Now returns the current time of the run. On the virtual clock it starts
+// at clock.Epoch.
+func (n *Net) Now() time.Time { return n.clk.Now() }
+
+// Sleep waits d on the run's clock. It returns ctx's error if ctx ends
+// first.
+func (n *Net) Sleep(ctx context.Context, d time.Duration) error {
+	if !clock.Sleep(ctx, n.clk, d) {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// Config returns the network's configuration.
+func (n *Net) Config() Config { return n.cfg }
+
+// Run calls f inside the network and returns its error. On the virtual
+// clock, if the run stalls (every goroutine blocked, nothing scheduled),
+// Run cancels f's context, closes the network so that blocked calls return,
+// and returns an error wrapping ErrStalled. Only one Run may be active at a
+// time.
+func (n *Net) Run(ctx context.Context, f func(ctx context.Context) error) error {
+	if !n.runMu.TryLock() {
+		return errors.New("emu: Run called while another Run of the same Net is active")
+	}
+	defer n.runMu.Unlock()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var stalledAt time.Duration
+	n.traceMu.Lock()
+	n.stalled = func() {
+		stalledAt = n.clk.Now().Sub(clock.Epoch)
+		cancel(ErrStalled)
+		go n.closeHosts()
+	}
+	n.traceMu.Unlock()
+	defer func() {
+		n.traceMu.Lock()
+		n.stalled = nil
+		n.traceMu.Unlock()
+	}()
+	done := make(chan error, 1)
+	go func() { done <- f(ctx) }()
+	err := <-done
+	if errors.Is(context.Cause(ctx), ErrStalled) {
+		return fmt.Errorf("emu: run stalled at virtual time %v: %w (last error: %v)", stalledAt, ErrStalled, err)
+	}
+	return err
+}
+
+func (n *Net) onStall() {
+	n.traceMu.Lock()
+	f := n.stalled
+	n.traceMu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// Stats describe a run so far.
+type Stats struct {
+	Link link.Stats
+	// TraceSHA256 is the SHA-256 over every packet delivered across the
+	// link, each preceded by its arrival time (nanoseconds since
+	// clock.Epoch on the virtual clock), its direction and its length.
+	TraceSHA256 string
+	// Events is the number of events the virtual scheduler ran (0 on the
+	// real clock).
+	Events uint64
+}
+
+// Stats returns the counters of the run so far.
+func (n *Net) Stats() Stats {
+	n.traceMu.Lock()
+	sum := hex.EncodeToString(n.trace.Sum(nil))
+	n.traceMu.Unlock()
+	s := Stats{Link: n.link.Stats(), TraceSHA256: sum}
+	if n.virtual != nil {
+		s.Events = n.virtual.Events()
+	}
+	return s
+}
+
+func (n *Net) closeHosts() {
+	if n.client != nil {
+		n.client.Close()
+	}
+	if n.server != nil {
+		n.server.Close()
+	}
+}
+
+func (n *Net) closeClock() {
+	if n.virtual != nil {
+		n.virtual.Close()
+	}
+}
+
+// Close tears the network down: connections are aborted, the stacks' and
+// the scheduler's goroutines end. It is idempotent and returns once
+// nothing of the network runs any more.
+func (n *Net) Close() error {
+	n.closeOnce.Do(func() {
+		n.closeHosts()
+		if n.link != nil {
+			n.link.Close()
+		}
+		n.closeClock()
+	})
+	return nil
+}

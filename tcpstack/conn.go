@@ -1,0 +1,441 @@
+package tcpstack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/netemu/netemu/emu/clock"
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+	"gvisor.dev/gvisor/pkg/waiter"
+)
+
+// waiter blocks a goroutine until the endpoint signals one of mask. The
+// signal goes through the clock's Wake, so that on the virtual clock the
+// goroutine resumes as an event of its own, in order.
+type waitPoint struct {
+	wq    *waiter.Queue
+	entry waiter.Entry
+	ch    chan struct{}
+}
+
+func newWaitPoint(c clock.Clock, wq *waiter.Queue, mask waiter.EventMask) *waitPoint {
+	w := &waitPoint{wq: wq, ch: make(chan struct{}, 1)}
+	signal := clock.Signal(c, w.ch)
+	w.entry = waiter.NewFunctionEntry(mask, func(waiter.EventMask) { signal() })
+	return w
+}
+
+func (w *waitPoint) register()   { w.wq.EventRegister(&w.entry) }
+func (w *waitPoint) unregister() { w.wq.EventUnregister(&w.entry) }
+
+// deadline is a read or write deadline on the run's clock.
+type deadline struct {
+	clk   clock.Clock
+	mu    sync.Mutex
+	timer clock.Timer
+	ch    chan struct{} // closed when the deadline passes
+}
+
+func newDeadline(c clock.Clock) deadline { return deadline{clk: c, ch: make(chan struct{})} }
+
+// set arms the deadline at t, an instant of the run's clock; zero clears it.
+func (d *deadline) set(t time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.timer != nil {
+		d.timer.Stop()
+		d.timer = nil
+	}
+	select {
+	case <-d.ch:
+		d.ch = make(chan struct{})
+	default:
+	}
+	if t.IsZero() {
+		return
+	}
+	wait := t.Sub(d.clk.Now())
+	if wait <= 0 {
+		close(d.ch)
+		return
+	}
+	ch := d.ch
+	d.timer = d.clk.AfterFunc(wait, func() { close(ch) })
+}
+
+func (d *deadline) done() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.ch
+}
+
+// Conn is a TCP connection of an emulated host. It implements net.Conn;
+// deadlines are instants of the run's clock (see emu.Net.Now).
+type Conn struct {
+	h  *Host
+	ep tcpip.Endpoint
+	wq *waiter.Queue
+
+	readMu sync.Mutex
+	in     *waitPoint
+	out    *waitPoint
+
+	rd, wd deadline
+}
+
+func newConn(h *Host, ep tcpip.Endpoint, wq *waiter.Queue) *Conn {
+	c := &Conn{h: h, ep: ep, wq: wq,
+		in:  newWaitPoint(h.cfg.Clock, wq, waiter.ReadableEvents|waiter.EventHUp|waiter.EventErr),
+		out: newWaitPoint(h.cfg.Clock, wq, waiter.WritableEvents|waiter.EventHUp|waiter.EventErr),
+		rd:  newDeadline(h.cfg.Clock),
+		wd:  newDeadline(h.cfg.Clock),
+	}
+	ep.SocketOptions().SetDelayOption(false) // TCP_NODELAY, as in Go's net
+	return c
+}
+
+// Endpoint returns the gVisor endpoint, for inspection.
+func (c *Conn) Endpoint() tcpip.Endpoint { return c.ep }
+
+// SetNoDelay controls Nagle's algorithm, as (*net.TCPConn).SetNoDelay:
+// true (the default) sends small writes at once; false lets them wait
+// while earlier data is unacknowledged.
+func (c *Conn) SetNoDelay(noDelay bool) error {
+	c.ep.SocketOptions().SetDelayOption(!noDelay)
+	return nil
+}
+
+// Read implements net.Conn.
+func (c *Conn) Read(b []byte) (int, error) {
+	c.readMu.Lock()
+	defer c.readMu.Unlock()
+	if len(b) == 0 {
+		return 0, nil
+	}
+	dl := c.rd.done()
+	registered := false
+	defer func() {
+		if registered {
+			c.in.unregister()
+		}
+	}()
+	for {
+		select {
+		case <-dl:
+			return 0, c.opError("read", os.ErrDeadlineExceeded)
+		default:
+		}
+		w := tcpip.SliceWriter(b)
+		res, err := c.ep.Read(&w, tcpip.ReadOptions{})
+		switch err.(type) {
+		case nil:
+			c.ep.ModerateRecvBuf(res.Count)
+			return res.Count, nil
+		case *tcpip.ErrWouldBlock:
+		case *tcpip.ErrClosedForReceive:
+			return 0, io.EOF
+		default:
+			return 0, c.opError("read", tcpErr(err))
+		}
+		if !registered {
+			// Register, then try again: data may have arrived in between.
+			c.in.register()
+			registered = true
+			continue
+		}
+		select {
+		case <-c.in.ch:
+		case <-dl:
+		case <-c.h.done:
+			return 0, c.opError("read", net.ErrClosed)
+		}
+	}
+}
+
+// Write implements net.Conn. It returns once all of b is in the send
+// buffer.
+func (c *Conn) Write(b []byte) (int, error) {
+	dl := c.wd.done()
+	var r bytes.Reader
+	n := 0
+	registered := false
+	defer func() {
+		if registered {
+			c.out.unregister()
+		}
+	}()
+	for n < len(b) {
+		select {
+		case <-dl:
+			return n, c.opError("write", os.ErrDeadlineExceeded)
+		default:
+		}
+		r.Reset(b[n:])
+		m, err := c.ep.Write(&r, tcpip.WriteOptions{})
+		n += int(m)
+		switch err.(type) {
+		case nil:
+			continue
+		case *tcpip.ErrWouldBlock:
+		default:
+			return n, c.opError("write", tcpErr(err))
+		}
+		if !registered {
+			c.out.register()
+			registered = true
+			continue
+		}
+		select {
+		case <-c.out.ch:
+		case <-dl:
+		case <-c.h.done:
+			return n, c.opError("write", net.ErrClosed)
+		}
+	}
+	return n, nil
+}
+
+// Close closes the connection (a FIN, or a RST if unread data remains).
+func (c *Conn) Close() error {
+	c.ep.Close()
+	return nil
+}
+
+// CloseWrite shuts down the sending side (sends a FIN).
+func (c *Conn) CloseWrite() error {
+	if err := c.ep.Shutdown(tcpip.ShutdownWrite); err != nil {
+		return c.opError("close", tcpErr(err))
+	}
+	return nil
+}
+
+// CloseRead shuts down the receiving side.
+func (c *Conn) CloseRead() error {
+	if err := c.ep.Shutdown(tcpip.ShutdownRead); err != nil {
+		return c.opError("close", tcpErr(err))
+	}
+	return nil
+}
+
+// LocalAddr implements net.Conn.
+func (c *Conn) LocalAddr() net.Addr {
+	a, err := c.ep.GetLocalAddress()
+	if err != nil {
+		return nil
+	}
+	return tcpAddr(a)
+}
+
+// RemoteAddr implements net.Conn.
+func (c *Conn) RemoteAddr() net.Addr {
+	a, err := c.ep.GetRemoteAddress()
+	if err != nil {
+		return nil
+	}
+	return tcpAddr(a)
+}
+
+// SetDeadline implements net.Conn; t is an instant of the run's clock.
+func (c *Conn) SetDeadline(t time.Time) error {
+	c.rd.set(t)
+	c.wd.set(t)
+	return nil
+}
+
+// SetReadDeadline implements net.Conn; t is an instant of the run's clock.
+func (c *Conn) SetReadDeadline(t time.Time) error { c.rd.set(t); return nil }
+
+// SetWriteDeadline implements net.Conn; t is an instant of the run's clock.
+func (c *Conn) SetWriteDeadline(t time.Time) error { c.wd.set(t); return nil }
+
+func (c *Conn) opError(op string, err error) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+}
+
+func tcpAddr(a tcpip.FullAddress) *net.TCPAddr {
+	return &net.TCPAddr{IP: net.IP(a.Addr.AsSlice()), Port: int(a.Port)}
+}
+
+func fullAddr(ap netip.AddrPort) tcpip.FullAddress {
+	return tcpip.FullAddress{NIC: nicID, Addr: tcpip.AddrFrom4(ap.Addr().As4()), Port: ap.Port()}
+}
+
+// tcpErr turns a gVisor error into the closest standard error, keeping the
+// original reachable through errors.As(*Error).
+func tcpErr(err tcpip.Error) error {
+	switch err.(type) {
+	case *tcpip.ErrConnectionReset:
+		return &wrapped{std: errConnReset, orig: err}
+	case *tcpip.ErrConnectionRefused:
+		return &wrapped{std: errConnRefused, orig: err}
+	case *tcpip.ErrTimeout:
+		return &wrapped{std: os.ErrDeadlineExceeded, orig: err}
+	case *tcpip.ErrClosedForSend, *tcpip.ErrNotConnected:
+		return &wrapped{std: net.ErrClosed, orig: err}
+	}
+	return &Error{Op: "tcp", Err: err}
+}
+
+var (
+	errConnReset   = errors.New("connection reset by peer")
+	errConnRefused = errors.New("connection refused")
+)
+
+// wrapped is a gVisor error that also matches a standard one with
+// errors.Is.
+type wrapped struct {
+	std  error
+	orig tcpip.Error
+}
+
+func (w *wrapped) Error() string        { return w.std.Error() }
+func (w *wrapped) Is(target error) bool { return target == w.std }
+func (w *wrapped) Unwrap() error        { return &Error{Op: "tcp", Err: w.orig} }
+func (w *wrapped) Timeout() bool        { return w.std == os.ErrDeadlineExceeded }
+
+// Dial opens a TCP connection to addr. It returns when the handshake
+// completes, fails, or ctx is done.
+func (h *Host) Dial(ctx context.Context, addr netip.AddrPort) (*Conn, error) {
+	if !addr.Addr().Is4() || addr.Port() == 0 {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(addr), Err: errors.New("want an IPv4 address and a non-zero port")}
+	}
+	var wq waiter.Queue
+	ep, err := h.stack.NewEndpoint(tcp.ProtocolNumber, ipv4.ProtocolNumber, &wq)
+	if err != nil {
+		return nil, &Error{Op: "new endpoint", Err: err}
+	}
+	c := newConn(h, ep, &wq)
+	c.out.register()
+	defer c.out.unregister()
+	opErr := func(err error) error {
+		ep.Close()
+		return &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(addr), Err: err}
+	}
+	err = ep.Connect(fullAddr(addr))
+	if _, ok := err.(*tcpip.ErrConnectStarted); ok {
+		for ep.Readiness(waiter.WritableEvents|waiter.EventHUp|waiter.EventErr) == 0 {
+			select {
+			case <-c.out.ch:
+			case <-ctx.Done():
+				return nil, opErr(ctx.Err())
+			case <-h.done:
+				return nil, opErr(net.ErrClosed)
+			}
+		}
+		err = ep.LastError()
+	}
+	if err != nil {
+		return nil, opErr(tcpErr(err))
+	}
+	return c, nil
+}
+
+// Listener accepts TCP connections on a host's port.
+type Listener struct {
+	h    *Host
+	ep   tcpip.Endpoint
+	in   *waitPoint
+	addr netip.AddrPort
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// Listen listens on port (0 picks a free one). A port in use is an error.
+func (h *Host) Listen(port uint16) (*Listener, error) {
+	var wq waiter.Queue
+	ep, err := h.stack.NewEndpoint(tcp.ProtocolNumber, ipv4.ProtocolNumber, &wq)
+	if err != nil {
+		return nil, &Error{Op: "new endpoint", Err: err}
+	}
+	ap := netip.AddrPortFrom(h.cfg.Addr, port)
+	fail := func(err tcpip.Error) error {
+		ep.Close()
+		if _, ok := err.(*tcpip.ErrPortInUse); ok {
+			return &net.OpError{Op: "listen", Net: "tcp", Addr: net.TCPAddrFromAddrPort(ap), Err: errors.New("port in use; pick another port or 0 for any")}
+		}
+		return &net.OpError{Op: "listen", Net: "tcp", Addr: net.TCPAddrFromAddrPort(ap), Err: tcpErr(err)}
+	}
+	if err := ep.Bind(fullAddr(ap)); err != nil {
+		return nil, fail(err)
+	}
+	if err := ep.Listen(1024); err != nil {
+		return nil, fail(err)
+	}
+	if port == 0 {
+		if a, err := ep.GetLocalAddress(); err == nil {
+			ap = netip.AddrPortFrom(h.cfg.Addr, a.Port)
+		}
+	}
+	l := &Listener{h: h, ep: ep, addr: ap, closed: make(chan struct{}),
+		in: newWaitPoint(h.cfg.Clock, &wq, waiter.ReadableEvents|waiter.EventHUp|waiter.EventErr)}
+	return l, nil
+}
+
+// Accept waits for the next connection.
+func (l *Listener) Accept() (net.Conn, error) { return l.AcceptTCP() }
+
+// AcceptTCP is Accept returning the concrete type.
+func (l *Listener) AcceptTCP() (*Conn, error) {
+	registered := false
+	defer func() {
+		if registered {
+			l.in.unregister()
+		}
+	}()
+	for {
+		ep, wq, err := l.ep.Accept(nil)
+		switch err.(type) {
+		case nil:
+			return newConn(l.h, ep, wq), nil
+		case *tcpip.ErrWouldBlock:
+		default:
+			select {
+			case <-l.closed:
+				return nil, l.opError(net.ErrClosed)
+			default:
+			}
+			return nil, l.opError(tcpErr(err))
+		}
+		if !registered {
+			l.in.register()
+			registered = true
+			continue
+		}
+		select {
+		case <-l.in.ch:
+		case <-l.closed:
+			return nil, l.opError(net.ErrClosed)
+		case <-l.h.done:
+			return nil, l.opError(net.ErrClosed)
+		}
+	}
+}
+
+// Close stops listening. Pending Accepts return net.ErrClosed.
+func (l *Listener) Close() error {
+	l.closeOnce.Do(func() {
+		close(l.closed)
+		l.ep.Close()
+	})
+	return nil
+}
+
+// Addr implements net.Listener.
+func (l *Listener) Addr() net.Addr { return net.TCPAddrFromAddrPort(l.addr) }
+
+// AddrPort returns the listening address.
+func (l *Listener) AddrPort() netip.AddrPort { return l.addr }
+
+func (l *Listener) opError(err error) error {
+	return &net.OpError{Op: "accept", Net: "tcp", Addr: l.Addr(), Err: err}
+}

@@ -1,0 +1,346 @@
+// Package tcpstack turns a gVisor network stack into an emulated host: one
+// NIC with an IPv4 address, TCP settings pinned in one place, randomness
+// seeded from the run, every timer on the run's clock, and Dial and Listen
+// returning net.Conn and net.Listener.
+//
+// A Host exchanges raw IPv4 packets with the outside through two plain
+// functions: the send function given to New receives each packet the host
+// emits, and Deliver hands the host a packet that arrived.
+package tcpstack
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand"
+	randv2 "math/rand/v2"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/netemu/netemu/emu/clock"
+	"gvisor.dev/gvisor/pkg/buffer"
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/header"
+	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
+	"gvisor.dev/gvisor/pkg/tcpip/stack"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+)
+
+// Congestion-control algorithms.
+const (
+	Cubic = "cubic"
+	Reno  = "reno"
+)
+
+// Prefix is the network emulated hosts live in: 198.18.0.0/15, reserved
+// for benchmarks (RFC 2544).
+var Prefix = netip.MustParsePrefix("198.18.0.0/15")
+
+// Config describes a host. The zero value is not valid: Addr and Clock are
+// required.
+type Config struct {
+	// Addr is the host's IPv4 address, inside Prefix.
+	Addr netip.Addr
+
+	// Clock is the run's clock; every timer of the stack uses it.
+	Clock clock.Clock
+
+	// MTU is the NIC's MTU in bytes. 0 means 1500.
+	MTU int
+
+	// TCP settings; see TCPConfig.
+	TCP TCPConfig
+
+	// Seed seeds the stack's randomness (initial sequence numbers,
+	// timestamp offsets, ephemeral ports). Equal seeds give equal runs.
+	Seed uint64
+}
+
+// TCPConfig pins the TCP settings of a host. Zero fields take the defaults
+// documented on each field, which are chosen to be close to Linux's.
+type TCPConfig struct {
+	// CongestionControl is Cubic or Reno. "" means Cubic (Linux's usual
+	// default; gVisor's own default is Reno).
+	CongestionControl string
+
+	// SendBuffer is the default send buffer in bytes; 0 means 1 MiB.
+	// The stack does not auto-tune send buffers.
+	SendBuffer int
+
+	// ReceiveBuffer is the initial receive buffer in bytes; 0 means 1 MiB.
+	// Receive buffers are auto-tuned up to MaxReceiveBuffer.
+	ReceiveBuffer int
+
+	// MaxSendBuffer and MaxReceiveBuffer bound the buffers; 0 means 4 MiB.
+	MaxSendBuffer, MaxReceiveBuffer int
+
+	// SACK is always on, as on Linux. Nagle's algorithm is off by default
+	// on every connection, as with Go's net package; Conn.SetNoDelay(false)
+	// turns it on.
+}
+
+func (c TCPConfig) withDefaults() TCPConfig {
+	if c.CongestionControl == "" {
+		c.CongestionControl = Cubic
+	}
+	if c.SendBuffer == 0 {
+		c.SendBuffer = tcp.DefaultSendBufferSize
+	}
+	if c.ReceiveBuffer == 0 {
+		c.ReceiveBuffer = tcp.DefaultReceiveBufferSize
+	}
+	if c.MaxSendBuffer == 0 {
+		c.MaxSendBuffer = tcp.MaxBufferSize
+	}
+	if c.MaxReceiveBuffer == 0 {
+		c.MaxReceiveBuffer = tcp.MaxBufferSize
+	}
+	return c
+}
+
+// Validate reports the first invalid field.
+func (c TCPConfig) Validate() error {
+	d := c.withDefaults()
+	switch {
+	case d.CongestionControl != Cubic && d.CongestionControl != Reno:
+		return fmt.Errorf("tcpstack: congestion control %q is unknown; want %q or %q", c.CongestionControl, Cubic, Reno)
+	case c.SendBuffer < 0 || c.ReceiveBuffer < 0 || c.MaxSendBuffer < 0 || c.MaxReceiveBuffer < 0:
+		return fmt.Errorf("tcpstack: buffer sizes must be 0 (default) or positive")
+	case d.SendBuffer < tcp.MinBufferSize || d.ReceiveBuffer < tcp.MinBufferSize:
+		return fmt.Errorf("tcpstack: buffers must be at least %d bytes", tcp.MinBufferSize)
+	case d.SendBuffer > d.MaxSendBuffer || d.ReceiveBuffer > d.MaxReceiveBuffer:
+		return fmt.Errorf("tcpstack: a default buffer (send %d, receive %d) exceeds its maximum (%d, %d)", d.SendBuffer, d.ReceiveBuffer, d.MaxSendBuffer, d.MaxReceiveBuffer)
+	}
+	return nil
+}
+
+// Validate reports the first invalid field.
+func (c Config) Validate() error {
+	switch {
+	case !c.Addr.Is4() || !Prefix.Contains(c.Addr):
+		return fmt.Errorf("tcpstack: address %v is not an IPv4 address in %v", c.Addr, Prefix)
+	case c.Clock == nil:
+		return fmt.Errorf("tcpstack: Config.Clock is nil; give the run's clock")
+	case c.MTU != 0 && (c.MTU < 576 || c.MTU > 65535):
+		return fmt.Errorf("tcpstack: MTU %d out of range; want 576 to 65535 bytes (0 means 1500)", c.MTU)
+	}
+	return c.TCP.Validate()
+}
+
+// Host is an emulated TCP/IP host.
+type Host struct {
+	cfg   Config
+	stack *stack.Stack
+	ep    *nicEndpoint
+
+	closeOnce sync.Once
+	done      chan struct{} // closed by Close
+}
+
+const nicID = 1
+
+// New builds a host. send receives every packet the host emits, as raw
+// IPv4 bytes valid only during the call; it must not block.
+func New(cfg Config, send func(pkt []byte)) (*Host, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MTU == 0 {
+		cfg.MTU = 1500
+	}
+	cfg.TCP = cfg.TCP.withDefaults()
+	var seed [32]byte
+	binary.LittleEndian.PutUint64(seed[:], cfg.Seed)
+	binary.LittleEndian.PutUint32(seed[8:], binary.BigEndian.Uint32(cfg.Addr.AsSlice()))
+	s := stack.New(stack.Options{
+		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol},
+		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol},
+		Clock:              newGClock(cfg.Clock),
+		RandSource:         rand.NewSource(int64(cfg.Seed ^ uint64(binary.BigEndian.Uint32(cfg.Addr.AsSlice())))),
+		SecureRNG:          randv2.NewChaCha8(seed),
+	})
+	h := &Host{cfg: cfg, stack: s, done: make(chan struct{})}
+	if err := h.setTCPOptions(); err != nil {
+		s.Destroy()
+		return nil, err
+	}
+	h.ep = &nicEndpoint{mtu: uint32(cfg.MTU), send: send}
+	if err := s.CreateNIC(nicID, h.ep); err != nil {
+		s.Destroy()
+		return nil, &Error{Op: "create NIC", Err: err}
+	}
+	addr := tcpip.ProtocolAddress{
+		Protocol:          ipv4.ProtocolNumber,
+		AddressWithPrefix: tcpip.AddressWithPrefix{Address: tcpip.AddrFrom4(cfg.Addr.As4()), PrefixLen: Prefix.Bits()},
+	}
+	if err := s.AddProtocolAddress(nicID, addr, stack.AddressProperties{}); err != nil {
+		s.Destroy()
+		return nil, &Error{Op: "add address", Err: err}
+	}
+	subnet, _ := tcpip.NewSubnet(tcpip.AddrFrom4(Prefix.Addr().As4()), tcpip.MaskFromBytes(netip.MustParsePrefix("255.254.0.0/32").Addr().AsSlice()))
+	s.SetRouteTable([]tcpip.Route{{Destination: subnet, NIC: nicID}})
+	return h, nil
+}
+
+func (h *Host) setTCPOptions() error {
+	t := h.cfg.TCP
+	opts := []tcpip.SettableTransportProtocolOption{
+		func() *tcpip.CongestionControlOption {
+			o := tcpip.CongestionControlOption(t.CongestionControl)
+			return &o
+		}(),
+		func() *tcpip.TCPSACKEnabled { o := tcpip.TCPSACKEnabled(true); return &o }(),
+		func() *tcpip.TCPDelayEnabled { o := tcpip.TCPDelayEnabled(false); return &o }(),
+		func() *tcpip.TCPModerateReceiveBufferOption {
+			o := tcpip.TCPModerateReceiveBufferOption(true)
+			return &o
+		}(),
+		&tcpip.TCPSendBufferSizeRangeOption{Min: tcp.MinBufferSize, Default: t.SendBuffer, Max: t.MaxSendBuffer},
+		&tcpip.TCPReceiveBufferSizeRangeOption{Min: tcp.MinBufferSize, Default: t.ReceiveBuffer, Max: t.MaxReceiveBuffer},
+	}
+	for _, o := range opts {
+		if err := h.stack.SetTransportProtocolOption(tcp.ProtocolNumber, o); err != nil {
+			return &Error{Op: fmt.Sprintf("set TCP option %T", o), Err: err}
+		}
+	}
+	return nil
+}
+
+// Addr returns the host's address.
+func (h *Host) Addr() netip.Addr { return h.cfg.Addr }
+
+// AddrPort returns the host's address with port.
+func (h *Host) AddrPort(port uint16) netip.AddrPort { return netip.AddrPortFrom(h.cfg.Addr, port) }
+
+// Clock returns the host's clock.
+func (h *Host) Clock() clock.Clock { return h.cfg.Clock }
+
+// TCP returns the host's TCP settings with defaults filled in.
+func (h *Host) TCP() TCPConfig { return h.cfg.TCP }
+
+// Stack returns the underlying gVisor stack, for inspection.
+func (h *Host) Stack() *stack.Stack { return h.stack }
+
+// Deliver hands the host an IPv4 packet that arrived from the link. The
+// host copies it.
+func (h *Host) Deliver(pkt []byte) {
+	h.ep.deliver(pkt)
+}
+
+// Close aborts every connection and stops the stack's goroutines. It is
+// idempotent and waits for them.
+func (h *Host) Close() {
+	h.closeOnce.Do(func() {
+		close(h.done)
+		h.ep.detach()
+		h.stack.Destroy()
+	})
+}
+
+// nicEndpoint is the stack's link endpoint: outbound packets go to send,
+// inbound ones come through deliver. It has no link-layer header.
+type nicEndpoint struct {
+	mtu  uint32
+	send func([]byte)
+
+	mu         sync.RWMutex
+	dispatcher stack.NetworkDispatcher
+	closed     bool
+}
+
+func (e *nicEndpoint) deliver(b []byte) {
+	e.mu.RLock()
+	d := e.dispatcher
+	e.mu.RUnlock()
+	if d == nil || len(b) < header.IPv4MinimumSize {
+		return
+	}
+	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(b)})
+	d.DeliverNetworkPacket(header.IPv4ProtocolNumber, pkt)
+	pkt.DecRef()
+}
+
+func (e *nicEndpoint) detach() {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+}
+
+// WritePackets sends each packet as contiguous bytes.
+func (e *nicEndpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) {
+	e.mu.RLock()
+	closed := e.closed
+	e.mu.RUnlock()
+	n := 0
+	for _, pkt := range pkts.AsSlice() {
+		if !closed {
+			v := pkt.ToView()
+			e.send(v.AsSlice())
+			v.Release()
+		}
+		n++
+	}
+	return n, nil
+}
+
+func (e *nicEndpoint) Attach(d stack.NetworkDispatcher) {
+	e.mu.Lock()
+	e.dispatcher = d
+	e.mu.Unlock()
+}
+
+func (e *nicEndpoint) IsAttached() bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.dispatcher != nil
+}
+
+func (e *nicEndpoint) MTU() uint32                           { return e.mtu }
+func (e *nicEndpoint) SetMTU(mtu uint32)                     {}
+func (*nicEndpoint) Wait()                                   {}
+func (*nicEndpoint) MaxHeaderLength() uint16                 { return 0 }
+func (*nicEndpoint) LinkAddress() tcpip.LinkAddress          { return "" }
+func (*nicEndpoint) SetLinkAddress(tcpip.LinkAddress)        {}
+func (*nicEndpoint) ARPHardwareType() header.ARPHardwareType { return header.ARPHardwareNone }
+func (*nicEndpoint) AddHeader(*stack.PacketBuffer)           {}
+func (*nicEndpoint) ParseHeader(*stack.PacketBuffer) bool    { return true }
+func (*nicEndpoint) Close()                                  {}
+func (*nicEndpoint) SetOnCloseAction(func())                 {}
+
+// Checksums are computed on transmit (captures stay valid) and not
+// verified on receive: the link never corrupts a packet.
+func (*nicEndpoint) Capabilities() stack.LinkEndpointCapabilities {
+	return stack.CapabilityRXChecksumOffload
+}
+
+// gclock adapts a clock.Clock to gVisor's tcpip.Clock. Monotonic time
+// counts from one second before the host was created: gVisor reads a zero
+// MonotonicTime as "unset".
+type gclock struct {
+	c    clock.Clock
+	base time.Time
+}
+
+func newGClock(c clock.Clock) *gclock { return &gclock{c: c, base: c.Now().Add(-time.Second)} }
+
+func (g *gclock) Now() time.Time { return g.c.Now() }
+func (g *gclock) NowMonotonic() tcpip.MonotonicTime {
+	return tcpip.MonotonicTime{}.Add(g.c.Now().Sub(g.base))
+}
+func (g *gclock) AfterFunc(d time.Duration, f func()) tcpip.Timer {
+	return gtimer{g.c.AfterFunc(d, f)}
+}
+
+// gtimer adapts clock.Timer to tcpip.Timer, whose Reset returns nothing.
+type gtimer struct{ t clock.Timer }
+
+func (g gtimer) Stop() bool            { return g.t.Stop() }
+func (g gtimer) Reset(d time.Duration) { g.t.Reset(d) }
+
+// Error is a gVisor error with the operation that produced it.
+type Error struct {
+	Op  string
+	Err tcpip.Error
+}
+
+func (e *Error) Error() string { return "tcpstack: " + e.Op + ": " + e.Err.String() }
