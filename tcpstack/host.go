@@ -74,9 +74,10 @@ type TCPConfig struct {
 	// MaxSendBuffer and MaxReceiveBuffer bound the buffers; 0 means 4 MiB.
 	MaxSendBuffer, MaxReceiveBuffer int
 
-	// SACK is always on, as on Linux. Nagle's algorithm is off by default
-	// on every connection, as with Go's net package; Conn.SetNoDelay(false)
-	// turns it on.
+	// SACK is always on, as on Linux; RACK loss detection is off (see
+	// setTCPOptions). Nagle's algorithm is off by default on every
+	// connection, as with Go's net package; Conn.SetNoDelay(false) turns
+	// it on.
 }
 
 func (c TCPConfig) withDefaults() TCPConfig {
@@ -191,6 +192,13 @@ func (h *Host) setTCPOptions() error {
 		}(),
 		func() *tcpip.TCPSACKEnabled { o := tcpip.TCPSACKEnabled(true); return &o }(),
 		func() *tcpip.TCPDelayEnabled { o := tcpip.TCPDelayEnabled(false); return &o }(),
+		// RACK loss detection is off: gVisor's RACK (rack.go, detectLoss)
+		// breaks ties between segments sent at the same instant the wrong
+		// way round and marks the later ones lost. On the virtual clock a
+		// whole burst shares one instant, so every loss episode turned
+		// into spurious retransmissions (1 MiB at 20 mbit with 3 drops:
+		// 5.5 s instead of 0.84 s). Recovery is SACK-based (RFC 6675).
+		func() *tcpip.TCPRecovery { o := tcpip.TCPRecovery(0); return &o }(),
 		func() *tcpip.TCPModerateReceiveBufferOption {
 			o := tcpip.TCPModerateReceiveBufferOption(true)
 			return &o
