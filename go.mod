@@ -3,6 +3,7 @@ module github.com/netemu/netemu
 go 1.26.8
 
 require (
+	github.com/google/gopacket v1.1.19
 	go.uber.org/goleak v1.3.0
 	gvisor.dev/gvisor v0.0.0-20260905035102-160fafc42237
 )

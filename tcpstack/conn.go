@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/netemu/netemu/emu/clock"
@@ -285,9 +286,11 @@ func tcpErr(err tcpip.Error) error {
 	return &Error{Op: "tcp", Err: err}
 }
 
+// Resets and refusals match the syscall errors that kernel sockets
+// return, so errors.Is(err, syscall.ECONNRESET) works on both.
 var (
-	errConnReset   = errors.New("connection reset by peer")
-	errConnRefused = errors.New("connection refused")
+	errConnReset   error = syscall.ECONNRESET
+	errConnRefused error = syscall.ECONNREFUSED
 )
 
 // wrapped is a gVisor error that also matches a standard one with
