@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"net"
 	"net/netip"
 	"sync"
 	"time"
@@ -188,6 +189,47 @@ func (n *Net) Sleep(ctx context.Context, d time.Duration) error {
 	}
 	return nil
 }
+
+// Conn is a TCP connection of either backend: a net.Conn with the
+// *net.TCPConn methods workloads use.
+type Conn interface {
+	net.Conn
+	SetNoDelay(noDelay bool) error
+	CloseWrite() error
+}
+
+// Env is what a workload needs of a network: a client that dials a
+// server, the run's clock, and ordered goroutine starts. *Net implements
+// it; so does the kernel backend.
+type Env interface {
+	Now() time.Time
+	Sleep(ctx context.Context, d time.Duration) error
+	Listen(port uint16) (net.Listener, error)
+	Dial(ctx context.Context, port uint16) (Conn, error)
+	Go(f func())
+}
+
+var _ Env = (*Net)(nil)
+
+// Listen listens on the server's port; see tcpstack.Host.Listen.
+func (n *Net) Listen(port uint16) (net.Listener, error) { return n.server.Listen(port) }
+
+// Dial connects from the client to the server's port. The connection
+// offers SetNoDelay like *net.TCPConn.
+func (n *Net) Dial(ctx context.Context, port uint16) (Conn, error) {
+	c, err := n.client.Dial(ctx, n.server.AddrPort(port))
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Go starts f on a new goroutine. On the virtual clock the goroutine
+// begins as an event of its own, once the run is idle, after the events
+// queued before it: goroutines started together begin one at a time, in
+// call order, so their first actions (a dial, a request) happen in the
+// same order on every run. On the real clock it is a plain go statement.
+func (n *Net) Go(f func()) { n.clk.Wake(func() { go f() }) }
 
 // Config returns the network's configuration.
 func (n *Net) Config() Config { return n.cfg }

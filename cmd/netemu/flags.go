@@ -1,0 +1,270 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
+	"github.com/netemu/netemu/workloads"
+)
+
+// listFlag is a flag that takes one value, or a comma-separated list in
+// sweep. parse checks each element.
+type listFlag struct {
+	name  string
+	vals  []string
+	parse func(string) error
+	set   bool
+}
+
+func (f *listFlag) String() string { return strings.Join(f.vals, ",") }
+
+func (f *listFlag) Set(s string) error {
+	var vals []string
+	for _, v := range strings.Split(s, ",") {
+		v = strings.TrimSpace(v)
+		if err := f.parse(v); err != nil {
+			return err
+		}
+		vals = append(vals, v)
+	}
+	f.vals, f.set = vals, true
+	return nil
+}
+
+func newList(fs *flag.FlagSet, name, def, help string, parse func(string) error) *listFlag {
+	f := &listFlag{name: name, vals: []string{def}, parse: parse}
+	fs.Var(f, name, help)
+	return f
+}
+
+func parseDuration(what string) func(string) error {
+	return func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("%q is not a duration; write it like 50ms, 1.5s or 0", s)
+		}
+		if d < 0 {
+			return fmt.Errorf("%s %q is negative; want 0 or more, like 50ms", what, s)
+		}
+		return nil
+	}
+}
+
+func mustDuration(s string) time.Duration { d, _ := time.ParseDuration(s); return d }
+
+// options are the parsed flags of run and sweep.
+type options struct {
+	workload string
+	rtt      *listFlag
+	rate     *listFlag
+	queue    *listFlag
+	delack   *listFlag
+	cc       string
+	clock    string
+	seed     uint64
+	mtu      int
+	json     bool
+
+	resources, conns, requests, rounds int
+	total, size                        string
+	mode, nodelay, write               string
+}
+
+func newFlagSet(name string, o *options) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o.rtt = newList(fs, "rtt", "50ms", "round-trip time", parseDuration("RTT"))
+	o.rate = newList(fs, "rate", "10mbit", "bottleneck rate", func(s string) error { _, err := link.ParseRate(s); return err })
+	o.queue = newList(fs, "queue", "1000", "queue limit", func(s string) error { _, _, err := link.ParseQueue(s); return err })
+	o.delack = newList(fs, "delack", "40ms", "delayed-ACK timer", parseDuration("delayed-ACK timer"))
+	fs.StringVar(&o.cc, "cc", tcpstack.Cubic, "congestion control")
+	fs.StringVar(&o.clock, "clock", "virtual", "clock")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed")
+	fs.IntVar(&o.mtu, "mtu", 1500, "MTU")
+	fs.BoolVar(&o.json, "json", false, "JSON lines")
+	fs.IntVar(&o.resources, "resources", 40, "page: resources")
+	fs.StringVar(&o.total, "total", "120KB", "page: total bytes")
+	fs.IntVar(&o.conns, "conns", 6, "page: parallel connections")
+	fs.StringVar(&o.size, "size", "5MiB", "bulk: bytes")
+	fs.IntVar(&o.requests, "requests", 20, "keepalive: requests")
+	fs.StringVar(&o.mode, "mode", "both", "keepalive: fresh|reuse|both")
+	fs.IntVar(&o.rounds, "rounds", 50, "nagle: rounds")
+	fs.StringVar(&o.nodelay, "nodelay", "both", "nagle: true|false|both")
+	fs.StringVar(&o.write, "write", workloads.Split, "nagle: split|coalesced|both")
+	return fs
+}
+
+// parseArgs parses "<workload> [flags]" (flags may also come first).
+func parseArgs(cmd string, args []string) (*options, error) {
+	o := &options{}
+	fs := newFlagSet(cmd, o)
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return nil, usagef("%s: which workload? want page, bulk, keepalive or nagle", cmd)
+	}
+	o.workload = rest[0]
+	if err := parseFlags(fs, rest[1:]); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("%s: unexpected argument %q; flags look like --rtt 50ms", cmd, fs.Arg(0))
+	}
+	return o, nil
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		// flag's messages name the flag: "invalid value "x" for flag -rate: ...".
+		msg := strings.Replace(err.Error(), " for flag -", " for --", 1)
+		msg = strings.Replace(msg, "flag provided but not defined: -", "unknown flag --", 1)
+		return usagef("%s: %s (see netemu help)", fs.Name(), msg)
+	}
+	return nil
+}
+
+func oneOf(flagName, v string, allowed ...string) ([]string, error) {
+	if v == "both" && len(allowed) == 2 {
+		return allowed, nil
+	}
+	for _, a := range allowed {
+		if v == a {
+			return []string{v}, nil
+		}
+	}
+	return nil, usagef("--%s %q: want %s or both", flagName, v, strings.Join(allowed, ", "))
+}
+
+// workloadsOf expands the workload flags into workloads (--mode both is
+// two workloads).
+func (o *options) workloads() ([]workloads.Workload, error) {
+	positive := func(name string, v int) error {
+		if v <= 0 {
+			return usagef("--%s %d: want 1 or more", name, v)
+		}
+		return nil
+	}
+	switch o.workload {
+	case "page":
+		total, err := link.ParseSize(o.total)
+		if err != nil {
+			return nil, usagef("--total: %v", err)
+		}
+		for name, v := range map[string]int{"resources": o.resources, "conns": o.conns} {
+			if err := positive(name, v); err != nil {
+				return nil, err
+			}
+		}
+		if total < int64(o.resources) {
+			return nil, usagef("--total %s: want at least one byte per resource (%d)", o.total, o.resources)
+		}
+		return []workloads.Workload{workloads.Page{Resources: o.resources, Total: int(total), Conns: o.conns}}, nil
+	case "bulk":
+		size, err := link.ParseSize(o.size)
+		if err != nil {
+			return nil, usagef("--size: %v", err)
+		}
+		if size <= 0 {
+			return nil, usagef("--size %s: want 1 byte or more, like 5MiB", o.size)
+		}
+		return []workloads.Workload{workloads.Bulk{Size: int(size)}}, nil
+	case "keepalive":
+		if err := positive("requests", o.requests); err != nil {
+			return nil, err
+		}
+		modes, err := oneOf("mode", o.mode, workloads.Fresh, workloads.Reuse)
+		if err != nil {
+			return nil, err
+		}
+		var ws []workloads.Workload
+		for _, m := range modes {
+			ws = append(ws, workloads.KeepAlive{Requests: o.requests, Mode: m})
+		}
+		return ws, nil
+	case "nagle":
+		if err := positive("rounds", o.rounds); err != nil {
+			return nil, err
+		}
+		nds, err := oneOf("nodelay", o.nodelay, "false", "true")
+		if err != nil {
+			return nil, err
+		}
+		writes, err := oneOf("write", o.write, workloads.Split, workloads.Coalesced)
+		if err != nil {
+			return nil, err
+		}
+		var ws []workloads.Workload
+		for _, nd := range nds {
+			for _, w := range writes {
+				ws = append(ws, workloads.Nagle{Rounds: o.rounds, NoDelay: nd == "true", Write: w})
+			}
+		}
+		return ws, nil
+	}
+	return nil, usagef("unknown workload %q; want page, bulk, keepalive or nagle", o.workload)
+}
+
+// cases expands the options into the cases to run: every combination of
+// the list flags (sweep), times the workload variants.
+func (o *options) cases(sweep bool) ([]workloads.Case, error) {
+	if !sweep {
+		for _, f := range []*listFlag{o.rtt, o.rate, o.queue, o.delack} {
+			if len(f.vals) > 1 {
+				return nil, usagef("run: --%s has %d values; use netemu sweep for lists", f.name, len(f.vals))
+			}
+		}
+	}
+	ws, err := o.workloads()
+	if err != nil {
+		return nil, err
+	}
+	tcp := tcpstack.TCPConfig{CongestionControl: o.cc}
+	if err := tcp.Validate(); err != nil {
+		return nil, usagef("--cc %q: want cubic or reno", o.cc)
+	}
+	var clk emu.ClockMode
+	switch o.clock {
+	case "virtual":
+		clk = emu.Virtual
+	case "real":
+		clk = emu.Real
+	default:
+		return nil, usagef("--clock %q: want virtual or real", o.clock)
+	}
+	if o.mtu < 576 || o.mtu > 65535 {
+		return nil, usagef("--mtu %d: want 576 to 65535 bytes", o.mtu)
+	}
+	var cases []workloads.Case
+	for _, rtt := range o.rtt.vals {
+		for _, rate := range o.rate.vals {
+			for _, q := range o.queue.vals {
+				for _, da := range o.delack.vals {
+					r, _ := link.ParseRate(rate)
+					qp, qb, _ := link.ParseQueue(q)
+					if qb > 0 && qb < o.mtu {
+						return nil, usagef("--queue %s: want at least the MTU (%d bytes) so a full packet fits", q, o.mtu)
+					}
+					lc := link.Config{Delay: mustDuration(rtt) / 2, Rate: r, QueuePackets: qp, QueueBytes: qb, MTU: o.mtu, DelayedACK: mustDuration(da)}
+					if err := lc.Validate(); err != nil {
+						return nil, usagef("%v", err)
+					}
+					for _, w := range ws {
+						cases = append(cases, workloads.Case{Workload: w, Link: lc, TCP: tcp, Clock: clk, Seed: o.seed})
+					}
+				}
+			}
+		}
+	}
+	return cases, nil
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

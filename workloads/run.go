@@ -1,0 +1,47 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
+)
+
+// Case is one workload on one emulated network.
+type Case struct {
+	Workload Workload
+	Link     link.Config // Delay is half the RTT
+	TCP      tcpstack.TCPConfig
+	Clock    emu.ClockMode
+	Seed     uint64
+}
+
+// Path returns what the model knows of c's link.
+func (c Case) Path() Path {
+	return Path{RTT: 2 * c.Link.Delay, Rate: c.Link.Rate, DelayedACK: c.Link.DelayedACK}
+}
+
+// Run runs c on a new emulated network and returns the workload's result
+// with the network's statistics.
+func (c Case) Run(ctx context.Context) (Result, emu.Stats, error) {
+	if err := c.Workload.Validate(); err != nil {
+		return Result{}, emu.Stats{}, err
+	}
+	n, err := emu.New(emu.Config{Link: c.Link, TCP: c.TCP, Clock: c.Clock, Seed: c.Seed})
+	if err != nil {
+		return Result{}, emu.Stats{}, err
+	}
+	defer n.Close()
+	var r Result
+	err = n.Run(ctx, func(ctx context.Context) error {
+		var err error
+		r, err = c.Workload.Run(ctx, n, c.Path())
+		return err
+	})
+	if err != nil {
+		return Result{}, emu.Stats{}, fmt.Errorf("%s: %w", c.Workload.Name(), err)
+	}
+	return r, n.Stats(), nil
+}
