@@ -37,6 +37,8 @@ type Link struct {
 	clk     clock.Clock
 	start   time.Time
 	deliver DeliverFunc
+	// oneByOne: deliver one packet per timer event (virtual clock).
+	oneByOne bool
 
 	mu     sync.Mutex
 	closed bool
@@ -88,11 +90,12 @@ func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
 		deliver: deliver,
 		flows:   make(map[flowKey]*flow),
 	}
+	_, l.oneByOne = clk.(*clock.Virtual)
 	for i := range l.dirs {
 		d := &l.dirs[i]
 		d.dir = Dir(i)
 		d.ring = make([]entry, 64)
-		d.deliverTimer = clk.AfterFunc(time.Hour, func() { l.deliverNext(d) })
+		d.deliverTimer = clk.AfterFunc(time.Hour, func() { l.deliverDue(d) })
 		d.deliverTimer.Stop()
 		d.holdTimer = clk.AfterFunc(time.Hour, func() { l.releaseHolds(d) })
 		d.holdTimer.Stop()
@@ -180,21 +183,30 @@ func (l *Link) serialization(n int) time.Duration {
 	return time.Duration(float64(n)*8*1e9/l.cfg.Rate + 0.5)
 }
 
-// deliverNext hands the head packet of d to the far end and arms the
-// timer for the next one. One packet per event keeps the receivers' work
-// in a canonical order.
-func (l *Link) deliverNext(d *direction) {
+// deliverDue delivers the packets of d that are due. On the virtual clock
+// it delivers one and lets the timer fire again for the next: one packet
+// per event keeps the receivers' work in a canonical order. On the real
+// clock a timer fires late (by a fraction of a millisecond), so it
+// delivers every packet due by then.
+func (l *Link) deliverDue(d *direction) {
+	for l.deliverNext(d) && !l.oneByOne {
+	}
+}
+
+// deliverNext hands the head packet of d to the far end if it is due and
+// arms the timer for the next one. It reports whether it delivered.
+func (l *Link) deliverNext(d *direction) bool {
 	l.mu.Lock()
 	if l.closed || d.n == 0 {
 		l.mu.Unlock()
-		return
+		return false
 	}
 	now := l.now()
 	e := &d.ring[d.head]
-	if e.due > now { // re-armed early by a racing Reset; wait for it
+	if e.due > now {
 		d.deliverTimer.Reset(e.due - now)
 		l.mu.Unlock()
-		return
+		return false
 	}
 	buf := e.buf
 	e.buf = nil
@@ -223,6 +235,7 @@ func (l *Link) deliverNext(d *direction) {
 	l.mu.Lock()
 	l.free = append(l.free, buf[:0])
 	l.mu.Unlock()
+	return true
 }
 
 // buffer returns an empty buffer able to hold an MTU-sized packet.

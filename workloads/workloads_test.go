@@ -2,6 +2,8 @@ package workloads
 
 import (
 	"context"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,25 +36,138 @@ func path(rtt time.Duration, rate float64) Path {
 	return Path{RTT: rtt, Rate: rate, DelayedACK: link.LinuxDelayedACK}
 }
 
-func TestTry(t *testing.T) {
+func within(t *testing.T, what string, got, want time.Duration, tol float64) {
+	t.Helper()
+	if d := float64(got-want) / float64(want); d < -tol || d > tol {
+		t.Errorf("%s: %v, want %v ±%.0f%% (off by %+.1f%%)", what, got, want, tol*100, d*100)
+	}
+}
+
+func refs(table string) []Reference {
+	var out []Reference
+	for _, r := range References {
+		if strings.HasPrefix(r.Table, table) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func runRef(t *testing.T, r Reference) Result {
+	t.Helper()
+	res, _, err := r.Case(1).Run(context.Background())
+	if err != nil {
+		t.Fatalf("%s %s: %v", r.Table, r.Label, err)
+	}
+	return res
+}
+
+func TestBulkMatchesReference(t *testing.T) {
+	for _, r := range refs("bulk") {
+		res := runRef(t, r)
+		within(t, r.Table+" "+r.Label, res.Elapsed, r.Time, 0.05)
+		if res.Conns != 1 || res.Bytes != 5<<20 {
+			t.Errorf("%s %s: %d conns, %d bytes", r.Table, r.Label, res.Conns, res.Bytes)
+		}
+	}
+}
+
+func TestKeepAliveRoundTrips(t *testing.T) {
+	const rtt = 55 * time.Millisecond
+	fresh, _ := run(t, KeepAlive{Mode: Fresh}, path(rtt, 0))
+	reuse, _ := run(t, KeepAlive{Mode: Reuse}, path(rtt, 0))
+	within(t, "fresh", fresh.Elapsed, 40*rtt, 0.05)
+	within(t, "reuse", reuse.Elapsed, 21*rtt, 0.05)
+	if fresh.Conns != 20 || reuse.Conns != 1 {
+		t.Errorf("connections: fresh %d, reuse %d; want 20 and 1", fresh.Conns, reuse.Conns)
+	}
+	if fresh.PerRequest != fresh.Elapsed/20 {
+		t.Errorf("per request %v, elapsed %v", fresh.PerRequest, fresh.Elapsed)
+	}
+}
+
+func TestNagleStall(t *testing.T) {
+	on, _ := run(t, Nagle{}, path(0, 0))
+	if on.RoundMedian < 40*time.Millisecond || on.RoundMedian > 42*time.Millisecond {
+		t.Errorf("Nagle on, RTT 0: median round %v; want 40–42ms", on.RoundMedian)
+	}
+	if on.StalledRounds < 45 {
+		t.Errorf("Nagle on: %d of 50 rounds stalled; want nearly all", on.StalledRounds)
+	}
+	off, _ := run(t, Nagle{NoDelay: true}, path(0, 0))
+	coalesced, _ := run(t, Nagle{Write: Coalesced}, path(0, 0))
+	for name, r := range map[string]Result{"Nagle off": off, "coalesced with Nagle on": coalesced} {
+		if r.RoundMedian >= time.Millisecond || r.RoundMax >= time.Millisecond || r.StalledRounds != 0 {
+			t.Errorf("%s: median %v, max %v, %d stalled; want under 1ms and none", name, r.RoundMedian, r.RoundMax, r.StalledRounds)
+		}
+	}
+	const rtt = 20 * time.Millisecond
+	far, _ := run(t, Nagle{}, path(rtt, 0))
+	within(t, "Nagle on, RTT 20ms, median round", far.RoundMedian, 2*rtt+40*time.Millisecond, 0.05)
+	if far.Model.Elapsed/time.Duration(len(far.Rounds)) != 2*rtt+40*time.Millisecond {
+		t.Errorf("model per round %v", far.Model.Elapsed/time.Duration(len(far.Rounds)))
+	}
+}
+
+// Page: every cell within ±25% of the reference, and the shape of each
+// table the same: where the reference moves by more than 10% between
+// neighbouring cells, netemu moves the same way; where it stays within
+// 10% (bandwidth past the threshold), netemu does too.
+func TestPageMatchesReference(t *testing.T) {
+	for _, table := range []string{"page, RTT", "page, rate"} {
+		var prev, prevRef time.Duration
+		for _, r := range refs(table) {
+			res := runRef(t, r)
+			within(t, r.Table+" "+r.Label, res.Elapsed, r.Time, 0.25)
+			if res.Conns != 6 || res.Requests != 40 || res.Bytes != 120_000 {
+				t.Errorf("%s %s: %d conns, %d requests, %d bytes", r.Table, r.Label, res.Conns, res.Requests, res.Bytes)
+			}
+			if prev != 0 {
+				refMove := float64(r.Time-prevRef) / float64(prevRef)
+				move := float64(res.Elapsed-prev) / float64(prev)
+				flat := refMove > -0.10 && refMove < 0.10
+				if flat && (move <= -0.10 || move >= 0.10) || !flat && (move > 0) != (refMove > 0) {
+					t.Errorf("%s → %s: reference moves %+.0f%%, netemu %+.0f%%", r.Table, r.Label, refMove*100, move*100)
+				}
+			}
+			prev, prevRef = res.Elapsed, r.Time
+		}
+	}
+}
+
+// Page runs six clients in parallel; its trace must still be the same on
+// every run.
+func TestPageDeterministic(t *testing.T) {
+	for _, procs := range []int{1, 2} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			_, first := run(t, Page{}, path(50*time.Millisecond, 10e6))
+			for i := range 5 {
+				_, st := run(t, Page{}, path(50*time.Millisecond, 10e6))
+				if st.TraceSHA256 != first.TraceSHA256 {
+					t.Fatalf("GOMAXPROCS=%d run %d: trace %s, first %s", procs, i+1, st.TraceSHA256[:12], first.TraceSHA256[:12])
+				}
+			}
+		}()
+	}
+}
+
+func TestValidation(t *testing.T) {
 	for _, c := range []struct {
-		w Workload
-		p Path
+		w    Workload
+		want string
 	}{
-		{Page{}, path(50*time.Millisecond, 10e6)},
-		{Page{}, path(50*time.Millisecond, 2e6)},
-		{Page{}, path(200*time.Millisecond, 10e6)},
-		{Bulk{}, path(50*time.Millisecond, 5e6)},
-		{Bulk{}, path(200*time.Millisecond, 25e6)},
-		{KeepAlive{Mode: Fresh}, path(55*time.Millisecond, 0)},
-		{KeepAlive{Mode: Reuse}, path(55*time.Millisecond, 0)},
-		{Nagle{}, path(0, 0)},
-		{Nagle{NoDelay: true}, path(0, 0)},
-		{Nagle{Write: Coalesced}, path(0, 0)},
-		{Nagle{}, path(20*time.Millisecond, 0)},
+		{Page{Resources: -1}, "resources is -1"},
+		{Page{Conns: -2}, "conns is -2"},
+		{Bulk{Size: -1}, "size is -1"},
+		{KeepAlive{Mode: "sometimes"}, `mode "sometimes"`},
+		{KeepAlive{Requests: -3}, "requests is -3"},
+		{Nagle{Write: "twice"}, `write "twice"`},
+		{Nagle{Rounds: -1}, "rounds is -1"},
 	} {
-		start := time.Now()
-		r, st := run(t, c.w, c.p)
-		t.Logf("%-9s %v %v: elapsed %v model %v conns %d med %v stalled %d drops %d wall %v", r.Workload, c.p.RTT, c.p.Rate, r.Elapsed, r.Model.Elapsed, r.Conns, r.RoundMedian, r.StalledRounds, st.Link[1].Drops.Total(), time.Since(start))
+		_, _, err := Case{Workload: c.w}.Run(context.Background())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v; want an error containing %q", c.w, err, c.want)
+		}
 	}
 }

@@ -166,7 +166,7 @@ func cmdRun(ctx context.Context, args []string, w io.Writer, sweep bool) error {
 	var tw *tabwriter.Writer
 	if !o.json {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "workload\trtt\trate\tcase\telapsed\tmodel\tvs model\tconns\tdrops\t\t")
+		fmt.Fprintln(tw, "workload\trtt\trate\tcase\telapsed\tmodel\tvs model\tconns\tdrops\t")
 	}
 	enc := json.NewEncoder(w)
 	for _, c := range cases {
@@ -181,7 +181,7 @@ func cmdRun(ctx context.Context, args []string, w io.Writer, sweep bool) error {
 			}
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t  %s\t\n", r.Workload, fmtDur(2*c.Link.Delay), link.FormatRate(c.Link.Rate),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t  %s\n", r.Workload, fmtDur(2*c.Link.Delay), link.FormatRate(c.Link.Rate),
 			variant(r), fmtDur(r.Elapsed), fmtDur(r.Model.Elapsed), pct(msf(r.Elapsed), msf(r.Model.Elapsed)), r.Conns, rec.Drops, detail(r))
 	}
 	if tw != nil {

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func runCmd(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(context.Background(), args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // in the one stderr line
+	}{
+		{[]string{"run", "video"}, `unknown workload "video"`},
+		{[]string{"run"}, "which workload"},
+		{[]string{"launch"}, `unknown command "launch"`},
+		{[]string{"run", "bulk", "--bogus"}, "unknown flag --bogus"},
+		{[]string{"run", "bulk", "--rate", "10", "mbps"}, "--rate"},
+		{[]string{"run", "bulk", "--rate", "fast"}, "10mbit"},
+		{[]string{"run", "bulk", "--rtt", "-5ms"}, "--rtt"},
+		{[]string{"run", "bulk", "--rtt", "50"}, "50ms"},
+		{[]string{"run", "page", "--conns", "0"}, "--conns 0"},
+		{[]string{"run", "bulk", "--size", "-1"}, "--size"},
+		{[]string{"run", "bulk", "--queue", "0"}, "--queue"},
+		{[]string{"run", "bulk", "--cc", "bbr"}, "--cc"},
+		{[]string{"run", "bulk", "--clock", "sundial"}, "--clock"},
+		{[]string{"run", "bulk", "--mtu", "0"}, "--mtu"},
+		{[]string{"run", "keepalive", "--mode", "often"}, "--mode"},
+		{[]string{"run", "nagle", "--nodelay", "maybe"}, "--nodelay"},
+		{[]string{"run", "bulk", "--rtt", "10ms,20ms"}, "use netemu sweep"},
+		{[]string{"reproduce", "extra"}, "unexpected argument"},
+	} {
+		code, out, errOut := runCmd(c.args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q",
+				strings.Join(c.args, " "), code, out, errOut, c.want)
+		}
+	}
+}
+
+func decode(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var recs []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %q: %v", line, err)
+		}
+		recs = append(recs, m)
+	}
+	return recs
+}
+
+func TestRunJSON(t *testing.T) {
+	code, out, errOut := runCmd("run", "nagle", "--rtt", "0", "--rate", "unlimited", "--rounds", "10", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	recs := decode(t, out)
+	if len(recs) != 2 { // --nodelay both
+		t.Fatalf("%d records, want 2 (nodelay false and true)", len(recs))
+	}
+	for _, k := range []string{"workload", "backend", "clock", "rtt_ms", "rate_bps", "elapsed_ms", "model_ms", "conns", "bytes",
+		"trace_sha256", "nodelay", "round_ms_median", "round_ms_max", "write", "stalled_rounds"} {
+		if _, ok := recs[0][k]; !ok {
+			t.Errorf("record lacks %q: %v", k, recs[0])
+		}
+	}
+	if recs[0]["backend"] != "emulated" || recs[0]["clock"] != "virtual" || recs[0]["nodelay"] != false {
+		t.Errorf("record %v", recs[0])
+	}
+	if on, off := recs[0]["round_ms_median"].(float64), recs[1]["round_ms_median"].(float64); on < 40 || off >= 1 {
+		t.Errorf("median rounds: nagle on %v ms, off %v ms", on, off)
+	}
+
+	code, out, _ = runCmd("run", "bulk", "--size", "1MiB", "--rate", "20mbit", "--json")
+	if code != 0 {
+		t.Fatal(out)
+	}
+	b := decode(t, out)[0]
+	if b["goodput_bps"].(float64) <= 0 || b["bytes"].(float64) != 1<<20 || b["mode"] != nil {
+		t.Errorf("bulk record %v", b)
+	}
+}
+
+func TestSweepTable(t *testing.T) {
+	code, out, errOut := runCmd("sweep", "keepalive", "--rtt", "10ms,100ms", "--rate", "10mbit,0", "--mode", "reuse", "--requests", "5")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || !strings.Contains(lines[0], "elapsed") {
+		t.Fatalf("want a header and 4 rows:\n%s", out)
+	}
+	if !strings.Contains(out, "unlimited") || !strings.Contains(out, "100.0 ms") {
+		t.Errorf("table lacks units:\n%s", out)
+	}
+}
+
+func TestReproduceJSON(t *testing.T) {
+	code, out, errOut := runCmd("reproduce", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	recs := decode(t, out)
+	if len(recs) != 18 {
+		t.Fatalf("%d records, want one per reference cell (18)", len(recs))
+	}
+	for _, r := range recs {
+		if r["reference_ms"] == nil || r["table"] == nil || r["diff_pct"] == nil {
+			t.Errorf("record lacks reference fields: %v", r)
+		}
+	}
+}
