@@ -1,0 +1,108 @@
+package clock
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+type recorder struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *recorder) add(s string) {
+	r.mu.Lock()
+	r.got = append(r.got, s)
+	r.mu.Unlock()
+}
+
+func (r *recorder) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.got...)
+}
+
+func TestVirtualOrder(t *testing.T) {
+	v := NewVirtual(0, nil)
+	defer v.Close()
+	if !v.Now().Equal(Epoch) {
+		t.Fatalf("starts at %v, want %v", v.Now(), Epoch)
+	}
+	var r recorder
+	stamp := func(name string) func() {
+		return func() { r.add(name + "@" + v.Now().Sub(Epoch).String()) }
+	}
+	// Scheduled from one event so that all are set before any fires.
+	v.AfterFunc(0, func() {
+		v.AfterFunc(20*time.Millisecond, stamp("c"))
+		v.AfterFunc(10*time.Millisecond, stamp("a"))
+		v.AfterFunc(10*time.Millisecond, stamp("b")) // same instant: set later, fires later
+		stopped := v.AfterFunc(5*time.Millisecond, stamp("never"))
+		if !stopped.Stop() || stopped.Stop() {
+			t.Error("Stop: want true then false")
+		}
+		moved := v.AfterFunc(time.Millisecond, stamp("moved"))
+		if !moved.Reset(30 * time.Millisecond) {
+			t.Error("Reset of a pending timer reported not pending")
+		}
+		v.Wake(stamp("wake")) // wakes run before any later timer
+	})
+	Sleep(context.Background(), v, time.Second)
+	want := []string{"wake@0s", "a@10ms", "b@10ms", "c@20ms", "moved@30ms"}
+	got := r.list()
+	if len(got) != len(want) {
+		t.Fatalf("events %v; want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("events %v; want %v", got, want)
+		}
+	}
+	if v.Elapsed() != time.Second {
+		t.Errorf("elapsed %v after sleeping 1s", v.Elapsed())
+	}
+}
+
+func TestVirtualStall(t *testing.T) {
+	stalled := make(chan struct{})
+	v := NewVirtual(10*time.Millisecond, func() { close(stalled) })
+	defer v.Close()
+	// The timer fires at once in wall time (virtual time jumps); after it
+	// nothing remains, and the stall is reported at its instant.
+	v.AfterFunc(time.Minute, func() {})
+	select {
+	case <-stalled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no stall reported")
+	}
+	if v.Elapsed() != time.Minute {
+		t.Errorf("stalled at %v, want 1m", v.Elapsed())
+	}
+}
+
+func TestSleepCanceled(t *testing.T) {
+	v := NewVirtual(0, nil)
+	defer v.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	v.AfterFunc(time.Second, cancel)
+	if Sleep(ctx, v, time.Hour) {
+		t.Error("Sleep finished despite the cancel")
+	}
+	if v.Elapsed() != time.Second {
+		t.Errorf("canceled at %v, want 1s", v.Elapsed())
+	}
+}
+
+func TestCloseIdempotent(t *testing.T) {
+	v := NewVirtual(0, nil)
+	fired := false
+	v.AfterFunc(time.Hour, func() { fired = true })
+	v.Close()
+	v.Close()
+	v.Wake(func() { fired = true })
+	if fired {
+		t.Error("an event ran after Close")
+	}
+}
