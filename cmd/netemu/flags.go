@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -71,6 +70,8 @@ type options struct {
 	seed     uint64
 	mtu      int
 	json     bool
+	backend  string
+	via      string
 
 	resources, conns, requests, rounds int
 	total, size                        string
@@ -89,6 +90,8 @@ func newFlagSet(name string, o *options) *flag.FlagSet {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed")
 	fs.IntVar(&o.mtu, "mtu", 1500, "MTU")
 	fs.BoolVar(&o.json, "json", false, "JSON lines")
+	fs.StringVar(&o.backend, "backend", emulated, "emulated|kernel")
+	fs.StringVar(&o.via, "link", "auto", "kernel backend: auto|tun|netem")
 	fs.IntVar(&o.resources, "resources", 40, "page: resources")
 	fs.StringVar(&o.total, "total", "120KB", "page: total bytes")
 	fs.IntVar(&o.conns, "conns", 6, "page: parallel connections")
@@ -231,14 +234,12 @@ func (o *options) cases(sweep bool) ([]workloads.Case, error) {
 	if err := tcp.Validate(); err != nil {
 		return nil, usagef("--cc %q: want cubic or reno", o.cc)
 	}
-	var clk emu.ClockMode
-	switch o.clock {
-	case "virtual":
-		clk = emu.Virtual
-	case "real":
-		clk = emu.Real
-	default:
-		return nil, usagef("--clock %q: want virtual or real", o.clock)
+	clk, err := o.clockMode()
+	if err != nil {
+		return nil, err
+	}
+	if err := o.checkBackend(); err != nil {
+		return nil, err
 	}
 	if o.mtu < 576 || o.mtu > 65535 {
 		return nil, usagef("--mtu %d: want 576 to 65535 bytes", o.mtu)
@@ -267,4 +268,24 @@ func (o *options) cases(sweep bool) ([]workloads.Case, error) {
 	return cases, nil
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
+func (o *options) clockMode() (emu.ClockMode, error) {
+	switch o.clock {
+	case "virtual":
+		return emu.Virtual, nil
+	case "real":
+		return emu.Real, nil
+	}
+	return 0, usagef("--clock %q: want virtual or real", o.clock)
+}
+
+func (o *options) checkBackend() error {
+	if o.backend != emulated && o.backend != kernelBE {
+		return usagef("--backend %q: want emulated or kernel", o.backend)
+	}
+	switch o.via {
+	case "auto", "tun", "netem":
+	default:
+		return usagef("--link %q: want auto, tun or netem", o.via)
+	}
+	return nil
+}

@@ -3,7 +3,8 @@
 //
 //	netemu run page|bulk|keepalive|nagle [flags]
 //	netemu sweep <workload> --rtt 10ms,100ms --rate 2mbit,10mbit [flags]
-//	netemu reproduce [--json]
+//	netemu compare <workload> [flags]
+//	netemu reproduce [--json] [--backend kernel]
 //
 // Run "netemu help" for the flags.
 package main
@@ -46,11 +47,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdRun(ctx, args[1:], stdout, true)
 	case "reproduce":
 		err = cmdReproduce(ctx, args[1:], stdout)
+	case "compare":
+		err = cmdCompare(ctx, args[1:], stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		err = usagef("unknown command %q; want run, sweep, reproduce or help", args[0])
+		err = usagef("unknown command %q; want run, sweep, compare, reproduce or help", args[0])
 	}
 	if err == nil {
 		return 0
@@ -69,6 +72,7 @@ const usage = `netemu: network experiments on an emulated link, deterministic an
 Commands:
   netemu run <workload> [flags]     run one experiment
   netemu sweep <workload> [flags]   run every combination of comma-separated --rtt/--rate/--queue/--delack values
+  netemu compare <workload> [flags] the same case on the emulator and on kernel TCP, side by side (needs root)
   netemu reproduce [--json]         every reference table of the published experiments: reference | netemu | model
 
 Workloads:
@@ -88,4 +92,9 @@ Link and stack flags:
   --clock virtual|real virtual: deterministic and fast (default); real: wall clock
   --seed 1             seed of all randomness
   --json               one JSON object per case (JSON lines) instead of a table
+
+Kernel mode (root: network namespaces and TUN devices):
+  --backend emulated|kernel   run, sweep and reproduce on the emulator (default) or on kernel TCP
+  --link auto|tun|netem       kernel link: tc netem on a veth pair where the kernel has sch_netem,
+                              else netemu's link bridged through two TUN devices (auto picks)
 `

@@ -10,47 +10,51 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/emu/kernel"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/workloads"
 )
 
 // record is one measured case as a JSON line.
 type record struct {
-	Workload        string   `json:"workload"`
-	Backend         string   `json:"backend"`
-	Clock           string   `json:"clock"`
-	RTTms           float64  `json:"rtt_ms"`
-	RateBps         float64  `json:"rate_bps"`
-	QueuePackets    int      `json:"queue_packets,omitempty"`
-	QueueBytes      int      `json:"queue_bytes,omitempty"`
-	DelackMs        float64  `json:"delack_ms"`
-	MTU             int      `json:"mtu"`
-	CC              string   `json:"cc"`
-	Seed            uint64   `json:"seed"`
-	ElapsedMs       float64  `json:"elapsed_ms"`
-	ModelMs         float64  `json:"model_ms"`
-	ModelRoundTrips float64  `json:"model_round_trips"`
-	Conns           int      `json:"conns"`
-	Requests        int      `json:"requests"`
-	Bytes           int64    `json:"bytes"`
-	Drops           uint64   `json:"drops"`
-	PeakQueue       int      `json:"peak_queue_packets"`
-	ACKsHeld        uint64   `json:"acks_held"`
-	TraceSHA256     string   `json:"trace_sha256"`
-	Mode            string   `json:"mode,omitempty"`
-	PerRequestMs    *float64 `json:"per_request_ms,omitempty"`
-	RequestsPerConn *float64 `json:"requests_per_conn,omitempty"`
-	GoodputBps      *float64 `json:"goodput_bps,omitempty"`
-	NoDelay         *bool    `json:"nodelay,omitempty"`
-	Write           string   `json:"write,omitempty"`
-	RoundMsMedian   *float64 `json:"round_ms_median,omitempty"`
-	RoundMsMean     *float64 `json:"round_ms_mean,omitempty"`
-	RoundMsMax      *float64 `json:"round_ms_max,omitempty"`
-	ModelRoundMs    *float64 `json:"model_round_ms,omitempty"`
-	StalledRounds   *int     `json:"stalled_rounds,omitempty"`
-	Table           string   `json:"table,omitempty"`
-	ReferenceMs     *float64 `json:"reference_ms,omitempty"`
-	DiffPct         *float64 `json:"diff_pct,omitempty"`
+	Workload        string        `json:"workload"`
+	Backend         string        `json:"backend"`
+	Clock           string        `json:"clock"`
+	RTTms           float64       `json:"rtt_ms"`
+	RateBps         float64       `json:"rate_bps"`
+	QueuePackets    int           `json:"queue_packets,omitempty"`
+	QueueBytes      int           `json:"queue_bytes,omitempty"`
+	DelackMs        float64       `json:"delack_ms"`
+	MTU             int           `json:"mtu"`
+	CC              string        `json:"cc"`
+	Seed            uint64        `json:"seed"`
+	ElapsedMs       float64       `json:"elapsed_ms"`
+	ModelMs         float64       `json:"model_ms"`
+	ModelRoundTrips float64       `json:"model_round_trips"`
+	Conns           int           `json:"conns"`
+	Requests        int           `json:"requests"`
+	Bytes           int64         `json:"bytes"`
+	Drops           uint64        `json:"drops"`
+	PeakQueue       int           `json:"peak_queue_packets"`
+	ACKsHeld        uint64        `json:"acks_held"`
+	TraceSHA256     string        `json:"trace_sha256"`
+	Mode            string        `json:"mode,omitempty"`
+	PerRequestMs    *float64      `json:"per_request_ms,omitempty"`
+	RequestsPerConn *float64      `json:"requests_per_conn,omitempty"`
+	GoodputBps      *float64      `json:"goodput_bps,omitempty"`
+	NoDelay         *bool         `json:"nodelay,omitempty"`
+	Write           string        `json:"write,omitempty"`
+	RoundMsMedian   *float64      `json:"round_ms_median,omitempty"`
+	RoundMsMean     *float64      `json:"round_ms_mean,omitempty"`
+	RoundMsMax      *float64      `json:"round_ms_max,omitempty"`
+	ModelRoundMs    *float64      `json:"model_round_ms,omitempty"`
+	StalledRounds   *int          `json:"stalled_rounds,omitempty"`
+	Kernel          *kernel.Facts `json:"kernel,omitempty"`
+	LateMeanUs      *float64      `json:"delivery_late_us_mean,omitempty"`
+	LateP99Us       *float64      `json:"delivery_late_us_p99,omitempty"`
+	Table           string        `json:"table,omitempty"`
+	ReferenceMs     *float64      `json:"reference_ms,omitempty"`
+	DiffPct         *float64      `json:"diff_pct,omitempty"`
 }
 
 func msf(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -170,11 +174,10 @@ func cmdRun(ctx context.Context, args []string, w io.Writer, sweep bool) error {
 	}
 	enc := json.NewEncoder(w)
 	for _, c := range cases {
-		r, st, err := c.Run(ctx)
+		r, rec, err := measure(ctx, c, o.backend, o.via)
 		if err != nil {
 			return err
 		}
-		rec := newRecord(c, r, st)
 		if o.json {
 			if err := enc.Encode(rec); err != nil {
 				return err
@@ -199,13 +202,12 @@ func cmdReproduce(ctx context.Context, args []string, w io.Writer) error {
 	if fs.NArg() > 0 {
 		return usagef("reproduce: unexpected argument %q; it takes only --json, --seed and --clock", fs.Arg(0))
 	}
-	clk := emu.Virtual
-	switch o.clock {
-	case "virtual":
-	case "real":
-		clk = emu.Real
-	default:
-		return usagef("--clock %q: want virtual or real", o.clock)
+	clk, err := o.clockMode()
+	if err != nil {
+		return err
+	}
+	if err := o.checkBackend(); err != nil {
+		return err
 	}
 	enc := json.NewEncoder(w)
 	var tw *tabwriter.Writer
@@ -213,7 +215,7 @@ func cmdReproduce(ctx context.Context, args []string, w io.Writer) error {
 	for _, ref := range workloads.References {
 		c := ref.Case(o.seed)
 		c.Clock = clk
-		r, st, err := c.Run(ctx)
+		r, rec, err := measure(ctx, c, o.backend, o.via)
 		if err != nil {
 			return err
 		}
@@ -222,7 +224,6 @@ func cmdReproduce(ctx context.Context, args []string, w io.Writer) error {
 			got, model = r.RoundMedian, r.Model.Elapsed/time.Duration(len(r.Rounds))
 		}
 		if o.json {
-			rec := newRecord(c, r, st)
 			rec.Table = ref.Table
 			rec.ReferenceMs = ptr(msf(ref.Time))
 			rec.DiffPct = ptr((msf(got) - msf(ref.Time)) / msf(ref.Time) * 100)
@@ -239,7 +240,11 @@ func cmdReproduce(ctx context.Context, args []string, w io.Writer) error {
 			table = ref.Table
 			fmt.Fprintf(w, "%s\n", table)
 			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "\treference\tnetemu\tmodel\tnetemu vs reference\t")
+			name := "netemu"
+			if o.backend == kernelBE {
+				name = "kernel"
+			}
+			fmt.Fprintf(tw, "\treference\t%s\tmodel\t%s vs reference\t\n", name, name)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", ref.Label, fmtDur(ref.Time), fmtDur(got), fmtDur(model), pct(msf(got), msf(ref.Time)))
 	}

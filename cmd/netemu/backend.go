@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/emu/kernel"
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/workloads"
+)
+
+// Backends.
+const (
+	emulated = "emulated"
+	kernelBE = "kernel"
+)
+
+// measure runs c on the backend and returns the workload's result and its
+// JSON record.
+func measure(ctx context.Context, c workloads.Case, backend, via string) (workloads.Result, record, error) {
+	if backend != kernelBE {
+		r, st, err := c.Run(ctx)
+		if err != nil {
+			return r, record{}, err
+		}
+		return r, newRecord(c, r, st), nil
+	}
+	if err := c.Workload.Validate(); err != nil {
+		return workloads.Result{}, record{}, err
+	}
+	n, err := kernel.New(kernel.Config{Link: c.Link, Via: via, CongestionControl: c.TCP.CongestionControl})
+	if err != nil {
+		if errors.Is(err, kernel.ErrUnsupported) {
+			return workloads.Result{}, record{}, usagef("--backend kernel: %v", err)
+		}
+		return workloads.Result{}, record{}, fmt.Errorf("kernel mode: %w", err)
+	}
+	defer n.Close()
+	r, err := c.Workload.Run(ctx, n, c.Path())
+	if err != nil {
+		return r, record{}, fmt.Errorf("kernel mode: %s: %w", c.Workload.Name(), err)
+	}
+	ks := n.Stats()
+	kc := c
+	kc.Clock = emu.Real
+	rec := newRecord(kc, r, statsOf(ks))
+	rec.Backend = kernelBE
+	rec.TraceSHA256 = ""
+	rec.ACKsHeld = 0
+	rec.DelackMs = 0
+	facts := n.Facts()
+	rec.Kernel = &facts
+	if facts.Link == kernel.TUN {
+		rec.LateMeanUs = ptr(float64(ks.LateMean) / 1e3)
+		rec.LateP99Us = ptr(float64(ks.LateP99) / 1e3)
+	}
+	return r, rec, nil
+}
+
+// statsOf presents the kernel bridge's link counters as emu.Stats so that
+// records are built the same way for both backends.
+func statsOf(ks kernel.Stats) emu.Stats { return emu.Stats{Link: ks.Link} }
+
+// headline is the figure a workload is judged by: the median round for
+// nagle, the whole run otherwise; with its model.
+func headline(r workloads.Result) (got, model time.Duration) {
+	if r.Workload == "nagle" && len(r.Rounds) > 0 {
+		return r.RoundMedian, r.Model.Elapsed / time.Duration(len(r.Rounds))
+	}
+	return r.Elapsed, r.Model.Elapsed
+}
+
+// cmdCompare runs each case on the emulator (virtual clock) and on kernel
+// TCP over the same link, side by side.
+func cmdCompare(ctx context.Context, args []string, w io.Writer) error {
+	o, err := parseArgs("compare", args)
+	if err != nil {
+		return err
+	}
+	cases, err := o.cases(false)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if !o.json {
+		fmt.Fprintln(tw, "workload\trtt\trate\tcase\temulated\tkernel\tmodel\temulated vs kernel\t")
+	}
+	var facts string
+	for _, c := range cases {
+		ec := c
+		ec.Clock = emu.Virtual
+		er, erec, err := measure(ctx, ec, emulated, "")
+		if err != nil {
+			return err
+		}
+		kr, krec, err := measure(ctx, c, kernelBE, o.via)
+		if err != nil {
+			return err
+		}
+		if o.json {
+			if err := enc.Encode(erec); err != nil {
+				return err
+			}
+			if err := enc.Encode(krec); err != nil {
+				return err
+			}
+			continue
+		}
+		eg, model := headline(er)
+		kg, _ := headline(kr)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", er.Workload, fmtDur(2*c.Link.Delay), link.FormatRate(c.Link.Rate),
+			variant(er), fmtDur(eg), fmtDur(kg), fmtDur(model), pct(msf(eg), msf(kg)))
+		f := krec.Kernel
+		facts = fmt.Sprintf("kernel %s (HZ %d), link %s, cc %s, tcp_pingpong_thresh %s, tcp_slow_start_after_idle %s",
+			f.Kernel, f.HZ, f.Link, f.CongestionControl, f.PingpongThresh, f.SlowStartAfterIdle)
+		if krec.LateMeanUs != nil {
+			facts += fmt.Sprintf("; bridge delivery late by %.0f µs mean, %.0f µs p99", *krec.LateMeanUs, *krec.LateP99Us)
+		}
+	}
+	if o.json {
+		return nil
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nemulated: gVisor TCP on the virtual clock; kernel: %s.\nnagle rows show the median round.\n", facts)
+	return nil
+}

@@ -1,0 +1,224 @@
+package clock
+
+import (
+	"container/heap"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Precise is the wall clock with timers that fire on time. Go's timers
+// wake up to a millisecond late (the runtime waits for events with
+// millisecond timeouts); a link that bridges kernel traffic through
+// userspace needs better. Precise runs its timers on one goroutine that
+// sleeps on a Go timer until shortly before the earliest timer is due,
+// then in short nanosleep system calls (the kernel's high-resolution
+// timers), then yields in a loop for the last microseconds. Callbacks run
+// on that goroutine, one at a time, in due order; they must not block.
+//
+// It records how late each timer fired (Lateness). Close stops it.
+type Precise struct {
+	mu      sync.Mutex
+	seq     uint64
+	timers  ptimerHeap
+	closed  bool
+	late    []time.Duration // lateness samples, bounded
+	lateN   uint64
+	lateSum time.Duration
+
+	kick chan struct{}
+	exit chan struct{}
+}
+
+// Phases of the wait for the next timer: a Go timer until coarseWindow
+// before it is due, nanosleeps of at most nanoStep (so that an earlier
+// timer set meanwhile is seen soon) until spinWindow before it, then
+// yielding.
+const (
+	coarseWindow = 1500 * time.Microsecond
+	nanoStep     = 200 * time.Microsecond
+	spinWindow   = 20 * time.Microsecond
+)
+
+const maxLateSamples = 1 << 16
+
+// NewPrecise starts a precise clock.
+func NewPrecise() *Precise {
+	p := &Precise{kick: make(chan struct{}, 1), exit: make(chan struct{})}
+	go p.loop()
+	return p
+}
+
+// Now returns time.Now().
+func (p *Precise) Now() time.Time { return time.Now() }
+
+// Wake calls f at once.
+func (p *Precise) Wake(f func()) { f() }
+
+// AfterFunc calls f on the clock's goroutine once d has passed.
+func (p *Precise) AfterFunc(d time.Duration, f func()) Timer {
+	t := &ptimer{p: p, f: f, index: -1}
+	t.Reset(d)
+	return t
+}
+
+// Lateness summarizes how late timers fired: mean and 99th percentile
+// (of up to the last 65536 timers), and how many fired.
+func (p *Precise) Lateness() (mean, p99 time.Duration, n uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lateN == 0 {
+		return 0, 0, 0
+	}
+	s := append([]time.Duration(nil), p.late...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return p.lateSum / time.Duration(p.lateN), s[len(s)*99/100], p.lateN
+}
+
+// Close stops the clock; pending timers never fire. It is idempotent and
+// waits for the clock's goroutine.
+func (p *Precise) Close() {
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		p.poke()
+	}
+	p.mu.Unlock()
+	<-p.exit
+}
+
+func (p *Precise) poke() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (p *Precise) loop() {
+	defer close(p.exit)
+	sleep := time.NewTimer(time.Hour)
+	defer sleep.Stop()
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return
+		}
+		if len(p.timers) == 0 {
+			p.mu.Unlock()
+			<-p.kick
+			continue
+		}
+		t := p.timers[0]
+		wait := time.Until(t.when)
+		if wait > coarseWindow {
+			p.mu.Unlock()
+			sleep.Reset(wait - coarseWindow)
+			select {
+			case <-sleep.C:
+			case <-p.kick:
+				if !sleep.Stop() {
+					select {
+					case <-sleep.C:
+					default:
+					}
+				}
+			}
+			continue
+		}
+		if wait > spinWindow {
+			p.mu.Unlock()
+			ts := unix.NsecToTimespec(int64(min(wait-spinWindow, nanoStep)))
+			unix.Nanosleep(&ts, nil)
+			continue
+		}
+		if wait > 0 {
+			p.mu.Unlock()
+			runtime.Gosched()
+			continue
+		}
+		heap.Pop(&p.timers)
+		late := -wait
+		p.lateSum += late
+		if len(p.late) < maxLateSamples {
+			p.late = append(p.late, late)
+		} else {
+			p.late[p.lateN%maxLateSamples] = late
+		}
+		p.lateN++
+		f := t.f
+		p.mu.Unlock()
+		f()
+	}
+}
+
+type ptimer struct {
+	p     *Precise
+	f     func()
+	when  time.Time
+	seq   uint64
+	index int
+}
+
+func (t *ptimer) Stop() bool {
+	p := t.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t.index < 0 {
+		return false
+	}
+	heap.Remove(&p.timers, t.index)
+	return true
+}
+
+func (t *ptimer) Reset(d time.Duration) bool {
+	p := t.p
+	p.mu.Lock()
+	t.when = time.Now().Add(max(d, 0))
+	p.seq++
+	t.seq = p.seq
+	pending := t.index >= 0
+	if pending {
+		heap.Fix(&p.timers, t.index)
+	} else if !p.closed {
+		heap.Push(&p.timers, t)
+	}
+	first := p.timers.Len() > 0 && p.timers[0] == t
+	p.mu.Unlock()
+	if first {
+		p.poke()
+	}
+	return pending
+}
+
+type ptimerHeap []*ptimer
+
+func (h ptimerHeap) Len() int { return len(h) }
+func (h ptimerHeap) Less(i, j int) bool {
+	if !h[i].when.Equal(h[j].when) {
+		return h[i].when.Before(h[j].when)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h ptimerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+func (h *ptimerHeap) Push(x any) {
+	t := x.(*ptimer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *ptimerHeap) Pop() any {
+	old := *h
+	n := len(old)
+	t := old[n-1]
+	old[n-1] = nil
+	t.index = -1
+	*h = old[:n-1]
+	return t
+}

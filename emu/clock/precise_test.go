@@ -1,0 +1,50 @@
+package clock
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// Shapes only: timers fire in due order, never early, and Close stops
+// them. How late they fire depends on the machine and is reported, not
+// asserted.
+func TestPreciseOrderNeverEarly(t *testing.T) {
+	p := NewPrecise()
+	defer p.Close()
+	type fired struct {
+		name string
+		at   time.Time
+		due  time.Time
+	}
+	ch := make(chan fired, 4)
+	start := p.Now()
+	for _, c := range []struct {
+		name string
+		d    time.Duration
+	}{{"b", 3 * time.Millisecond}, {"a", time.Millisecond}, {"c", 5 * time.Millisecond}} {
+		due := start.Add(c.d)
+		p.AfterFunc(c.d, func() { ch <- fired{c.name, time.Now(), due} })
+	}
+	never := p.AfterFunc(2*time.Millisecond, func() { ch <- fired{name: "stopped"} })
+	never.Stop()
+	var order string
+	for range 3 {
+		f := <-ch
+		order += f.name
+		if f.at.Before(f.due) {
+			t.Errorf("%s fired %v early", f.name, f.due.Sub(f.at))
+		}
+	}
+	if order != "abc" {
+		t.Errorf("fired in order %q, want abc", order)
+	}
+	mean, p99, n := p.Lateness()
+	if n != 3 || mean < 0 || p99 < 0 {
+		t.Errorf("lateness mean %v p99 %v over %d timers", mean, p99, n)
+	}
+	t.Logf("lateness: mean %v, p99 %v", mean, p99)
+	if !Sleep(context.Background(), p, time.Millisecond) {
+		t.Error("Sleep on the precise clock failed")
+	}
+}

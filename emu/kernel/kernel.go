@@ -1,0 +1,410 @@
+// Package kernel runs workloads over real kernel TCP: two network
+// namespaces, one per host, joined either by netemu's own link bridged
+// through two TUN devices, or by a veth pair shaped with tc netem where
+// the kernel has it. It implements emu.Env, so the workloads run unchanged.
+//
+// Namespaces, devices and sockets are made in-process on locked OS
+// threads; the namespaces are unnamed, so nothing outlives the process,
+// even on SIGKILL. It needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN).
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/emu/clock"
+	"github.com/netemu/netemu/link"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// Ways to join the two namespaces.
+const (
+	Auto  = "auto"  // netem where the kernel has it, else TUN
+	TUN   = "tun"   // netemu's link, bridged through two TUN devices
+	Netem = "netem" // a veth pair with tc netem on each side's egress
+)
+
+// Config describes a kernel-mode network.
+type Config struct {
+	// Link is the link between the namespaces. Its DelayedACK is ignored:
+	// kernel TCP delays its own ACKs.
+	Link link.Config
+
+	// Via is Auto (default), TUN or Netem.
+	Via string
+
+	// CongestionControl is pinned on both sides' routes: "cubic"
+	// (default) or "reno".
+	CongestionControl string
+}
+
+// ErrUnsupported is wrapped by errors that name a missing privilege or
+// kernel feature.
+var ErrUnsupported = errors.New("kernel mode unavailable")
+
+// Addresses of the two namespaces, as in the emulated network.
+var (
+	ClientAddr = emu.ClientAddr
+	ServerAddr = emu.ServerAddr
+)
+
+const devName = "netemu0"
+
+// Net is a kernel-mode network. It implements emu.Env.
+type Net struct {
+	cfg            Config
+	client, server *namespace
+	facts          Facts
+
+	// TUN bridge
+	clk    *clock.Precise
+	link   *link.Link
+	tuns   [2]*os.File // client's, server's
+	wg     sync.WaitGroup
+	closed chan struct{}
+
+	closeOnce sync.Once
+}
+
+var _ emu.Env = (*Net)(nil)
+
+// Facts describe the kernel TCP the results came from.
+type Facts struct {
+	Kernel             string `json:"kernel"`
+	HZ                 int    `json:"hz,omitempty"`
+	Link               string `json:"link"` // "tun" or "netem"
+	CongestionControl  string `json:"cc"`
+	PingpongThresh     string `json:"tcp_pingpong_thresh,omitempty"`
+	SlowStartAfterIdle string `json:"tcp_slow_start_after_idle,omitempty"`
+}
+
+// Validate reports the first invalid field.
+func (c Config) Validate() error {
+	if err := c.Link.Validate(); err != nil {
+		return err
+	}
+	switch c.Via {
+	case "", Auto, TUN, Netem:
+	default:
+		return fmt.Errorf("kernel: link %q is unknown; want auto, tun or netem", c.Via)
+	}
+	switch c.CongestionControl {
+	case "", "cubic", "reno":
+	default:
+		return fmt.Errorf("kernel: congestion control %q is unknown; want cubic or reno", c.CongestionControl)
+	}
+	return nil
+}
+
+// New builds the namespaces and the link between them. On any error
+// everything made so far is removed.
+func New(cfg Config) (_ *Net, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.CongestionControl == "" {
+		cfg.CongestionControl = "cubic"
+	}
+	cfg.Link.DelayedACK = 0
+	if cfg.Link.MTU == 0 {
+		cfg.Link.MTU = link.DefaultMTU
+	}
+	n := &Net{cfg: cfg, closed: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			n.Close()
+		}
+	}()
+	if n.client, err = newNamespace(); err != nil {
+		if permission(err) {
+			return nil, notPermitted(err)
+		}
+		return nil, err
+	}
+	if n.server, err = newNamespace(); err != nil {
+		return nil, err
+	}
+	via := cfg.Via
+	if via == "" || via == Auto {
+		via = TUN
+		if ok, _ := netemAvailable(); ok {
+			via = Netem
+		}
+	} else if via == Netem {
+		if ok, why := netemAvailable(); !ok {
+			return nil, fmt.Errorf("%w: --link netem: this kernel has no sch_netem (%v); use --link tun (netemu's own link through TUN devices) or auto", ErrUnsupported, why)
+		}
+	}
+	for _, ns := range []*namespace{n.client, n.server} {
+		if err := prepare(ns); err != nil {
+			return nil, err
+		}
+	}
+	if via == Netem {
+		err = n.setupNetem()
+	} else {
+		err = n.setupTUN()
+	}
+	if err != nil {
+		return nil, err
+	}
+	n.facts, err = n.readFacts(via)
+	return n, err
+}
+
+func notPermitted(err error) error {
+	return fmt.Errorf("%w: %v: kernel mode needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN) to create network namespaces and TUN devices; run it as root, or where the kernel allows unprivileged user namespaces and /dev/net/tun is world-writable, under `unshare -Urn`", ErrUnsupported, err)
+}
+
+// prepare brings lo up and pins the namespace's TCP settings.
+func prepare(ns *namespace) error {
+	for _, s := range []struct{ path, value string }{
+		{"net/ipv6/conf/all/disable_ipv6", "1"},
+		{"net/ipv6/conf/default/disable_ipv6", "1"},
+		{"net/ipv4/tcp_no_metrics_save", "1"},
+	} {
+		if err := ns.sysctl(s.path, s.value); err != nil && !(errors.Is(err, os.ErrNotExist) && strings.HasPrefix(s.path, "net/ipv6")) {
+			return fmt.Errorf("sysctl %s=%s: %w", s.path, s.value, err)
+		}
+	}
+	h, err := handle(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	lo, err := h.LinkByName("lo")
+	if err != nil {
+		return fmt.Errorf("find lo: %w", err)
+	}
+	return h.LinkSetUp(lo)
+}
+
+func handle(ns *namespace) (*netlink.Handle, error) {
+	h, err := netlink.NewHandleAt(netns.NsHandle(ns.fd))
+	if err != nil {
+		return nil, fmt.Errorf("netlink in namespace: %w", err)
+	}
+	return h, nil
+}
+
+func prefix32(a netip.Addr) *net.IPNet {
+	return &net.IPNet{IP: net.IP(a.AsSlice()), Mask: net.CIDRMask(32, 32)}
+}
+
+// address gives the device the side's address, brings it up, and routes
+// the peer through it with the pinned congestion control.
+func (n *Net) address(ns *namespace, self, peer netip.Addr) error {
+	h, err := handle(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	l, err := h.LinkByName(devName)
+	if err != nil {
+		return fmt.Errorf("find %s: %w", devName, err)
+	}
+	if err := h.LinkSetMTU(l, n.cfg.Link.MTU); err != nil {
+		return fmt.Errorf("set MTU %d: %w", n.cfg.Link.MTU, err)
+	}
+	if err := h.LinkSetTxQLen(l, 10000); err != nil {
+		return fmt.Errorf("set txqueuelen: %w", err)
+	}
+	if err := h.AddrAdd(l, &netlink.Addr{IPNet: prefix32(self)}); err != nil {
+		return fmt.Errorf("add address %v: %w", self, err)
+	}
+	if err := h.LinkSetUp(l); err != nil {
+		return fmt.Errorf("bring %s up: %w", devName, err)
+	}
+	r := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: prefix32(peer), Scope: netlink.SCOPE_LINK, Src: net.IP(self.AsSlice()), Congctl: n.cfg.CongestionControl}
+	if err := h.RouteAdd(r); err != nil {
+		return fmt.Errorf("add route to %v (congctl %s): %w", peer, n.cfg.CongestionControl, err)
+	}
+	return nil
+}
+
+// setupTUN joins the namespaces with a TUN device each, bridged by the
+// link on a precise real-time clock.
+func (n *Net) setupTUN() error {
+	for i, ns := range []*namespace{n.client, n.server} {
+		err := ns.do(func() error {
+			var err error
+			n.tuns[i], err = openTUN(devName)
+			return err
+		})
+		if err != nil {
+			if permission(err) {
+				return notPermitted(err)
+			}
+			return err
+		}
+	}
+	if err := n.address(n.client, ClientAddr, ServerAddr); err != nil {
+		return err
+	}
+	if err := n.address(n.server, ServerAddr, ClientAddr); err != nil {
+		return err
+	}
+	n.clk = clock.NewPrecise()
+	l, err := link.New(n.cfg.Link, n.clk, func(dir link.Dir, pkt []byte) {
+		// a>b reaches the server's TUN, b>a the client's.
+		n.tuns[1-int(dir)].Write(pkt)
+	})
+	if err != nil {
+		return err
+	}
+	n.link = l
+	for i, dir := range []link.Dir{link.AtoB, link.BtoA} {
+		n.wg.Add(1)
+		go n.pump(n.tuns[i], dir)
+	}
+	return nil
+}
+
+// pump reads packets a namespace sends into its TUN and offers them to
+// the link, until the TUN is closed.
+func (n *Net) pump(tun *os.File, dir link.Dir) {
+	defer n.wg.Done()
+	buf := make([]byte, 65536)
+	for {
+		m, err := tun.Read(buf)
+		if err != nil {
+			return
+		}
+		n.link.Send(dir, buf[:m])
+	}
+}
+
+// Facts returns what the results came from.
+func (n *Net) Facts() Facts { return n.facts }
+
+func (n *Net) readFacts(via string) (Facts, error) {
+	f := Facts{Link: via, HZ: kernelHZ()}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		f.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	f.PingpongThresh, _ = n.client.readSysctl("net/ipv4/tcp_pingpong_thresh")
+	f.SlowStartAfterIdle, _ = n.client.readSysctl("net/ipv4/tcp_slow_start_after_idle")
+	f.CongestionControl = n.cfg.CongestionControl
+	return f, nil
+}
+
+// Now implements emu.Env: the wall clock.
+func (n *Net) Now() time.Time { return time.Now() }
+
+// Sleep implements emu.Env.
+func (n *Net) Sleep(ctx context.Context, d time.Duration) error {
+	if !clock.Sleep(ctx, clock.Real{}, d) {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// Go implements emu.Env: a plain go statement.
+func (n *Net) Go(f func()) { go f() }
+
+// Listen listens on the server namespace's port.
+func (n *Net) Listen(port uint16) (net.Listener, error) {
+	var ln net.Listener
+	err := n.server.do(func() error {
+		var err error
+		ln, err = net.Listen("tcp4", netip.AddrPortFrom(ServerAddr, port).String())
+		return err
+	})
+	return ln, err
+}
+
+// Dial connects from the client namespace to the server's port and
+// checks that the connection runs the pinned congestion control.
+func (n *Net) Dial(ctx context.Context, port uint16) (emu.Conn, error) {
+	var c *net.TCPConn
+	err := n.client.do(func() error {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "tcp4", netip.AddrPortFrom(ServerAddr, port).String())
+		if err != nil {
+			return err
+		}
+		c = conn.(*net.TCPConn)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if cc, err := congestionControl(c); err == nil && cc != n.cfg.CongestionControl {
+		c.Close()
+		return nil, fmt.Errorf("kernel: connection runs %s, not the pinned %s", cc, n.cfg.CongestionControl)
+	}
+	return c, nil
+}
+
+func congestionControl(c *net.TCPConn) (string, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return "", err
+	}
+	var cc string
+	var serr error
+	err = raw.Control(func(fd uintptr) {
+		cc, serr = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION)
+	})
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(cc, "\x00"), serr
+}
+
+// Stats are the link's counters (TUN bridge only) and how late the
+// bridge delivered packets against their due time.
+type Stats struct {
+	Link        link.Stats
+	LateMean    time.Duration
+	LateP99     time.Duration
+	LateSamples uint64
+}
+
+// Stats returns the bridge's counters; zero for netem.
+func (n *Net) Stats() Stats {
+	var s Stats
+	if n.link != nil {
+		s.Link = n.link.Stats()
+		s.LateMean, s.LateP99, s.LateSamples = n.clk.Lateness()
+	}
+	return s
+}
+
+// Inodes returns the namespaces' inode numbers, to check from outside
+// that they are gone.
+func (n *Net) Inodes() [2]uint64 { return [2]uint64{n.client.inode(), n.server.inode()} }
+
+// Close removes everything: the bridge stops, the TUN devices and the
+// namespaces (with every socket left in them) go away. Idempotent.
+func (n *Net) Close() error {
+	n.closeOnce.Do(func() {
+		close(n.closed)
+		for _, t := range n.tuns {
+			if t != nil {
+				t.Close()
+			}
+		}
+		n.wg.Wait()
+		if n.link != nil {
+			n.link.Close()
+		}
+		if n.clk != nil {
+			n.clk.Close()
+		}
+		n.client.close()
+		n.server.close()
+	})
+	return nil
+}
