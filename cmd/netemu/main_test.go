@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -118,5 +119,67 @@ func TestReproduceJSON(t *testing.T) {
 		if r["reference_ms"] == nil || r["table"] == nil || r["diff_pct"] == nil {
 			t.Errorf("record lacks reference fields: %v", r)
 		}
+	}
+}
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("kernel mode needs root (network namespaces, TUN devices)")
+	}
+}
+
+func TestCompareJSON(t *testing.T) {
+	needRoot(t)
+	code, out, errOut := runCmd("compare", "keepalive", "--rtt", "10ms", "--rate", "0", "--requests", "3", "--mode", "reuse", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	recs := decode(t, out)
+	if len(recs) != 2 || recs[0]["backend"] != "emulated" || recs[1]["backend"] != "kernel" {
+		t.Fatalf("records %v; want emulated then kernel", recs)
+	}
+	k := recs[1]
+	facts, _ := k["kernel"].(map[string]any)
+	if facts == nil || facts["kernel"] == "" || facts["cc"] != "cubic" || facts["link"] == nil || k["clock"] != "real" {
+		t.Errorf("kernel record lacks facts: %v", k)
+	}
+	if e, kk := recs[0]["elapsed_ms"].(float64), k["elapsed_ms"].(float64); kk < 40 || e != 40 {
+		t.Errorf("3 reused requests at 10 ms: emulated %v ms (want exactly 40), kernel %v ms (want at least 40)", e, kk)
+	}
+}
+
+func TestCompareTable(t *testing.T) {
+	needRoot(t)
+	code, out, errOut := runCmd("compare", "nagle", "--rtt", "0", "--rate", "0", "--rounds", "5", "--nodelay", "false")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "emulated vs kernel") || !strings.Contains(out, "tcp_pingpong_thresh") {
+		t.Errorf("compare table:\n%s", out)
+	}
+}
+
+func TestKernelBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "bulk", "--backend", "vm"}, "--backend"},
+		{[]string{"run", "bulk", "--backend", "kernel", "--link", "wire"}, "--link"},
+		{[]string{"compare"}, "which workload"},
+	} {
+		code, _, errOut := runCmd(c.args...)
+		if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("netemu %s: exit %d, stderr %q; want exit 2 and one line with %q", strings.Join(c.args, " "), code, errOut, c.want)
+		}
+	}
+	needRoot(t)
+	code, _, errOut := runCmd("run", "bulk", "--backend", "kernel", "--link", "netem")
+	if code != 2 || !strings.Contains(errOut, "sch_netem") || strings.Count(errOut, "\n") != 1 {
+		if !strings.Contains(errOut, "sch_netem") && code == 0 {
+			t.Skip("this kernel has sch_netem")
+		}
+		t.Errorf("--link netem without sch_netem: exit %d, %q", code, errOut)
 	}
 }

@@ -211,6 +211,7 @@ func cmdReproduce(ctx context.Context, args []string, w io.Writer) error {
 	}
 	enc := json.NewEncoder(w)
 	var tw *tabwriter.Writer
+	var lastKernel *kernel.Facts
 	table := ""
 	for _, ref := range workloads.References {
 		c := ref.Case(o.seed)
@@ -219,10 +220,10 @@ func cmdReproduce(ctx context.Context, args []string, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		got, model := r.Elapsed, r.Model.Elapsed
-		if ref.PerRound() {
-			got, model = r.RoundMedian, r.Model.Elapsed/time.Duration(len(r.Rounds))
+		if rec.Kernel != nil {
+			lastKernel = rec.Kernel
 		}
+		got, model := headline(r)
 		if o.json {
 			rec.Table = ref.Table
 			rec.ReferenceMs = ptr(msf(ref.Time))
@@ -250,10 +251,20 @@ func cmdReproduce(ctx context.Context, args []string, w io.Writer) error {
 	}
 	if tw != nil {
 		tw.Flush()
-		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(reproduceNote))
+		note := reproduceNote
+		if o.backend == kernelBE && lastKernel != nil {
+			f := lastKernel
+			note = fmt.Sprintf(kernelNote, f.Kernel, f.HZ, f.Link, f.CongestionControl, f.PingpongThresh, f.SlowStartAfterIdle)
+		}
+		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(note))
 	}
 	return nil
 }
+
+const kernelNote = `
+reference: Linux TCP over tc netem, as published. kernel: this machine's kernel TCP in two network namespaces:
+kernel %s (HZ %d), link %s, cc %s, tcp_pingpong_thresh %s, tcp_slow_start_after_idle %s. model: round trips × RTT
++ bytes ÷ rate (+ delayed-ACK waits for nagle).`
 
 const reproduceNote = `
 reference: Linux TCP over tc netem, as published. netemu: gVisor TCP (cubic) on the emulated link, virtual clock,
