@@ -78,7 +78,7 @@ func headline(r workloads.Result) (got, model time.Duration) {
 
 // cmdCompare runs each case on the emulator (virtual clock) and on kernel
 // TCP over the same link, side by side.
-func cmdCompare(ctx context.Context, args []string, w io.Writer) error {
+func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 	o, err := parseArgs("compare", args)
 	if err != nil {
 		return err
@@ -93,7 +93,10 @@ func cmdCompare(ctx context.Context, args []string, w io.Writer) error {
 		fmt.Fprintln(tw, "workload\trtt\trate\tcase\temulated\tkernel\tmodel\temulated vs kernel\t")
 	}
 	var facts string
+	bar := newProgress(stderr, len(cases), true)
+	defer bar.close()
 	for _, c := range cases {
+		bar.start(caseLabel(c))
 		ec := c
 		ec.Clock = emu.Virtual
 		er, erec, err := measure(ctx, ec, emulated, "")
@@ -101,6 +104,7 @@ func cmdCompare(ctx context.Context, args []string, w io.Writer) error {
 			return err
 		}
 		kr, krec, err := measure(ctx, c, kernelBE, o.via)
+		bar.finish()
 		if err != nil {
 			return err
 		}

@@ -42,13 +42,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch args[0] {
 	case "run":
-		err = cmdRun(ctx, args[1:], stdout, false)
+		err = cmdRun(ctx, args[1:], stdout, stderr, false)
 	case "sweep":
-		err = cmdRun(ctx, args[1:], stdout, true)
+		err = cmdRun(ctx, args[1:], stdout, stderr, true)
 	case "reproduce":
-		err = cmdReproduce(ctx, args[1:], stdout)
+		err = cmdReproduce(ctx, args[1:], stdout, stderr)
 	case "compare":
-		err = cmdCompare(ctx, args[1:], stdout)
+		err = cmdCompare(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -154,7 +154,7 @@ func detail(r workloads.Result) string {
 	return ""
 }
 
-func cmdRun(ctx context.Context, args []string, w io.Writer, sweep bool) error {
+func cmdRun(ctx context.Context, args []string, w, stderr io.Writer, sweep bool) error {
 	name := "run"
 	if sweep {
 		name = "sweep"
@@ -173,8 +173,13 @@ func cmdRun(ctx context.Context, args []string, w io.Writer, sweep bool) error {
 		fmt.Fprintln(tw, "workload\trtt\trate\tcase\telapsed\tmodel\tvs model\tconns\tdrops\t")
 	}
 	enc := json.NewEncoder(w)
+	slow := len(cases) > 1 || o.clock == "real" || o.backend == kernelBE
+	bar := newProgress(stderr, len(cases), slow)
+	defer bar.close()
 	for _, c := range cases {
+		bar.start(caseLabel(c))
 		r, rec, err := measure(ctx, c, o.backend, o.via)
+		bar.finish()
 		if err != nil {
 			return err
 		}
@@ -193,7 +198,7 @@ func cmdRun(ctx context.Context, args []string, w io.Writer, sweep bool) error {
 	return nil
 }
 
-func cmdReproduce(ctx context.Context, args []string, w io.Writer) error {
+func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error {
 	o := &options{}
 	fs := newFlagSet("reproduce", o)
 	if err := parseFlags(fs, args); err != nil {
@@ -213,10 +218,14 @@ func cmdReproduce(ctx context.Context, args []string, w io.Writer) error {
 	var tw *tabwriter.Writer
 	var lastKernel *kernel.Facts
 	table := ""
+	bar := newProgress(stderr, len(workloads.References), true)
+	defer bar.close()
 	for _, ref := range workloads.References {
 		c := ref.Case(o.seed)
 		c.Clock = clk
+		bar.start(ref.Table + " " + ref.Label)
 		r, rec, err := measure(ctx, c, o.backend, o.via)
+		bar.finish()
 		if err != nil {
 			return err
 		}
@@ -271,3 +280,15 @@ reference: Linux TCP over tc netem, as published. netemu: gVisor TCP (cubic) on 
 1000-packet queue, 40 ms delayed ACK. model: round trips × RTT + bytes ÷ rate (+ delayed-ACK waits for nagle).
 At RTT 0 the reference figures are the kernel's processing time; the virtual clock counts no CPU time, so netemu
 shows 0 there and no difference is computed.`
+
+// caseLabel names a case for the progress bar.
+func caseLabel(c workloads.Case) string {
+	label := fmt.Sprintf("%s rtt %s rate %s", c.Workload.Name(), fmtDur(2*c.Link.Delay), link.FormatRate(c.Link.Rate))
+	switch w := c.Workload.(type) {
+	case workloads.KeepAlive:
+		label += " " + w.Mode
+	case workloads.Nagle:
+		label += fmt.Sprintf(" nodelay=%v %s", w.NoDelay, w.Write)
+	}
+	return label
+}
