@@ -51,8 +51,9 @@ func (k EventKind) String() string {
 type Event struct {
 	Kind   EventKind
 	Dir    Dir
-	At     time.Duration
-	Packet []byte // valid only during the call
+	At     time.Duration // since the link's creation
+	Time   time.Time     // the same instant on the link's clock
+	Packet []byte        // valid only during the call
 
 	Start, Finish, Due time.Duration // EventQueue
 	Queue              int           // EventQueue: packets queued or on the wire, this one included
@@ -63,3 +64,6 @@ type Event struct {
 // Observer receives every event of a link, in order, with the link's lock
 // held: it must be quick and must not call the link.
 type Observer func(Event)
+
+// Start is the instant (on the link's clock) from which event times count.
+func (l *Link) Start() time.Time { return l.start }

@@ -1,0 +1,45 @@
+package tcpstack
+
+import (
+	"net/netip"
+	"time"
+
+	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+)
+
+// Sample is a connection's TCP sender state, taken each time the
+// connection processes a segment.
+type Sample struct {
+	At            time.Time // on the run's clock
+	Local, Remote netip.AddrPort
+	Cwnd          int // congestion window, bytes
+	Ssthresh      int // slow-start threshold, bytes (large until the first loss)
+	InFlight      int // bytes sent and not yet acknowledged
+	SRTT          time.Duration
+	RTO           time.Duration
+	MSS           int
+}
+
+// sampleOf converts gVisor's probe state.
+func sampleOf(at time.Time, s *tcp.TCPEndpointState) Sample {
+	snd := &s.Sender
+	mss := snd.MaxPayloadSize
+	return Sample{
+		At:       at,
+		Local:    netip.AddrPortFrom(netip.AddrFrom4(s.ID.LocalAddress.As4()), s.ID.LocalPort),
+		Remote:   netip.AddrPortFrom(netip.AddrFrom4(s.ID.RemoteAddress.As4()), s.ID.RemotePort),
+		Cwnd:     snd.SndCwnd * mss,
+		Ssthresh: satMul(snd.Ssthresh, mss),
+		InFlight: int(snd.SndUna.Size(snd.SndNxt)),
+		SRTT:     snd.RTTState.SRTT,
+		RTO:      snd.RTO,
+		MSS:      mss,
+	}
+}
+
+func satMul(a, b int) int {
+	if b != 0 && a > (1<<62)/b {
+		return 1 << 62
+	}
+	return a * b
+}
