@@ -1,20 +1,3 @@
-// Package emu wires an emulated network: two hosts (a client and a
-// server) joined by one link, on one clock.
-//
-//	n, err := emu.New(emu.Config{Link: link.Config{Delay: 25 * time.Millisecond, Rate: 10e6}})
-//	defer n.Close()
-//	err = n.Run(ctx, func(ctx context.Context) error {
-//		ln, _ := n.Server().Listen(80)
-//		go http.Serve(ln, handler)
-//		c, _ := n.Client().Dial(ctx, n.Server().AddrPort(80))
-//		...
-//	})
-//
-// On the virtual clock (the default) time advances only when every
-// goroutine of the process is blocked, so a run takes far less wall time
-// than it simulates, and the same configuration gives the same packets at
-// the same instants on every run, provided the code under test does not
-// race with itself or read the wall clock (use Net.Now and Net.Sleep).
 package emu
 
 import (
@@ -28,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/netemu/netemu/emu/clock"
@@ -119,6 +103,7 @@ type Net struct {
 	stalled func() // cancels the active Run on a stall
 
 	closeOnce sync.Once
+	closed    atomic.Bool
 }
 
 // New builds a network. Close releases it.
@@ -184,6 +169,9 @@ func (n *Net) Now() time.Time { return n.clk.Now() }
 // Sleep waits d on the run's clock. It returns ctx's error if ctx ends
 // first.
 func (n *Net) Sleep(ctx context.Context, d time.Duration) error {
+	if ctx == nil {
+		return errors.New("emu: Sleep needs a context; pass the run's context")
+	}
 	if !clock.Sleep(ctx, n.clk, d) {
 		return ctx.Err()
 	}
@@ -229,7 +217,13 @@ func (n *Net) Dial(ctx context.Context, port uint16) (Conn, error) {
 // queued before it: goroutines started together begin one at a time, in
 // call order, so their first actions (a dial, a request) happen in the
 // same order on every run. On the real clock it is a plain go statement.
-func (n *Net) Go(f func()) { n.clk.Wake(func() { go f() }) }
+// f must not be nil. After Close, f is never started.
+func (n *Net) Go(f func()) {
+	if f == nil {
+		panic("emu: Go called with a nil function")
+	}
+	n.clk.Wake(func() { go f() })
+}
 
 // Config returns the network's configuration.
 func (n *Net) Config() Config { return n.cfg }
@@ -240,6 +234,14 @@ func (n *Net) Config() Config { return n.cfg }
 // and returns an error wrapping ErrStalled. Only one Run may be active at a
 // time.
 func (n *Net) Run(ctx context.Context, f func(ctx context.Context) error) error {
+	switch {
+	case ctx == nil:
+		return errors.New("emu: Run needs a context; pass context.Background() or the test's context")
+	case f == nil:
+		return errors.New("emu: Run needs a function to run inside the network")
+	case n.closed.Load():
+		return errors.New("emu: Run called on a closed Net; build a new one with emu.New")
+	}
 	if !n.runMu.TryLock() {
 		return errors.New("emu: Run called while another Run of the same Net is active")
 	}
@@ -321,6 +323,7 @@ func (n *Net) closeClock() {
 // nothing of the network runs any more.
 func (n *Net) Close() error {
 	n.closeOnce.Do(func() {
+		n.closed.Store(true)
 		n.closeHosts()
 		if n.link != nil {
 			n.link.Close()

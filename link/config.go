@@ -3,6 +3,7 @@ package link
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -46,6 +47,12 @@ type Config struct {
 	// Linux would have sent it earlier. Use LinuxDelayedACK (40ms) to mimic
 	// Linux. 0 disables the stage.
 	DelayedACK time.Duration
+
+	// Outages are intervals, measured from the link's creation, during
+	// which both directions drop every packet that reaches the wire
+	// (DropOutage); see Outage. nil means none. The link keeps its own
+	// copy.
+	Outages []Outage
 }
 
 // withDefaults returns c with zero fields replaced by their defaults.
@@ -56,6 +63,7 @@ func (c Config) withDefaults() Config {
 	if c.MTU == 0 {
 		c.MTU = DefaultMTU
 	}
+	c.Outages = slices.Clone(c.Outages) // the link's own copy (outage.go)
 	return c
 }
 
@@ -80,5 +88,5 @@ func (c Config) Validate() error {
 	case c.DelayedACK < 0:
 		return fmt.Errorf("link: DelayedACK is %v; want a duration of 0 or more (0 disables, 40ms is Linux)", c.DelayedACK)
 	}
-	return nil
+	return validateOutages(c.Outages) // outage.go
 }

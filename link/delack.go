@@ -46,6 +46,7 @@ type flow struct {
 	pingpong bool
 
 	holding bool
+	holdDir Dir // the direction the held ACK travels
 	held    []byte
 	heldAck uint32
 	heldAt  time.Duration
@@ -65,7 +66,18 @@ type holdQueue struct {
 	head  int
 }
 
-func (q *holdQueue) push(s holdSlot) { q.slots = append(q.slots, s) }
+// push appends s. When the slice is full it first slides the live part
+// down over the slots already popped: holds overlap for the whole of a
+// bulk transfer, so the queue is rarely empty, and appending alone grew
+// the slice (and reallocated it) without bound.
+func (q *holdQueue) push(s holdSlot) {
+	if q.head > 0 && len(q.slots) == cap(q.slots) {
+		n := copy(q.slots, q.slots[q.head:])
+		clear(q.slots[n:])
+		q.slots, q.head = q.slots[:n], 0
+	}
+	q.slots = append(q.slots, s)
+}
 
 // peek returns the first live hold, discarding stale ones.
 func (q *holdQueue) peek() *holdSlot {
@@ -110,6 +122,14 @@ func (l *Link) received(s *segment, now time.Duration) {
 		if f == nil {
 			f = &flow{}
 			l.flows[s.key] = f
+		}
+		if f.holding {
+			// A new connection on the same addresses and ports: the old
+			// one's held ACK is moot. Discard it, counted (found by
+			// FuzzLinkSend: it used to vanish uncounted).
+			d := &l.dirs[f.holdDir]
+			l.endHold(d, f, now)
+			d.stats.ACKsSuperseded++
 		}
 		*f = flow{synced: true, rcvNxt: s.seq + 1, rcvMSS: defaultMSS, quick: maxQuickACKs, gen: f.gen}
 		return
@@ -173,6 +193,7 @@ func (l *Link) ackStage(d *direction, s *segment, pkt []byte, now time.Duration)
 		return true
 	}
 	f.holding = true
+	f.holdDir = d.dir
 	f.held = append(l.buffer(), pkt...)
 	f.heldAck = ack
 	f.heldAt = now

@@ -26,6 +26,7 @@ const (
 	DropQueueFull DropReason = iota // the queue was at its packet or byte limit
 	DropTooBig                      // larger than the MTU
 	DropClosed                      // sent to, or pending in, a closed link
+	DropOutage                      // reached the wire during an outage (outage.go)
 	numDropReasons
 )
 
@@ -37,6 +38,8 @@ func (r DropReason) String() string {
 		return "too-big"
 	case DropClosed:
 		return "closed"
+	case DropOutage:
+		return "outage"
 	}
 	return "unknown"
 }

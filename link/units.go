@@ -35,6 +35,9 @@ func ParseRate(s string) (float64, error) {
 				break
 			}
 			r := v * u.mult
+			if math.IsInf(r, 0) { // found by FuzzParseRate
+				return 0, fmt.Errorf("rate %q is too large; write it like 10mbit, 500kbit or 1gbit (bits/s), 2mbps (bytes/s), or 0 for unlimited", s)
+			}
 			if r != 0 && r < 8 {
 				return 0, fmt.Errorf("rate %q is below 8 bit/s; want at least 8bit, or 0 for unlimited", s)
 			}

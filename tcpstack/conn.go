@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -279,7 +280,9 @@ func tcpErr(err tcpip.Error) error {
 	case *tcpip.ErrConnectionRefused:
 		return &wrapped{std: errConnRefused, orig: err}
 	case *tcpip.ErrTimeout:
-		return &wrapped{std: os.ErrDeadlineExceeded, orig: err}
+		// The stack gave up retransmitting (no deadline was involved):
+		// ETIMEDOUT, "connection timed out", as kernel sockets report.
+		return &wrapped{std: errTimedOut, orig: err}
 	case *tcpip.ErrClosedForSend, *tcpip.ErrNotConnected:
 		return &wrapped{std: net.ErrClosed, orig: err}
 	}
@@ -291,6 +294,7 @@ func tcpErr(err tcpip.Error) error {
 var (
 	errConnReset   error = syscall.ECONNRESET
 	errConnRefused error = syscall.ECONNREFUSED
+	errTimedOut    error = syscall.ETIMEDOUT
 )
 
 // wrapped is a gVisor error that also matches a standard one with
@@ -303,13 +307,16 @@ type wrapped struct {
 func (w *wrapped) Error() string        { return w.std.Error() }
 func (w *wrapped) Is(target error) bool { return target == w.std }
 func (w *wrapped) Unwrap() error        { return &Error{Op: "tcp", Err: w.orig} }
-func (w *wrapped) Timeout() bool        { return w.std == os.ErrDeadlineExceeded }
+func (w *wrapped) Timeout() bool        { return w.std == errTimedOut }
 
 // Dial opens a TCP connection to addr. It returns when the handshake
 // completes, fails, or ctx is done.
 func (h *Host) Dial(ctx context.Context, addr netip.AddrPort) (*Conn, error) {
-	if !addr.Addr().Is4() || addr.Port() == 0 {
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(addr), Err: errors.New("want an IPv4 address and a non-zero port")}
+	if !addr.Addr().Is4() || !Prefix.Contains(addr.Addr()) || addr.Port() == 0 {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(addr), Err: fmt.Errorf("want an IPv4 address in %v and a non-zero port", Prefix)}
+	}
+	if ctx == nil {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(addr), Err: errors.New("nil context; pass context.Background() or the run's context")}
 	}
 	var wq waiter.Queue
 	ep, err := h.stack.NewEndpoint(tcp.ProtocolNumber, ipv4.ProtocolNumber, &wq)

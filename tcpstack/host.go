@@ -1,11 +1,3 @@
-// Package tcpstack turns a gVisor network stack into an emulated host: one
-// NIC with an IPv4 address, TCP settings pinned in one place, randomness
-// seeded from the run, every timer on the run's clock, and Dial and Listen
-// returning net.Conn and net.Listener.
-//
-// A Host exchanges raw IPv4 packets with the outside through two plain
-// functions: the send function given to New receives each packet the host
-// emits, and Deliver hands the host a packet that arrived.
 package tcpstack
 
 import (
@@ -15,6 +7,7 @@ import (
 	randv2 "math/rand/v2"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/netemu/netemu/emu/clock"
@@ -102,15 +95,22 @@ func (c TCPConfig) withDefaults() TCPConfig {
 // Validate reports the first invalid field.
 func (c TCPConfig) Validate() error {
 	d := c.withDefaults()
+	if d.CongestionControl != Cubic && d.CongestionControl != Reno {
+		return fmt.Errorf("tcpstack: CongestionControl %q is unknown; want %q or %q (\"\" means %q)", c.CongestionControl, Cubic, Reno, Cubic)
+	}
+	for _, b := range []struct {
+		name string
+		v    int
+	}{{"SendBuffer", c.SendBuffer}, {"ReceiveBuffer", c.ReceiveBuffer}, {"MaxSendBuffer", c.MaxSendBuffer}, {"MaxReceiveBuffer", c.MaxReceiveBuffer}} {
+		if b.v < 0 || (b.v > 0 && b.v < tcp.MinBufferSize) {
+			return fmt.Errorf("tcpstack: %s is %d bytes; want at least %d (0 means the default)", b.name, b.v, tcp.MinBufferSize)
+		}
+	}
 	switch {
-	case d.CongestionControl != Cubic && d.CongestionControl != Reno:
-		return fmt.Errorf("tcpstack: congestion control %q is unknown; want %q or %q", c.CongestionControl, Cubic, Reno)
-	case c.SendBuffer < 0 || c.ReceiveBuffer < 0 || c.MaxSendBuffer < 0 || c.MaxReceiveBuffer < 0:
-		return fmt.Errorf("tcpstack: buffer sizes must be 0 (default) or positive")
-	case d.SendBuffer < tcp.MinBufferSize || d.ReceiveBuffer < tcp.MinBufferSize:
-		return fmt.Errorf("tcpstack: buffers must be at least %d bytes", tcp.MinBufferSize)
-	case d.SendBuffer > d.MaxSendBuffer || d.ReceiveBuffer > d.MaxReceiveBuffer:
-		return fmt.Errorf("tcpstack: a default buffer (send %d, receive %d) exceeds its maximum (%d, %d)", d.SendBuffer, d.ReceiveBuffer, d.MaxSendBuffer, d.MaxReceiveBuffer)
+	case d.SendBuffer > d.MaxSendBuffer:
+		return fmt.Errorf("tcpstack: SendBuffer (%d bytes) exceeds its maximum, MaxSendBuffer (%d); raise MaxSendBuffer or lower SendBuffer", d.SendBuffer, d.MaxSendBuffer)
+	case d.ReceiveBuffer > d.MaxReceiveBuffer:
+		return fmt.Errorf("tcpstack: ReceiveBuffer (%d bytes) exceeds its maximum, MaxReceiveBuffer (%d); raise MaxReceiveBuffer or lower ReceiveBuffer", d.ReceiveBuffer, d.MaxReceiveBuffer)
 	}
 	return nil
 }
@@ -119,7 +119,7 @@ func (c TCPConfig) Validate() error {
 func (c Config) Validate() error {
 	switch {
 	case !c.Addr.Is4() || !Prefix.Contains(c.Addr):
-		return fmt.Errorf("tcpstack: address %v is not an IPv4 address in %v", c.Addr, Prefix)
+		return fmt.Errorf("tcpstack: Addr %v is not an IPv4 address in %v; pick one like 198.18.0.1", c.Addr, Prefix)
 	case c.Clock == nil:
 		return fmt.Errorf("tcpstack: Config.Clock is nil; give the run's clock")
 	case c.MTU != 0 && (c.MTU < 576 || c.MTU > 65535):
@@ -145,6 +145,9 @@ const nicID = 1
 func New(cfg Config, send func(pkt []byte)) (*Host, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if send == nil {
+		return nil, fmt.Errorf("tcpstack: New needs a send function to receive the packets the host emits")
 	}
 	if cfg.MTU == 0 {
 		cfg.MTU = 1500
@@ -247,60 +250,85 @@ func (h *Host) Close() {
 
 // nicEndpoint is the stack's link endpoint: outbound packets go to send,
 // inbound ones come through deliver. It has no link-layer header.
+//
+// Both directions run once per packet, so the endpoint's state is read
+// with atomic loads rather than under a lock, and outbound packets are
+// gathered into a reused buffer (send copies what it keeps) instead of a
+// new gVisor view per packet; a packet that already lies in one view goes
+// out without a copy.
 type nicEndpoint struct {
 	mtu  uint32
 	send func([]byte)
 
-	mu         sync.RWMutex
-	dispatcher stack.NetworkDispatcher
-	closed     bool
+	dispatcher atomic.Pointer[dispatcherRef] // nil until Attach
+	closed     atomic.Bool
+	scratch    sync.Pool // *[]byte of capacity mtu
 }
 
+type dispatcherRef struct{ d stack.NetworkDispatcher }
+
 func (e *nicEndpoint) deliver(b []byte) {
-	e.mu.RLock()
-	d := e.dispatcher
-	e.mu.RUnlock()
-	if d == nil || len(b) < header.IPv4MinimumSize {
+	r := e.dispatcher.Load()
+	if r == nil || r.d == nil || len(b) < header.IPv4MinimumSize {
 		return
 	}
 	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(b)})
-	d.DeliverNetworkPacket(header.IPv4ProtocolNumber, pkt)
+	r.d.DeliverNetworkPacket(header.IPv4ProtocolNumber, pkt)
 	pkt.DecRef()
 }
 
-func (e *nicEndpoint) detach() {
-	e.mu.Lock()
-	e.closed = true
-	e.mu.Unlock()
-}
+func (e *nicEndpoint) detach() { e.closed.Store(true) }
 
 // WritePackets sends each packet as contiguous bytes.
 func (e *nicEndpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) {
-	e.mu.RLock()
-	closed := e.closed
-	e.mu.RUnlock()
 	n := 0
 	for _, pkt := range pkts.AsSlice() {
-		if !closed {
-			v := pkt.ToView()
-			e.send(v.AsSlice())
-			v.Release()
+		if !e.closed.Load() {
+			e.writePacket(pkt)
 		}
 		n++
 	}
 	return n, nil
 }
 
+func (e *nicEndpoint) writePacket(pkt *stack.PacketBuffer) {
+	views, off := pkt.AsViewList()
+	size := pkt.Size()
+	// The packet starts off bytes into the first views.
+	v := views.Front()
+	for v != nil && off >= v.Size() {
+		off -= v.Size()
+		v = v.Next()
+	}
+	if v == nil {
+		return // an empty packet: nothing to send
+	}
+	if s := v.AsSlice()[off:]; len(s) >= size {
+		e.send(s[:size])
+		return
+	}
+	bp, _ := e.scratch.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, 0, e.mtu)
+		bp = &b
+	}
+	b := (*bp)[:0]
+	for ; v != nil && len(b) < size; v = v.Next() {
+		b = append(b, v.AsSlice()[off:]...)
+		off = 0
+	}
+	e.send(b[:min(len(b), size)])
+	*bp = b[:0]
+	e.scratch.Put(bp)
+}
+
 func (e *nicEndpoint) Attach(d stack.NetworkDispatcher) {
-	e.mu.Lock()
-	e.dispatcher = d
-	e.mu.Unlock()
+	e.dispatcher.Store(&dispatcherRef{d})
 }
 
 func (e *nicEndpoint) IsAttached() bool {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return e.dispatcher != nil
+	r := e.dispatcher.Load()
+	return r != nil && r.d != nil
 }
 
 func (e *nicEndpoint) MTU() uint32                           { return e.mtu }
@@ -324,15 +352,38 @@ func (*nicEndpoint) Capabilities() stack.LinkEndpointCapabilities {
 // gclock adapts a clock.Clock to gVisor's tcpip.Clock. Monotonic time
 // counts from one second before the host was created: gVisor reads a zero
 // MonotonicTime as "unset".
+//
+// gVisor reads the monotonic clock several times per segment, so the two
+// clocks of a run get a direct path: the virtual clock's elapsed time (one
+// atomic load, no time.Time arithmetic), and on the real clock time.Since,
+// which reads only the runtime's monotonic clock where time.Now reads the
+// wall clock too.
 type gclock struct {
 	c    clock.Clock
 	base time.Time
+
+	virtual *clock.Virtual
+	vbase   time.Duration // virtual.Elapsed() at base
+	real    bool
 }
 
-func newGClock(c clock.Clock) *gclock { return &gclock{c: c, base: c.Now().Add(-time.Second)} }
+func newGClock(c clock.Clock) *gclock {
+	g := &gclock{c: c, base: c.Now().Add(-time.Second)}
+	if v, ok := c.(*clock.Virtual); ok {
+		g.virtual, g.vbase = v, g.base.Sub(clock.Epoch)
+	}
+	_, g.real = c.(clock.Real)
+	return g
+}
 
 func (g *gclock) Now() time.Time { return g.c.Now() }
 func (g *gclock) NowMonotonic() tcpip.MonotonicTime {
+	switch {
+	case g.virtual != nil:
+		return tcpip.MonotonicTime{}.Add(g.virtual.Elapsed() - g.vbase)
+	case g.real:
+		return tcpip.MonotonicTime{}.Add(time.Since(g.base))
+	}
 	return tcpip.MonotonicTime{}.Add(g.c.Now().Sub(g.base))
 }
 func (g *gclock) AfterFunc(d time.Duration, f func()) tcpip.Timer {

@@ -1,13 +1,3 @@
-// Package workloads reproduces four network experiments as plain Go
-// network code: page (many small HTTP resources over a few keep-alive
-// connections), bulk (one large download), keepalive (sequential requests
-// on fresh or reused connections) and nagle (write-write-read with and
-// without Nagle's algorithm).
-//
-// Each workload runs against an emu.Env, so the same code runs over the
-// emulated hosts and over kernel sockets, on the virtual or the real
-// clock, and returns a Result that carries the analytical model next to
-// the measurement.
 package workloads
 
 import (

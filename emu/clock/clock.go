@@ -1,10 +1,3 @@
-// Package clock is the one clock of an emulated run.
-//
-// Everything inside the emulated world reads time through a Clock: the link's
-// timers, both TCP stacks, the workloads' stopwatches and the capture
-// timestamps. Two implementations exist: Virtual, a discrete-event scheduler
-// whose time jumps to the next event once the run is idle, and Real, which
-// is the wall clock.
 package clock
 
 import "time"

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netemu/netemu/workloads"
+)
+
+// fixed is a backend that answers from a table, or not at all.
+func fixed(times map[string]time.Duration) Backend {
+	return func(_ context.Context, ref workloads.Reference) (Measurement, error) {
+		t, ok := times[ref.Label]
+		if !ok {
+			return Measurement{}, notMeasured("no figure for %s", ref.Label)
+		}
+		return Measurement{Time: t, Model: 2 * time.Second, Note: "fixture"}, nil
+	}
+}
+
+func TestReportLayout(t *testing.T) {
+	refs := []workloads.Reference{
+		{Table: "bulk, RTT 50 ms", Label: "5mbit", Workload: workloads.Bulk{}, RTT: 50 * time.Millisecond, Rate: 5e6, Time: 9 * time.Second},
+		{Table: "bulk, RTT 50 ms", Label: "10mbit", Workload: workloads.Bulk{}, RTT: 50 * time.Millisecond, Rate: 10e6, Time: 4 * time.Second},
+		{Table: "keepalive, RTT 0 (loopback)", Label: "fresh", Workload: workloads.KeepAlive{Mode: workloads.Fresh}, Time: 2 * time.Millisecond},
+	}
+	cols := []Column{
+		{Name: "virtual", About: "a", Measure: fixed(map[string]time.Duration{"5mbit": 8820 * time.Millisecond, "10mbit": 4400 * time.Millisecond, "fresh": 0})},
+		{Name: "kernel", About: "b", Measure: skipped("needs root")},
+	}
+	var progress int
+	tab, err := Measure(context.Background(), refs, cols, func(workloads.Reference, Column) { progress++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if progress != 6 {
+		t.Errorf("progress called %d times; want 6", progress)
+	}
+	var out bytes.Buffer
+	if err := tab.Markdown(&out, Environment{Command: "go run ./bench/accuracy", Date: "2000-01-01", Machine: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{
+		"## bulk, RTT 50 ms\n",
+		"| | reference | virtual | Δ | kernel | Δ | model | Δ |\n",
+		"| 5mbit | 9000.0 ms | 8820.0 ms | -2.0 % | not measured | | 2000.0 ms | -77.8 % |\n",
+		"| 10mbit | 4000.0 ms | 4400.0 ms | +10.0 % | not measured | |",
+		"| fresh | 2.0 ms | 0 | — | not measured | |",
+		"- **kernel**: b. Not measured here: needs root.\n",
+		"- **virtual**: a. Measured on: fixture.\n",
+		"| virtual | 2 | 6.0 % | 10.0 % (bulk, RTT 50 ms, 10mbit) |\n",
+		"| kernel | 0 | — | — |\n",
+		"| model | 2 | 63.9 % | 77.8 % (bulk, RTT 50 ms, 5mbit) |\n",
+		"| virtual vs kernel | 0 | — | — |\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+// A backend failure other than "not measured" stops the report.
+func TestBackendErrorStops(t *testing.T) {
+	boom := errors.New("boom")
+	cols := []Column{{Name: "x", Measure: func(context.Context, workloads.Reference) (Measurement, error) { return Measurement{}, boom }}}
+	if _, err := Measure(context.Background(), workloads.References[:1], cols, nil); !errors.Is(err, boom) {
+		t.Fatalf("Measure returned %v; want boom", err)
+	}
+}
+
+// The virtual-clock backend measures a real cell, and the nagle cell per
+// round.
+func TestEmulatedBackend(t *testing.T) {
+	found := false
+	for _, ref := range workloads.References {
+		if ref.Table != "nagle, RTT 0 (loopback), median round" || ref.Label != "nagle on" {
+			continue
+		}
+		found = true
+		m, err := Emulated(virtualClock, 1, 1)(context.Background(), ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Time != 40*time.Millisecond || m.Model != 40*time.Millisecond {
+			t.Errorf("nagle on, RTT 0: %v per round, model %v; want 40ms, 40ms", m.Time, m.Model)
+		}
+	}
+	if !found {
+		t.Fatal("no nagle-on reference cell")
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"-runs", "0"}, &out, &errb); code != 2 {
+		t.Errorf("-runs 0: exit %d; want 2", code)
+	}
+	if code := run(context.Background(), []string{"extra"}, &out, &errb); code != 2 {
+		t.Errorf("extra argument: exit %d; want 2", code)
+	}
+}

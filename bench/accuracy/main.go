@@ -1,0 +1,93 @@
+// Command accuracy writes netemu's accuracy report in Markdown: for every
+// cell of the reference tables (workloads.References), the published
+// figure next to netemu on the virtual clock, netemu on the real clock,
+// kernel TCP over netemu's link (kernel mode, as root) and the analytical
+// model, each with its difference from the reference.
+//
+//	go run ./bench/accuracy > docs/ACCURACY.md
+//	go run ./bench/accuracy -real=false -kernel=false   # virtual clock only, about a second
+//	go run ./bench/accuracy -runs 3                     # median of 3 runs on the real clock and the kernel
+//
+// Each column is a Backend, a function that measures one reference cell;
+// a backend that cannot run here (kernel mode without root) returns an
+// error wrapping ErrNotMeasured and its column says so. Adding a column is
+// adding a Backend to the list in main.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/netemu/netemu/workloads"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("accuracy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	seed := fs.Uint64("seed", 1, "seed of all randomness")
+	realClk := fs.Bool("real", true, "measure the real-clock column (about 35 s per run)")
+	kern := fs.Bool("kernel", true, "measure the kernel column (kernel mode; needs root; about 35 s per run)")
+	via := fs.String("via", "auto", "kernel mode's link: auto, tun or netem")
+	runs := fs.Int("runs", 1, "runs per cell on the real clock and the kernel; the median is reported")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 || *runs < 1 {
+		fmt.Fprintf(stderr, "accuracy: takes only flags (-seed, -real, -kernel, -via, -runs ≥ 1); see -help\n")
+		return 2
+	}
+	cols := []Column{
+		{Name: "virtual", About: "netemu: gVisor TCP (cubic) on netemu's link, virtual clock, 1000-packet queue, 40 ms delayed ACK; deterministic", Measure: Emulated(virtualClock, *seed, 1)},
+		{Name: "real", About: "the same on the real clock (wall time; the stacks' CPU time counts, timers fire late)", Measure: Emulated(realClock, *seed, *runs)},
+		{Name: "kernel", About: "Linux TCP (cubic) in two network namespaces (kernel mode, emu/kernel; needs root), joined by netemu's link through TUN devices or by tc netem, real time; the link's delayed-ACK stage is off (Linux delays its own ACKs); through TUN, its RTT 0 figures include the bridge's trip through user space", Measure: Kernel(*via, *runs)},
+	}
+	if !*realClk {
+		cols[1].Measure = skipped("-real=false")
+	}
+	if !*kern {
+		cols[2].Measure = skipped("-kernel=false")
+	}
+	env := Environment{
+		Command: "go run ./bench/accuracy " + argsString(args),
+		Date:    time.Now().UTC().Format("2006-01-02"),
+		Machine: machine(),
+	}
+	progress := func(ref workloads.Reference, col Column) {
+		fmt.Fprintf(stderr, "accuracy: %s / %s: %s\n", ref.Table, ref.Label, col.Name)
+	}
+	t, err := Measure(ctx, workloads.References, cols, progress)
+	if err != nil {
+		fmt.Fprintf(stderr, "accuracy: %v\n", err)
+		return 1
+	}
+	if err := t.Markdown(stdout, env); err != nil {
+		fmt.Fprintf(stderr, "accuracy: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func argsString(args []string) string {
+	s := ""
+	for i, a := range args {
+		if i > 0 {
+			s += " "
+		}
+		s += a
+	}
+	if s == "" {
+		return "> docs/ACCURACY.md"
+	}
+	return s + " > docs/ACCURACY.md"
+}

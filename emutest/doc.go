@@ -1,0 +1,63 @@
+// Package emutest runs netemu networks inside Go tests: two userspace
+// TCP/IP hosts joined by a simulated link, on a virtual clock, carrying
+// the test's own net/http servers and clients or raw TCP.
+//
+// # A test
+//
+//	func TestGetCostsTwoRoundTrips(t *testing.T) {
+//		n := emutest.New(t, emutest.RTT(100*time.Millisecond), emutest.Rate(10e6))
+//		n.HTTPServer(80, handler)    // on the server host, closed when the test ends
+//		client := n.HTTPClient()     // dials through the client host
+//		n.Run(func(ctx context.Context) {
+//			start := n.Now()         // the run's clock
+//			resp, err := client.Get("http://server/")
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			io.Copy(io.Discard, resp.Body)
+//			resp.Body.Close()
+//			if got := n.Now().Sub(start); got != 200*time.Millisecond {
+//				t.Errorf("GET took %v; want 2 round trips", got)
+//			}
+//		})
+//	}
+//
+// New builds the network from options (RTT, Rate, DelayedACK, Outage,
+// TCP, Seed, or whole configurations with Link and Config), closes it when
+// the test ends, and then fails the test if a goroutine outlives it.
+// Run runs a function inside the network on the test's goroutine; if the
+// run stalls (every goroutine blocked, nothing scheduled) the test fails
+// with the virtual instant instead of hanging. Pipe gives both ends of a
+// TCP connection; HTTPServer and HTTPClient run net/http over the
+// network; WithTimeout and WithDeadline make contexts that end on the
+// run's clock.
+//
+// The helpers that do not need a test (Pipe, NewTransport, Server,
+// WithTimeout, WithDeadline) also work on a plain emu.Net or any emu.Env;
+// the examples use them that way.
+//
+// # Time inside a run
+//
+// On the virtual clock, run time stands still while any goroutine runs
+// and jumps to the next event once all are blocked. Runs therefore take
+// little wall time, and the same test gives the same packets at the same
+// instants on every run. This holds only if code inside the run reads
+// time and waits through the run's clock:
+//
+//   - use n.Now, n.Sleep, deadlines as n.Now().Add(d), and contexts from
+//     WithTimeout, never time.Now, time.Sleep, time.After or
+//     context.WithTimeout: wall-clock timers fire at instants of the run
+//     nobody can predict, and time.Sleep never wakes while the run is idle;
+//   - do not set http.Client.Timeout or http.Server's timeouts: they
+//     measure wall time. For an idle timeout use Server.IdleTimeout, which
+//     runs on the run's clock;
+//   - start goroutines that act on the network at the same instant with
+//     n.Go, which starts them one at a time in call order;
+//   - a goroutine blocked in a system call (printing to a terminal or a
+//     pipe, t.Log under -v) does not count as running, so run time may
+//     move on meanwhile: keep output for after what you measure;
+//   - the network runs on until the test ends: read n.Stats inside Run or
+//     right after it.
+//
+// Tests may run in parallel: virtual clocks in one process take turns.
+package emutest

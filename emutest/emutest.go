@@ -1,0 +1,331 @@
+package emutest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
+	"go.uber.org/goleak"
+)
+
+// Option adjusts the network that New builds. Options apply in order, so
+// a later option overrides what an earlier one set.
+type Option struct {
+	apply func(*settings) error
+}
+
+func option(f func(*settings) error) Option { return Option{apply: f} }
+
+type settings struct {
+	cfg       emu.Config
+	leakCheck bool
+}
+
+// Config starts from a whole emu.Config; options after it adjust it.
+func Config(cfg emu.Config) Option {
+	return option(func(s *settings) error { s.cfg = cfg; return nil })
+}
+
+// Link sets the whole link configuration (see link.Config); options
+// after it adjust it.
+func Link(cfg link.Config) Option {
+	return option(func(s *settings) error { s.cfg.Link = cfg; return nil })
+}
+
+// RTT sets the round-trip time: each direction delays packets by half of
+// it. 0 means no delay.
+func RTT(rtt time.Duration) Option {
+	return option(func(s *settings) error {
+		if rtt < 0 {
+			return fmt.Errorf("emutest.RTT(%v): want a round-trip time of 0 or more, like 100*time.Millisecond", rtt)
+		}
+		s.cfg.Link.Delay = rtt / 2
+		return nil
+	})
+}
+
+// Rate sets the rate of each direction in bits per second: 10e6 is
+// 10 Mbit/s. 0 means unlimited.
+func Rate(bitsPerSecond float64) Option {
+	return option(func(s *settings) error {
+		r := bitsPerSecond
+		if math.IsNaN(r) || math.IsInf(r, 0) || r < 0 || (r > 0 && r < 8) {
+			return fmt.Errorf("emutest.Rate(%v): want bits per second, at least 8 (like 10e6 for 10 Mbit/s), or 0 for unlimited", r)
+		}
+		s.cfg.Link.Rate = r
+		return nil
+	})
+}
+
+// DelayedACK makes the link hold pure ACKs the way a Linux receiver
+// delays them, for up to d: link.LinuxDelayedACK (40ms) is Linux's. 0
+// turns the stage off (the default).
+func DelayedACK(d time.Duration) Option {
+	return option(func(s *settings) error {
+		if d < 0 {
+			return fmt.Errorf("emutest.DelayedACK(%v): want 0 (off) or more, like link.LinuxDelayedACK", d)
+		}
+		s.cfg.Link.DelayedACK = d
+		return nil
+	})
+}
+
+// Outage takes the link down from start to end, both measured from the
+// start of the run: every packet that reaches the wire in between is
+// dropped (link.DropOutage). Outage may be given several times.
+func Outage(start, end time.Duration) Option {
+	return option(func(s *settings) error {
+		if start < 0 || end <= start {
+			return fmt.Errorf("emutest.Outage(%v, %v): want 0 ≤ start < end", start, end)
+		}
+		// Clip: never write into the array of a slice the caller passed in.
+		s.cfg.Link.Outages = append(slices.Clip(s.cfg.Link.Outages), link.Outage{Start: start, End: end})
+		return nil
+	})
+}
+
+// TCP pins both hosts' TCP settings; see tcpstack.TCPConfig.
+func TCP(cfg tcpstack.TCPConfig) Option {
+	return option(func(s *settings) error { s.cfg.TCP = cfg; return nil })
+}
+
+// Seed seeds all randomness of the run. Equal seeds give equal runs.
+func Seed(seed uint64) Option {
+	return option(func(s *settings) error { s.cfg.Seed = seed; return nil })
+}
+
+// RealClock runs the network on the wall clock instead of the virtual
+// one. Runs then take as long as they simulate and are not
+// deterministic.
+func RealClock() Option {
+	return option(func(s *settings) error { s.cfg.Clock = emu.Real; return nil })
+}
+
+// StallTimeout sets how long (wall time) a virtual run may sit with every
+// goroutine blocked and nothing scheduled before Run fails the test as
+// stalled. The default is one second.
+func StallTimeout(d time.Duration) Option {
+	return option(func(s *settings) error {
+		if d <= 0 {
+			return fmt.Errorf("emutest.StallTimeout(%v): want a positive wall-clock duration, like time.Second", d)
+		}
+		s.cfg.StallTimeout = d
+		return nil
+	})
+}
+
+// NoLeakCheck turns off the goroutine-leak check of New, for a test that
+// checks leaks itself (goleak.VerifyTestMain) or keeps goroutines on
+// purpose.
+func NoLeakCheck() Option {
+	return option(func(s *settings) error { s.leakCheck = false; return nil })
+}
+
+// Net is an emulated network that belongs to a test: an *emu.Net (a
+// client host and a server host joined by one link, on one clock) with
+// helpers that fail the test on error and clean up when it ends.
+//
+// The methods of emu.Net are available as they are, except Run, which
+// Net replaces with a form for tests. Net implements emu.Env, so
+// workloads and the helpers of this package run on it.
+type Net struct {
+	*emu.Net
+	tb testing.TB
+}
+
+var _ emu.Env = (*Net)(nil)
+
+// New builds a network for the test and registers its teardown with
+// tb.Cleanup. The teardown closes the network and then fails the test if
+// any goroutine started since New outlives it (a server left running, a
+// connection never closed), listing their stacks.
+//
+// With parallel tests, the check runs when the last of the networks open
+// at the same time closes, and counts the goroutines of all of them; test
+// goroutines themselves are never counted.
+//
+// Invalid options fail the test with a message that names the option.
+func New(tb testing.TB, opts ...Option) *Net {
+	if tb == nil {
+		panic("emutest.New: nil testing.TB; pass the test's t")
+	}
+	tb.Helper()
+	s := settings{leakCheck: true}
+	for i, o := range opts {
+		if o.apply == nil {
+			tb.Fatalf("emutest.New: option %d is the zero Option; use the functions that return one, like emutest.RTT", i)
+		}
+		if err := o.apply(&s); err != nil {
+			tb.Fatalf("emutest.New: %v", err)
+		}
+	}
+	leaks.enter()
+	en, err := emu.New(s.cfg)
+	if err != nil {
+		leaks.leave(false)
+		tb.Fatalf("emutest.New: %v", err)
+	}
+	n := &Net{Net: en, tb: tb}
+	tb.Cleanup(func() {
+		n.Net.Close()
+		if err := leaks.leave(s.leakCheck); err != nil {
+			tb.Errorf("emutest: goroutines outlived the network (close servers, connections and clients before the test ends, or pass emutest.NoLeakCheck()):\n%v", err)
+		}
+	})
+	return n
+}
+
+// Run calls f on the test's goroutine, inside the network. f may call
+// t.Fatal and the like.
+//
+// On the virtual clock, if the run stalls (every goroutine blocked and
+// nothing scheduled, so run time can never move again), f's context is
+// canceled, the hosts are closed so that blocked calls return, and the
+// test fails with the virtual instant of the stall. Network calls made
+// outside Run work too, but a stall there hangs until the test binary
+// times out.
+//
+// The network outlives Run: call Run again, or use it directly. To get
+// the stall as an error instead, use the Run of the embedded emu.Net.
+func (n *Net) Run(f func(ctx context.Context)) {
+	n.tb.Helper()
+	if f == nil {
+		n.tb.Fatal("emutest: Run needs a function to run inside the network")
+	}
+	ctxc := make(chan context.Context, 1)
+	release := make(chan struct{})
+	result := make(chan error, 1)
+	go func() {
+		result <- n.Net.Run(n.tb.Context(), func(ctx context.Context) error {
+			ctxc <- ctx
+			<-release
+			return nil
+		})
+	}()
+	var ctx context.Context
+	select {
+	case ctx = <-ctxc:
+	case err := <-result:
+		n.tb.Fatalf("emutest: %v", err)
+	}
+	returned := false
+	defer func() {
+		// Runs also when f calls t.FailNow or panics: the run ends either
+		// way, and no goroutine is left behind.
+		close(release)
+		if err := <-result; err != nil {
+			n.tb.Errorf("emutest: %v", err)
+			if returned {
+				n.tb.FailNow()
+			}
+		}
+	}()
+	f(ctx)
+	returned = true
+}
+
+// Pipe returns both ends of a new TCP connection: client dialed from the
+// client host, server accepted on the server host's port (0 picks a free
+// one). It returns once both ends are established, 1.5 round trips after
+// the call, and closes them when the test ends.
+func (n *Net) Pipe(ctx context.Context, port uint16) (client, server emu.Conn) {
+	n.tb.Helper()
+	client, server, err := Pipe(ctx, n, port)
+	if err != nil {
+		n.tb.Fatalf("emutest: %v", err)
+	}
+	n.tb.Cleanup(func() {
+		client.Close()
+		server.Close()
+	})
+	return client, server
+}
+
+// Pipe returns both ends of a new TCP connection on env: client dialed
+// from the client host, server accepted on the server host's port (0
+// picks a free one). The caller closes both.
+func Pipe(ctx context.Context, env emu.Env, port uint16) (client, server emu.Conn, err error) {
+	if env == nil {
+		return nil, nil, errors.New("emutest.Pipe: nil emu.Env; pass the network")
+	}
+	if ctx == nil {
+		return nil, nil, errors.New("emutest.Pipe: nil context; pass the run's context")
+	}
+	ln, err := env.Listen(port)
+	if err != nil {
+		return nil, nil, fmt.Errorf("emutest.Pipe: %w", err)
+	}
+	defer ln.Close()
+	if port == 0 {
+		port = uint16(ln.Addr().(*net.TCPAddr).Port)
+	}
+	client, err = env.Dial(ctx, port)
+	if err != nil {
+		return nil, nil, fmt.Errorf("emutest.Pipe: %w", err)
+	}
+	// Accept returns when the handshake's last ACK reaches the server,
+	// half a round trip after Dial returned, or fails when ctx ends.
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	c, err := ln.Accept()
+	if !stop() && err != nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		client.Close()
+		return nil, nil, fmt.Errorf("emutest.Pipe: accept: %w", err)
+	}
+	return client, c.(emu.Conn), nil
+}
+
+// WithTimeout is WithTimeout on the network's clock: the context ends
+// with context.DeadlineExceeded exactly d of run time from now.
+func (n *Net) WithTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return WithTimeout(parent, n.Clock(), d)
+}
+
+// WithDeadline is WithDeadline on the network's clock.
+func (n *Net) WithDeadline(parent context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	return WithDeadline(parent, n.Clock(), deadline)
+}
+
+// leaks groups the networks open at the same time, so that one test's
+// leak check does not count the goroutines of networks that parallel
+// tests still use.
+var leaks leakGroup
+
+type leakGroup struct {
+	mu     sync.Mutex
+	open   int
+	ignore goleak.Option // the goroutines that ran when the group began
+}
+
+func (g *leakGroup) enter() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.open == 0 {
+		g.ignore = goleak.IgnoreCurrent()
+	}
+	g.open++
+}
+
+// leave closes a network of the group. When it was the last one and check
+// is set, it returns the goroutines started since the group began that
+// still run, other than test goroutines.
+func (g *leakGroup) leave(check bool) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.open--
+	if g.open > 0 || !check {
+		return nil
+	}
+	return goleak.Find(g.ignore, goleak.IgnoreAnyFunction("testing.tRunner"))
+}

@@ -1,0 +1,263 @@
+package emutest
+
+import (
+	"context"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
+)
+
+// Every option rejects nonsense at New, failing the test with a message
+// that names the option and the accepted range.
+func TestNewRejectsBadOptions(t *testing.T) {
+	for _, c := range []struct {
+		opt  Option
+		want string
+	}{
+		{RTT(-time.Millisecond), "emutest.RTT(-1ms): want a round-trip time of 0 or more"},
+		{Rate(math.NaN()), "emutest.Rate(NaN): want bits per second, at least 8"},
+		{Rate(math.Inf(1)), "emutest.Rate(+Inf): want bits per second"},
+		{Rate(-1), "emutest.Rate(-1): want bits per second"},
+		{Rate(4), "emutest.Rate(4): want bits per second, at least 8 (like 10e6 for 10 Mbit/s), or 0 for unlimited"},
+		{DelayedACK(-time.Second), "emutest.DelayedACK(-1s): want 0 (off) or more"},
+		{Outage(-time.Second, time.Second), "emutest.Outage(-1s, 1s): want 0 ≤ start < end"},
+		{Outage(2*time.Second, time.Second), "emutest.Outage(2s, 1s): want 0 ≤ start < end"},
+		{Outage(time.Second, time.Second), "emutest.Outage(1s, 1s): want 0 ≤ start < end"},
+		{StallTimeout(0), "emutest.StallTimeout(0s): want a positive wall-clock duration"},
+		{Option{}, "emutest.New: option 0 is the zero Option; use the functions that return one, like emutest.RTT"},
+		{Link(link.Config{MTU: 10}), "emutest.New: link: MTU is 10; want 68 to 65535 bytes"},
+		{Link(link.Config{Outages: []link.Outage{{Start: 2, End: 1}}}), "emutest.New: link: Outages[0] is 2ns to 1ns; want 0 ≤ Start < End"},
+		{TCP(tcpstack.TCPConfig{CongestionControl: "bbr"}), `emutest.New: tcpstack: CongestionControl "bbr" is unknown; want "cubic" or "reno"`},
+		{TCP(tcpstack.TCPConfig{SendBuffer: -1}), "emutest.New: tcpstack: SendBuffer is -1 bytes; want at least"},
+		{Config(emu.Config{Clock: 9}), "emutest.New: emu: Clock is 9; want emu.Virtual or emu.Real"},
+		{Config(emu.Config{StallTimeout: -1}), "emutest.New: emu: StallTimeout is -1ns; want 0 (one second) or more"},
+	} {
+		f := newFakeTB(t)
+		reached := false
+		f.run(func(tb testing.TB) {
+			New(tb, c.opt)
+			reached = true
+		})
+		if reached || !strings.Contains(f.messages(), c.want) {
+			t.Errorf("New with a bad option: returned %v, reported %q; want it to stop with %q", reached, f.messages(), c.want)
+		}
+	}
+}
+
+func TestNewNilTBPanics(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "emutest.New: nil testing.TB; pass the test's t") {
+			t.Errorf("New(nil) panicked with %v; want a message asking for the test's t", r)
+		}
+	}()
+	New(nil)
+}
+
+// Options land in the network's configuration, later ones overriding
+// earlier ones.
+func TestNewAppliesOptions(t *testing.T) {
+	n := New(t, Config(emu.Config{Seed: 3, Link: link.Config{QueuePackets: 7}}),
+		RTT(100*time.Millisecond), Rate(10e6), DelayedACK(link.LinuxDelayedACK),
+		Outage(time.Second, 2*time.Second), Outage(5*time.Second, 6*time.Second),
+		TCP(tcpstack.TCPConfig{CongestionControl: tcpstack.Reno}), Seed(9), StallTimeout(time.Minute))
+	got := n.Config()
+	want := emu.Config{
+		Link: link.Config{Delay: 50 * time.Millisecond, Rate: 10e6, QueuePackets: 7, DelayedACK: link.LinuxDelayedACK,
+			Outages: []link.Outage{{Start: time.Second, End: 2 * time.Second}, {Start: 5 * time.Second, End: 6 * time.Second}}},
+		TCP:          tcpstack.TCPConfig{CongestionControl: tcpstack.Reno},
+		Seed:         9,
+		StallTimeout: time.Minute,
+	}
+	if got.Link.Delay != want.Link.Delay || got.Link.Rate != want.Link.Rate || got.Link.QueuePackets != 7 ||
+		got.Link.DelayedACK != want.Link.DelayedACK || len(got.Link.Outages) != 2 || got.Link.Outages[1] != want.Link.Outages[1] ||
+		got.TCP != want.TCP || got.Seed != 9 || got.StallTimeout != time.Minute || got.Clock != emu.Virtual {
+		t.Errorf("config %+v; want %+v", got, want)
+	}
+	if r := New(t, RealClock()); r.Config().Clock != emu.Real {
+		t.Errorf("RealClock gave clock %v", r.Config().Clock)
+	}
+}
+
+// A stalled run fails the test, naming the virtual instant, instead of
+// hanging; nothing is left running.
+func TestRunReportsStall(t *testing.T) {
+	f := newFakeTB(t)
+	var readErr error
+	f.run(func(tb testing.TB) {
+		n := New(tb, RTT(10*time.Millisecond), StallTimeout(50*time.Millisecond))
+		n.Run(func(ctx context.Context) {
+			client, _ := n.Pipe(ctx, 9)
+			// Both ends wait to read: run time can never move again.
+			_, readErr = client.Read(make([]byte, 1))
+		})
+	})
+	// The last event is the handshake's final ACK reaching the server.
+	want := "emutest: emu: run stalled at virtual time 15ms"
+	if !strings.Contains(f.messages(), want) {
+		t.Errorf("reported %q; want %q", f.messages(), want)
+	}
+	if readErr == nil {
+		t.Errorf("the blocked Read returned no error after the stall")
+	}
+}
+
+// Run's function runs on the test's goroutine, so it may call t.Fatal;
+// the run still ends and leaves nothing behind.
+func TestRunAllowsFatal(t *testing.T) {
+	f := newFakeTB(t)
+	after := false
+	f.run(func(tb testing.TB) {
+		n := New(tb)
+		n.Run(func(ctx context.Context) {
+			tb.Fatal("stop here")
+		})
+		after = true
+	})
+	if after || f.messages() != "stop here" {
+		t.Errorf("after Fatal in Run: continued %v, reported %q; want a stop with only %q", after, f.messages(), "stop here")
+	}
+	// A second Run of a network works after the first returned.
+	n := New(t)
+	for range 2 {
+		n.Run(func(ctx context.Context) { n.Sleep(ctx, time.Second) })
+	}
+	if got := n.Now().Sub(time.Time{}); got <= 0 {
+		t.Errorf("clock %v", got)
+	}
+}
+
+func TestRunRejections(t *testing.T) {
+	f := newFakeTB(t)
+	f.run(func(tb testing.TB) { New(tb).Run(nil) })
+	if want := "emutest: Run needs a function to run inside the network"; f.messages() != want {
+		t.Errorf("Run(nil) reported %q; want %q", f.messages(), want)
+	}
+	f = newFakeTB(t)
+	f.run(func(tb testing.TB) {
+		n := New(tb)
+		n.Net.Close()
+		n.Run(func(context.Context) {})
+	})
+	if want := "emutest: emu: Run called on a closed Net"; !strings.Contains(f.messages(), want) {
+		t.Errorf("Run on a closed net reported %q; want %q", f.messages(), want)
+	}
+}
+
+// A goroutine that outlives the test fails it, with its stack.
+func TestLeakCheckReportsLeak(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	f := newFakeTB(t)
+	f.run(func(tb testing.TB) {
+		New(tb)
+		go func() { <-block }()
+	})
+	msg := f.messages()
+	if !strings.Contains(msg, "emutest: goroutines outlived the network") || !strings.Contains(msg, "TestLeakCheckReportsLeak") {
+		t.Errorf("reported %q; want the leaked goroutine's stack", msg)
+	}
+
+	// NoLeakCheck turns it off.
+	f = newFakeTB(t)
+	f.run(func(tb testing.TB) {
+		New(tb, NoLeakCheck())
+		go func() { <-block }()
+	})
+	if f.Failed() {
+		t.Errorf("NoLeakCheck: reported %q", f.messages())
+	}
+}
+
+// Parallel tests with networks of their own do not see each other's
+// goroutines as leaks.
+func TestLeakCheckParallel(t *testing.T) {
+	for i := range 4 {
+		t.Run("", func(t *testing.T) {
+			t.Parallel()
+			n := New(t, RTT(time.Duration(i+1)*time.Millisecond))
+			n.HTTPServer(80, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+			c := n.HTTPClient()
+			n.Run(func(ctx context.Context) {
+				for range 3 {
+					resp, err := c.Get("http://server/")
+					if err != nil {
+						t.Fatal(err)
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			})
+		})
+	}
+}
+
+func TestPipe(t *testing.T) {
+	n := New(t, RTT(20*time.Millisecond))
+	n.Run(func(ctx context.Context) {
+		start := n.Now()
+		c, s := n.Pipe(ctx, 0)
+		// Dial returns after a round trip; the server's end exists once
+		// the handshake's last ACK arrives, half a round trip later.
+		if d := n.Now().Sub(start); d != 30*time.Millisecond {
+			t.Errorf("Pipe took %v; want 1.5 round trips, 30ms", d)
+		}
+		if _, err := c.Write([]byte("ping")); err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 4)
+		if _, err := io.ReadFull(s, b); err != nil || string(b) != "ping" {
+			t.Fatalf("server read %q, %v", b, err)
+		}
+		if d := n.Now().Sub(start); d != 40*time.Millisecond {
+			t.Errorf("data arrived at %v; want 40ms", d)
+		}
+		// Port 0 picks a free port each time.
+		c2, _ := n.Pipe(ctx, 0)
+		if c2.RemoteAddr().String() == c.RemoteAddr().String() {
+			t.Errorf("two pipes on port 0 share the server address %v", c2.RemoteAddr())
+		}
+	})
+}
+
+func TestPipeRejections(t *testing.T) {
+	n := New(t)
+	var nilCtx context.Context
+	for _, c := range []struct {
+		env  emu.Env
+		ctx  context.Context
+		want string
+	}{
+		{nil, context.Background(), "emutest.Pipe: nil emu.Env; pass the network"},
+		{n, nilCtx, "emutest.Pipe: nil context; pass the run's context"},
+	} {
+		if _, _, err := Pipe(c.ctx, c.env, 0); err == nil || err.Error() != c.want {
+			t.Errorf("Pipe: %v; want %q", err, c.want)
+		}
+	}
+	// A port in use: the error names the port and the way out.
+	ln, err := n.Listen(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if _, _, err := Pipe(context.Background(), n, 7); err == nil || !strings.Contains(err.Error(), "emutest.Pipe: listen tcp 198.18.0.2:7: port in use; pick another port or 0 for any") {
+		t.Errorf("Pipe on a port in use: %v", err)
+	}
+	f := newFakeTB(t)
+	f.run(func(tb testing.TB) {
+		m := New(tb)
+		ln, _ := m.Listen(7)
+		defer ln.Close()
+		m.Pipe(context.Background(), 7)
+	})
+	if want := "emutest: emutest.Pipe: listen tcp 198.18.0.2:7: port in use"; !strings.Contains(f.messages(), want) {
+		t.Errorf("Net.Pipe on a port in use reported %q; want %q", f.messages(), want)
+	}
+}

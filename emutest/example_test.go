@@ -1,0 +1,241 @@
+package emutest_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/emutest"
+	"github.com/netemu/netemu/link"
+)
+
+// A test builds its network with New, which closes it when the test ends
+// and fails the test if a goroutine outlives it. Inside Run, time is the
+// run's: a GET over a fresh connection at 100 ms RTT takes exactly two
+// round trips, on every run and every machine.
+//
+// (Not run here: it needs the test's *testing.T.)
+func ExampleNew() {
+	var t *testing.T // the test's
+
+	n := emutest.New(t, emutest.RTT(100*time.Millisecond), emutest.Rate(10e6))
+	n.HTTPServer(80, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "hello")
+	}))
+	client := n.HTTPClient()
+	n.Run(func(ctx context.Context) {
+		start := n.Now()
+		resp, err := client.Get("http://server/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if got := n.Now().Sub(start); got != 200*time.Millisecond {
+			t.Errorf("GET took %v; want 2 round trips, 200ms", got)
+		}
+	})
+}
+
+// hello serves a short greeting.
+var hello = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	fmt.Fprint(w, "hello")
+})
+
+// Measure an HTTP GET at 100 ms RTT: a round trip for the TCP handshake,
+// one for the request and its response.
+func Example_httpGet() {
+	n, err := emu.New(emu.Config{Link: link.Config{Delay: 50 * time.Millisecond}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer n.Close()
+	err = n.Run(context.Background(), func(ctx context.Context) error {
+		srv := &emutest.Server{Handler: hello}
+		if err := srv.Start(n); err != nil {
+			return err
+		}
+		defer srv.Close()
+		tr := emutest.NewTransport(n)
+		defer tr.CloseIdleConnections()
+		client := &http.Client{Transport: tr}
+
+		for i := range 2 {
+			start := n.Now()
+			resp, err := client.Get("http://server/")
+			if err != nil {
+				return err
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				return err
+			}
+			fmt.Printf("GET %d: %s %q in %v\n", i+1, resp.Status, body, n.Now().Sub(start))
+		}
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// GET 1: 200 OK "hello" in 200ms
+	// GET 2: 200 OK "hello" in 100ms
+}
+
+// A connection pool saves a round trip per request: ten sequential GETs
+// at 100 ms RTT take 20 round trips on fresh connections and 11 (one
+// handshake, then one per request) on a pooled one.
+func Example_connectionPool() {
+	const rtt = 100 * time.Millisecond
+	for _, pooled := range []bool{false, true} {
+		n, err := emu.New(emu.Config{Link: link.Config{Delay: rtt / 2}})
+		if err != nil {
+			log.Fatal(err)
+		}
+		err = n.Run(context.Background(), func(ctx context.Context) error {
+			srv := &emutest.Server{Handler: hello}
+			if err := srv.Start(n); err != nil {
+				return err
+			}
+			defer srv.Close()
+			tr := emutest.NewTransport(n)
+			tr.DisableKeepAlives = !pooled
+			defer tr.CloseIdleConnections()
+			client := &http.Client{Transport: tr}
+
+			start := n.Now()
+			for range 10 {
+				resp, err := client.Get("http://server/")
+				if err != nil {
+					return err
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			elapsed := n.Now().Sub(start)
+			fmt.Printf("pooled %-5v: 10 GETs in %v, %g round trips, connections opened: %d\n",
+				pooled, elapsed, float64(elapsed)/float64(rtt), srv.Conns())
+			return nil
+		})
+		n.Close()
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
+	// Output:
+	// pooled false: 10 GETs in 2s, 20 round trips, connections opened: 10
+	// pooled true : 10 GETs in 1.1s, 11 round trips, connections opened: 1
+}
+
+// Reproduce the Nagle stall: a client that writes a request in two small
+// pieces, with Nagle's algorithm on, holds the second piece until the
+// first is acknowledged, and a Linux receiver delays that ACK by 40 ms.
+// Coalescing the writes (here with bufio) or SetNoDelay(true) removes
+// the stall. The link runs at RTT 0, so every millisecond shown is a
+// delayed-ACK wait.
+func Example_nagleStall() {
+	n, err := emu.New(emu.Config{Link: link.Config{DelayedACK: link.LinuxDelayedACK}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer n.Close()
+	err = n.Run(context.Background(), func(ctx context.Context) error {
+		for _, mode := range []string{"nagle, split", "nagle, coalesced", "nodelay, split"} {
+			client, server, err := emutest.Pipe(ctx, n, 0) // 0: any free port
+			if err != nil {
+				return err
+			}
+			go func() { // answers each 8-byte request with 8 bytes
+				defer server.Close()
+				buf := make([]byte, 8)
+				for {
+					if _, err := io.ReadFull(server, buf); err != nil {
+						return
+					}
+					if _, err := server.Write(buf); err != nil {
+						return
+					}
+				}
+			}()
+			client.SetNoDelay(mode == "nodelay, split")
+			bw := bufio.NewWriter(client)
+			var rounds []time.Duration
+			for range 4 {
+				start := n.Now()
+				if mode == "nagle, coalesced" {
+					bw.WriteString("ping")
+					bw.WriteString("pong")
+					err = bw.Flush()
+				} else {
+					client.Write([]byte("ping"))
+					_, err = client.Write([]byte("pong"))
+				}
+				if err == nil {
+					_, err = io.ReadFull(client, make([]byte, 8))
+				}
+				if err != nil {
+					return err
+				}
+				rounds = append(rounds, n.Now().Sub(start))
+			}
+			client.Close()
+			fmt.Printf("%-16s rounds %v\n", mode+":", rounds)
+		}
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// nagle, split:    rounds [0s 40ms 40ms 40ms]
+	// nagle, coalesced: rounds [0s 0s 0s 0s]
+	// nodelay, split:  rounds [0s 0s 0s 0s]
+}
+
+// A context timeout fires at exactly the instant of the run it names:
+// the handler takes a second, the client gives up after 300 ms.
+// context.WithTimeout would measure wall time instead, which a virtual run
+// does not follow.
+func ExampleWithTimeout() {
+	n, err := emu.New(emu.Config{Link: link.Config{Delay: 10 * time.Millisecond}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer n.Close()
+	err = n.Run(context.Background(), func(ctx context.Context) error {
+		srv := &emutest.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n.Sleep(r.Context(), time.Second) // a slow backend
+			fmt.Fprint(w, "late")
+		})}
+		if err := srv.Start(n); err != nil {
+			return err
+		}
+		defer srv.Close()
+		tr := emutest.NewTransport(n)
+		defer tr.CloseIdleConnections()
+
+		ctx, cancel := emutest.WithTimeout(ctx, n.Clock(), 300*time.Millisecond)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://server/", nil)
+		if err != nil {
+			return err
+		}
+		start := n.Now()
+		_, err = (&http.Client{Transport: tr}).Do(req)
+		fmt.Printf("after %v: deadline exceeded: %v\n", n.Now().Sub(start), errors.Is(err, context.DeadlineExceeded))
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// after 300ms: deadline exceeded: true
+}
