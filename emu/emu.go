@@ -62,6 +62,10 @@ type Config struct {
 	// every goroutine blocked and nothing scheduled before Run gives up
 	// with ErrStalled. 0 means one second.
 	StallTimeout time.Duration
+
+	// Probe, if set, receives both hosts' TCP sender state each time a
+	// connection processes a segment (see tcpstack.Config.Probe).
+	Probe func(tcpstack.Sample)
 }
 
 // Validate reports the first invalid field.
@@ -125,9 +129,9 @@ func New(cfg Config) (*Net, error) {
 	}
 	n.link = l
 	mtu := l.Config().MTU
-	n.client, err = tcpstack.New(tcpstack.Config{Addr: ClientAddr, Clock: n.clk, MTU: mtu, TCP: cfg.TCP, Seed: cfg.Seed}, func(p []byte) { l.Send(link.AtoB, p) })
+	n.client, err = tcpstack.New(tcpstack.Config{Addr: ClientAddr, Clock: n.clk, MTU: mtu, TCP: cfg.TCP, Seed: cfg.Seed, Probe: cfg.Probe}, func(p []byte) { l.Send(link.AtoB, p) })
 	if err == nil {
-		n.server, err = tcpstack.New(tcpstack.Config{Addr: ServerAddr, Clock: n.clk, MTU: mtu, TCP: cfg.TCP, Seed: cfg.Seed}, func(p []byte) { l.Send(link.BtoA, p) })
+		n.server, err = tcpstack.New(tcpstack.Config{Addr: ServerAddr, Clock: n.clk, MTU: mtu, TCP: cfg.TCP, Seed: cfg.Seed, Probe: cfg.Probe}, func(p []byte) { l.Send(link.BtoA, p) })
 	}
 	if err != nil {
 		n.Close()
@@ -152,6 +156,11 @@ func (n *Net) deliver(dir link.Dir, pkt []byte) {
 		n.client.Deliver(pkt)
 	}
 }
+
+// Observe makes f receive every event of the link: each packet sent,
+// held, queued, dropped and delivered (see link.Observer). Set it before
+// traffic flows.
+func (n *Net) Observe(f link.Observer) { n.link.Observe(f) }
 
 // Client returns host A, 198.18.0.1.
 func (n *Net) Client() *tcpstack.Host { return n.client }

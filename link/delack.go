@@ -199,6 +199,9 @@ func (l *Link) ackStage(d *direction, s *segment, pkt []byte, now time.Duration)
 	f.heldAt = now
 	f.gen++
 	d.stats.ACKsHeld++
+	if l.obs != nil {
+		l.emit(Event{Kind: EventHold, Dir: d.dir, At: now, Packet: pkt})
+	}
 	d.holds.push(holdSlot{f: f, gen: f.gen, deadline: now + l.cfg.DelayedACK})
 	if d.holds.peek().f == f {
 		d.holdTimer.Reset(l.cfg.DelayedACK)
@@ -224,6 +227,9 @@ func (l *Link) ackSent(d *direction, f *flow, ack uint32, newData bool, now time
 // endHold clears f's hold and accounts for its duration. l.mu is held.
 func (l *Link) endHold(d *direction, f *flow, now time.Duration) {
 	held := now - f.heldAt
+	if l.obs != nil {
+		l.emit(Event{Kind: EventSupersede, Dir: d.dir, At: now, Packet: f.held, Held: held})
+	}
 	d.stats.HoldTime += held
 	d.stats.MaxHoldTime = max(d.stats.MaxHoldTime, held)
 	f.holding = false
@@ -256,6 +262,9 @@ func (l *Link) releaseHolds(d *direction) {
 		d.stats.HoldTime += held
 		d.stats.MaxHoldTime = max(d.stats.MaxHoldTime, held)
 		d.stats.ACKsReleased++
+		if l.obs != nil {
+			l.emit(Event{Kind: EventRelease, Dir: d.dir, At: now, Packet: pkt, Held: held})
+		}
 		f.holding = false
 		f.acked, f.lastAck = true, f.heldAck
 		f.pingpong = false // the delayed-ACK timer ends interactive mode

@@ -28,6 +28,7 @@ type Link struct {
 	pumps sync.WaitGroup
 
 	mu     sync.Mutex
+	obs    Observer // see Observe
 	closed bool
 	dirs   [2]direction
 	flows  map[flowKey]*flow // delayed-ACK state, keyed by the data's direction
@@ -168,11 +169,14 @@ func (l *Link) Send(dir Dir, pkt []byte) {
 		d.stats.Drops[DropClosed]++
 		return
 	}
+	now := l.now()
+	if l.obs != nil {
+		l.emit(Event{Kind: EventSend, Dir: dir, At: now, Packet: pkt})
+	}
 	if len(pkt) > l.cfg.MTU {
-		d.stats.Drops[DropTooBig]++
+		l.drop(d, DropTooBig, pkt, now)
 		return
 	}
-	now := l.now()
 	if l.cfg.DelayedACK > 0 {
 		var s segment
 		if parseTCP(pkt, &s) && l.ackStage(d, &s, pkt, now) {
@@ -186,7 +190,7 @@ func (l *Link) Send(dir Dir, pkt []byte) {
 // l.mu is held.
 func (l *Link) enqueue(d *direction, pkt []byte, now time.Duration) {
 	if l.down(now) { // the outage stage, outage.go
-		d.stats.Drops[DropOutage]++
+		l.drop(d, DropOutage, pkt, now)
 		return
 	}
 	// Packets whose last bit has left no longer occupy the queue.
@@ -200,7 +204,7 @@ func (l *Link) enqueue(d *direction, pkt []byte, now time.Duration) {
 	}
 	queued := d.n - d.wire
 	if queued >= l.cfg.QueuePackets || (l.cfg.QueueBytes > 0 && d.wireBytes+len(pkt) > l.cfg.QueueBytes) {
-		d.stats.Drops[DropQueueFull]++
+		l.drop(d, DropQueueFull, pkt, now)
 		return
 	}
 	start := max(now, d.busyUntil)
@@ -221,6 +225,9 @@ func (l *Link) enqueue(d *direction, pkt []byte, now time.Duration) {
 	}
 	if d.wireBytes > d.stats.PeakQueueBytes {
 		d.stats.PeakQueueBytes = d.wireBytes
+	}
+	if l.obs != nil {
+		l.emit(Event{Kind: EventQueue, Dir: d.dir, At: now, Packet: pkt, Start: start, Finish: finish, Due: e.due, Queue: d.n - d.wire})
 	}
 	if d.n == 1 {
 		l.arm(d, e.due-now)
@@ -279,6 +286,9 @@ func (l *Link) deliverNext(d *direction) bool {
 		if parseTCP(buf, &s) {
 			l.received(&s, now)
 		}
+	}
+	if l.obs != nil {
+		l.emit(Event{Kind: EventDeliver, Dir: d.dir, At: now, Packet: buf})
 	}
 	l.mu.Unlock()
 

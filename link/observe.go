@@ -67,3 +67,25 @@ type Observer func(Event)
 
 // Start is the instant (on the link's clock) from which event times count.
 func (l *Link) Start() time.Time { return l.start }
+
+// Observe makes f receive every event of the link from now on (nil stops
+// it). Set it before traffic flows to see whole connections.
+func (l *Link) Observe(f Observer) {
+	l.mu.Lock()
+	l.obs = f
+	l.mu.Unlock()
+}
+
+// emit hands e to the observer. l.mu is held and l.obs is not nil.
+func (l *Link) emit(e Event) {
+	e.Time = l.start.Add(e.At)
+	l.obs(e)
+}
+
+// drop counts a drop and reports it. l.mu is held.
+func (l *Link) drop(d *direction, why DropReason, pkt []byte, now time.Duration) {
+	d.stats.Drops[why]++
+	if l.obs != nil {
+		l.emit(Event{Kind: EventDrop, Dir: d.dir, At: now, Packet: pkt, Reason: why})
+	}
+}

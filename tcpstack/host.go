@@ -47,6 +47,11 @@ type Config struct {
 	// Seed seeds the stack's randomness (initial sequence numbers,
 	// timestamp offsets, ephemeral ports). Equal seeds give equal runs.
 	Seed uint64
+
+	// Probe, if set, receives the sender state of every connection each
+	// time the connection processes a segment. It runs inside the stack:
+	// it must be quick and must not call the host.
+	Probe func(Sample)
 }
 
 // TCPConfig pins the TCP settings of a host. Zero fields take the defaults
@@ -158,7 +163,7 @@ func New(cfg Config, send func(pkt []byte)) (*Host, error) {
 	binary.LittleEndian.PutUint32(seed[8:], binary.BigEndian.Uint32(cfg.Addr.AsSlice()))
 	s := stack.New(stack.Options{
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol},
-		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol},
+		TransportProtocols: []stack.TransportProtocolFactory{tcpProtocol(cfg)},
 		Clock:              newGClock(cfg.Clock),
 		RandSource:         rand.NewSource(int64(cfg.Seed ^ uint64(binary.BigEndian.Uint32(cfg.Addr.AsSlice())))),
 		SecureRNG:          randv2.NewChaCha8(seed),

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"time"
 
+	"gvisor.dev/gvisor/pkg/tcpip/stack"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 )
 
@@ -42,4 +43,15 @@ func satMul(a, b int) int {
 		return 1 << 62
 	}
 	return a * b
+}
+
+// tcpProtocol is the TCP factory for a host: with the probe when the
+// config asks for one. (Both factories start with Reno; the congestion
+// control is set afterwards from TCPConfig.)
+func tcpProtocol(cfg Config) stack.TransportProtocolFactory {
+	if cfg.Probe == nil {
+		return tcp.NewProtocol
+	}
+	clk, probe := cfg.Clock, cfg.Probe
+	return tcp.NewProtocolProbe(func(s *tcp.TCPEndpointState) { probe(sampleOf(clk.Now(), s)) })
 }

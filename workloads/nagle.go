@@ -59,15 +59,20 @@ func (n Nagle) stalls(path Path) bool {
 	return !n.NoDelay && n.withDefaults().Write == Split && path.DelayedACK > 0
 }
 
-// Model: one round trip per round; with Nagle on and split writes, the
-// second write waits for the first's delayed ACK, so a round costs two
-// round trips plus the delayed-ACK timer.
+// Model: a handshake, then one round trip per round; with Nagle on and
+// split writes, the second write waits for the first's delayed ACK, so a
+// round costs two round trips plus the delayed-ACK timer.
 func (n Nagle) Model(path Path) Model {
 	n = n.withDefaults()
+	rounds := time.Duration(n.Rounds)
 	if n.stalls(path) {
-		return model(path, float64(2*n.Rounds), 0, time.Duration(n.Rounds)*path.DelayedACK)
+		m := model(path, float64(2*n.Rounds+1), 0, rounds*path.DelayedACK)
+		m.PerRound = 2*path.RTT + path.DelayedACK
+		return m
 	}
-	return model(path, float64(n.Rounds), 0, 0)
+	m := model(path, float64(n.Rounds+1), 0, 0)
+	m.PerRound = path.RTT
+	return m
 }
 
 // Run implements Workload.

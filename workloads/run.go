@@ -16,6 +16,11 @@ type Case struct {
 	TCP      tcpstack.TCPConfig
 	Clock    emu.ClockMode
 	Seed     uint64
+
+	// Observe and Probe, if set, watch the run: every link event, and
+	// every TCP sender state sample (see emu.Net.Observe, emu.Config.Probe).
+	Observe link.Observer
+	Probe   func(tcpstack.Sample)
 }
 
 // Path returns what the model knows of c's link.
@@ -29,11 +34,14 @@ func (c Case) Run(ctx context.Context) (Result, emu.Stats, error) {
 	if err := c.Workload.Validate(); err != nil {
 		return Result{}, emu.Stats{}, err
 	}
-	n, err := emu.New(emu.Config{Link: c.Link, TCP: c.TCP, Clock: c.Clock, Seed: c.Seed})
+	n, err := emu.New(emu.Config{Link: c.Link, TCP: c.TCP, Clock: c.Clock, Seed: c.Seed, Probe: c.Probe})
 	if err != nil {
 		return Result{}, emu.Stats{}, err
 	}
 	defer n.Close()
+	if c.Observe != nil {
+		n.Observe(c.Observe)
+	}
 	var r Result
 	err = n.Run(ctx, func(ctx context.Context) error {
 		var err error

@@ -37,6 +37,7 @@ type Model struct {
 	RoundTrips float64       // round trips the model assumed
 	Transfer   time.Duration // bytes ÷ rate
 	Stalls     time.Duration // delayed-ACK waits (nagle)
+	PerRound   time.Duration // nagle: the model of one round
 }
 
 func model(p Path, roundTrips float64, bytes int64, stalls time.Duration) Model {
@@ -202,3 +203,23 @@ func summarize(r *Result) {
 }
 
 func ceilDiv(a, b int) int { return int(math.Ceil(float64(a) / float64(b))) }
+
+// Same reports whether a and b are the same workload once defaults are
+// filled in (Page{} and Page{Resources: 40} are the same).
+func Same(a, b Workload) bool {
+	return withDefaults(a) == withDefaults(b)
+}
+
+func withDefaults(w Workload) Workload {
+	switch v := w.(type) {
+	case Page:
+		return v.withDefaults()
+	case Bulk:
+		return v.withDefaults()
+	case KeepAlive:
+		return v.withDefaults()
+	case Nagle:
+		return v.withDefaults()
+	}
+	return w
+}

@@ -116,7 +116,7 @@ func skipped(why string) Backend {
 // headline is the figure of r that ref's Time is comparable with.
 func headline(ref workloads.Reference, r workloads.Result) Measurement {
 	if ref.PerRound() && len(r.Rounds) > 0 {
-		return Measurement{Time: r.RoundMedian, Model: r.Model.Elapsed / time.Duration(len(r.Rounds))}
+		return Measurement{Time: r.RoundMedian, Model: r.Model.PerRound}
 	}
 	return Measurement{Time: r.Elapsed, Model: r.Model.Elapsed}
 }

@@ -21,20 +21,42 @@ const (
 	kernelBE = "kernel"
 )
 
-// measure runs c on the backend and returns the workload's result and its
-// JSON record.
-func measure(ctx context.Context, c workloads.Case, backend, via string) (workloads.Result, record, error) {
-	if backend != kernelBE {
-		r, st, err := c.Run(ctx)
-		if err != nil {
-			return r, record{}, err
-		}
-		return r, newRecord(c, r, st), nil
+// measure runs c on the backend, watched by the instruments the options
+// ask for (a pcap file, a timeline CSV) and, when watch is set, by a
+// recorder and a timeline whose summaries go into the record. variant
+// tells files of several cases apart.
+func (o *options) measure(ctx context.Context, c workloads.Case, backend, variant string, watch bool) (workloads.Result, record, *instruments, error) {
+	in, err := o.attach(&c, variant, watch)
+	if err != nil {
+		return workloads.Result{}, record{}, nil, err
 	}
+	var r workloads.Result
+	var rec record
+	if backend != kernelBE {
+		var st emu.Stats
+		r, st, err = c.Run(ctx)
+		if err == nil {
+			rec = newRecord(c, r, st)
+		}
+	} else {
+		r, rec, err = o.measureKernel(ctx, c)
+	}
+	if ferr := in.finish(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return r, rec, nil, err
+	}
+	in.summarize(&rec, r)
+	return r, rec, in, nil
+}
+
+// measureKernel runs c over kernel TCP.
+func (o *options) measureKernel(ctx context.Context, c workloads.Case) (workloads.Result, record, error) {
 	if err := c.Workload.Validate(); err != nil {
 		return workloads.Result{}, record{}, err
 	}
-	n, err := kernel.New(kernel.Config{Link: c.Link, Via: via, CongestionControl: c.TCP.CongestionControl})
+	n, err := kernel.New(kernel.Config{Link: c.Link, Via: o.via, CongestionControl: c.TCP.CongestionControl})
 	if err != nil {
 		if errors.Is(err, kernel.ErrUnsupported) {
 			return workloads.Result{}, record{}, usagef("--backend kernel: %v", err)
@@ -42,6 +64,9 @@ func measure(ctx context.Context, c workloads.Case, backend, via string) (worklo
 		return workloads.Result{}, record{}, fmt.Errorf("kernel mode: %w", err)
 	}
 	defer n.Close()
+	if c.Observe != nil && !n.Observe(c.Observe) && o.pcap != "" {
+		return workloads.Result{}, record{}, usagef("--pcap with --backend kernel needs --link tun: netem has no userspace link to capture")
+	}
 	r, err := c.Workload.Run(ctx, n, c.Path())
 	if err != nil {
 		return r, record{}, fmt.Errorf("kernel mode: %s: %w", c.Workload.Name(), err)
@@ -71,7 +96,7 @@ func statsOf(ks kernel.Stats) emu.Stats { return emu.Stats{Link: ks.Link} }
 // nagle, the whole run otherwise; with its model.
 func headline(r workloads.Result) (got, model time.Duration) {
 	if r.Workload == "nagle" && len(r.Rounds) > 0 {
-		return r.RoundMedian, r.Model.Elapsed / time.Duration(len(r.Rounds))
+		return r.RoundMedian, r.Model.PerRound
 	}
 	return r.Elapsed, r.Model.Elapsed
 }
@@ -99,14 +124,20 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 		bar.start(caseLabel(c))
 		ec := c
 		ec.Clock = emu.Virtual
-		er, erec, err := measure(ctx, ec, emulated, "")
+		vname := caseVariant(c, len(cases) > 1)
+		er, erec, ein, err := o.measure(ctx, ec, emulated, vname, o.plot != "")
 		if err != nil {
 			return err
 		}
-		kr, krec, err := measure(ctx, c, kernelBE, o.via)
+		kr, krec, kin, err := o.measure(ctx, c, kernelBE, joinVariant(vname, "kernel"), o.plot != "")
 		bar.finish()
 		if err != nil {
 			return err
+		}
+		if o.plot != "" {
+			if err := compareFigure(er, ein, kin).Save(variantPath(o.plot, vname)); err != nil {
+				return err
+			}
 		}
 		if o.json {
 			if err := enc.Encode(erec); err != nil {

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -72,6 +73,9 @@ type options struct {
 	json     bool
 	backend  string
 	via      string
+	pcap     string
+	timeline string
+	plot     string
 
 	resources, conns, requests, rounds int
 	total, size                        string
@@ -92,6 +96,9 @@ func newFlagSet(name string, o *options) *flag.FlagSet {
 	fs.BoolVar(&o.json, "json", false, "JSON lines")
 	fs.StringVar(&o.backend, "backend", emulated, "emulated|kernel")
 	fs.StringVar(&o.via, "link", "auto", "kernel backend: auto|tun|netem")
+	fs.StringVar(&o.pcap, "pcap", "", "write every packet crossing the link to this pcap file")
+	fs.StringVar(&o.timeline, "timeline", "", "write TCP state and queue occupancy over time to this CSV file")
+	fs.StringVar(&o.plot, "plot", "", "draw the run to this .svg or .png file")
 	fs.IntVar(&o.resources, "resources", 40, "page: resources")
 	fs.StringVar(&o.total, "total", "120KB", "page: total bytes")
 	fs.IntVar(&o.conns, "conns", 6, "page: parallel connections")
@@ -240,6 +247,11 @@ func (o *options) cases(sweep bool) ([]workloads.Case, error) {
 	}
 	if err := o.checkBackend(); err != nil {
 		return nil, err
+	}
+	if o.plot != "" {
+		if ext := strings.ToLower(filepath.Ext(o.plot)); ext != ".svg" && ext != ".png" {
+			return nil, usagef("--plot %s: want a file name ending in .svg or .png", o.plot)
+		}
 	}
 	if o.mtu < 576 || o.mtu > 65535 {
 		return nil, usagef("--mtu %d: want 576 to 65535 bytes", o.mtu)

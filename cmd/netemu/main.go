@@ -49,11 +49,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdReproduce(ctx, args[1:], stdout, stderr)
 	case "compare":
 		err = cmdCompare(ctx, args[1:], stdout, stderr)
+	case "explain":
+		err = cmdExplain(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		err = usagef("unknown command %q; want run, sweep, compare, reproduce or help", args[0])
+		err = usagef("unknown command %q; want run, sweep, compare, explain, reproduce or help", args[0])
 	}
 	if err == nil {
 		return 0
@@ -73,6 +75,7 @@ Commands:
   netemu run <workload> [flags]     run one experiment
   netemu sweep <workload> [flags]   run every combination of comma-separated --rtt/--rate/--queue/--delack values
   netemu compare <workload> [flags] the same case on the emulator and on kernel TCP, side by side (needs root)
+  netemu explain <workload> [flags] where the time went: round trips, serialization, delayed-ACK holds, timeouts
   netemu reproduce [--json]         every reference table of the published experiments: reference | netemu | model
 
 Workloads:
@@ -92,6 +95,10 @@ Link and stack flags:
   --clock virtual|real virtual: deterministic and fast (default); real: wall clock
   --seed 1             seed of all randomness
   --json               one JSON object per case (JSON lines) instead of a table
+  --pcap FILE          every packet crossing the link, with the run's timestamps (run, sweep, compare, explain)
+  --timeline FILE.csv  TCP state (cwnd, ssthresh, in flight, srtt) and queue occupancy over time
+  --plot FILE.svg      a picture: run: cwnd, in flight and queue over time; sweep: elapsed against the
+                       swept variable with the reference; compare: both backends (.png works too)
 
 Kernel mode (root: network namespaces and TUN devices):
   --backend emulated|kernel   run, sweep and reproduce on the emulator (default) or on kernel TCP

@@ -17,44 +17,48 @@ import (
 
 // record is one measured case as a JSON line.
 type record struct {
-	Workload        string        `json:"workload"`
-	Backend         string        `json:"backend"`
-	Clock           string        `json:"clock"`
-	RTTms           float64       `json:"rtt_ms"`
-	RateBps         float64       `json:"rate_bps"`
-	QueuePackets    int           `json:"queue_packets,omitempty"`
-	QueueBytes      int           `json:"queue_bytes,omitempty"`
-	DelackMs        float64       `json:"delack_ms"`
-	MTU             int           `json:"mtu"`
-	CC              string        `json:"cc"`
-	Seed            uint64        `json:"seed"`
-	ElapsedMs       float64       `json:"elapsed_ms"`
-	ModelMs         float64       `json:"model_ms"`
-	ModelRoundTrips float64       `json:"model_round_trips"`
-	Conns           int           `json:"conns"`
-	Requests        int           `json:"requests"`
-	Bytes           int64         `json:"bytes"`
-	Drops           uint64        `json:"drops"`
-	PeakQueue       int           `json:"peak_queue_packets"`
-	ACKsHeld        uint64        `json:"acks_held"`
-	TraceSHA256     string        `json:"trace_sha256"`
-	Mode            string        `json:"mode,omitempty"`
-	PerRequestMs    *float64      `json:"per_request_ms,omitempty"`
-	RequestsPerConn *float64      `json:"requests_per_conn,omitempty"`
-	GoodputBps      *float64      `json:"goodput_bps,omitempty"`
-	NoDelay         *bool         `json:"nodelay,omitempty"`
-	Write           string        `json:"write,omitempty"`
-	RoundMsMedian   *float64      `json:"round_ms_median,omitempty"`
-	RoundMsMean     *float64      `json:"round_ms_mean,omitempty"`
-	RoundMsMax      *float64      `json:"round_ms_max,omitempty"`
-	ModelRoundMs    *float64      `json:"model_round_ms,omitempty"`
-	StalledRounds   *int          `json:"stalled_rounds,omitempty"`
-	Kernel          *kernel.Facts `json:"kernel,omitempty"`
-	LateMeanUs      *float64      `json:"delivery_late_us_mean,omitempty"`
-	LateP99Us       *float64      `json:"delivery_late_us_p99,omitempty"`
-	Table           string        `json:"table,omitempty"`
-	ReferenceMs     *float64      `json:"reference_ms,omitempty"`
-	DiffPct         *float64      `json:"diff_pct,omitempty"`
+	Workload        string         `json:"workload"`
+	Backend         string         `json:"backend"`
+	Clock           string         `json:"clock"`
+	RTTms           float64        `json:"rtt_ms"`
+	RateBps         float64        `json:"rate_bps"`
+	QueuePackets    int            `json:"queue_packets,omitempty"`
+	QueueBytes      int            `json:"queue_bytes,omitempty"`
+	DelackMs        float64        `json:"delack_ms"`
+	MTU             int            `json:"mtu"`
+	CC              string         `json:"cc"`
+	Seed            uint64         `json:"seed"`
+	ElapsedMs       float64        `json:"elapsed_ms"`
+	ModelMs         float64        `json:"model_ms"`
+	ModelRoundTrips float64        `json:"model_round_trips"`
+	Conns           int            `json:"conns"`
+	Requests        int            `json:"requests"`
+	Bytes           int64          `json:"bytes"`
+	Drops           uint64         `json:"drops"`
+	PeakQueue       int            `json:"peak_queue_packets"`
+	ACKsHeld        uint64         `json:"acks_held"`
+	TraceSHA256     string         `json:"trace_sha256"`
+	Mode            string         `json:"mode,omitempty"`
+	PerRequestMs    *float64       `json:"per_request_ms,omitempty"`
+	RequestsPerConn *float64       `json:"requests_per_conn,omitempty"`
+	GoodputBps      *float64       `json:"goodput_bps,omitempty"`
+	NoDelay         *bool          `json:"nodelay,omitempty"`
+	Write           string         `json:"write,omitempty"`
+	RoundMsMedian   *float64       `json:"round_ms_median,omitempty"`
+	RoundMsMean     *float64       `json:"round_ms_mean,omitempty"`
+	RoundMsMax      *float64       `json:"round_ms_max,omitempty"`
+	ModelRoundMs    *float64       `json:"model_round_ms,omitempty"`
+	StalledRounds   *int           `json:"stalled_rounds,omitempty"`
+	Retransmits     *int           `json:"retransmits,omitempty"`
+	MaxCwndBytes    *int           `json:"max_cwnd_bytes,omitempty"`
+	SRTTms          *float64       `json:"srtt_ms,omitempty"`
+	Explain         *explainRecord `json:"explain,omitempty"`
+	Kernel          *kernel.Facts  `json:"kernel,omitempty"`
+	LateMeanUs      *float64       `json:"delivery_late_us_mean,omitempty"`
+	LateP99Us       *float64       `json:"delivery_late_us_p99,omitempty"`
+	Table           string         `json:"table,omitempty"`
+	ReferenceMs     *float64       `json:"reference_ms,omitempty"`
+	DiffPct         *float64       `json:"diff_pct,omitempty"`
 }
 
 func msf(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -99,7 +103,7 @@ func newRecord(c workloads.Case, r workloads.Result, st emu.Stats) record {
 		rec.RoundMsMedian = ptr(msf(r.RoundMedian))
 		rec.RoundMsMean = ptr(msf(r.RoundMean))
 		rec.RoundMsMax = ptr(msf(r.RoundMax))
-		rec.ModelRoundMs = ptr(msf(r.Model.Elapsed) / float64(len(r.Rounds)))
+		rec.ModelRoundMs = ptr(msf(r.Model.PerRound))
 		rec.StalledRounds = ptr(r.StalledRounds)
 	}
 	return rec
@@ -149,7 +153,7 @@ func detail(r workloads.Result) string {
 		return fmt.Sprintf("%s per request", fmtDur(r.PerRequest))
 	case "nagle":
 		return fmt.Sprintf("round median %s, max %s (model %s), %d/%d stalled", fmtDur(r.RoundMedian), fmtDur(r.RoundMax),
-			fmtDur(r.Model.Elapsed/time.Duration(len(r.Rounds))), r.StalledRounds, len(r.Rounds))
+			fmtDur(r.Model.PerRound), r.StalledRounds, len(r.Rounds))
 	}
 	return ""
 }
@@ -176,12 +180,24 @@ func cmdRun(ctx context.Context, args []string, w, stderr io.Writer, sweep bool)
 	slow := len(cases) > 1 || o.clock == "real" || o.backend == kernelBE
 	bar := newProgress(stderr, len(cases), slow)
 	defer bar.close()
+	var results []workloads.Result
 	for _, c := range cases {
 		bar.start(caseLabel(c))
-		r, rec, err := measure(ctx, c, o.backend, o.via)
+		vname := caseVariant(c, len(cases) > 1)
+		r, rec, in, err := o.measure(ctx, c, o.backend, vname, true)
 		bar.finish()
 		if err != nil {
 			return err
+		}
+		results = append(results, r)
+		if o.plot != "" && !sweep {
+			title := r.Workload
+			if v := variant(r); v != "" {
+				title += " (" + v + ")"
+			}
+			if err := runFigure(title, in.timeline).Save(variantPath(o.plot, vname)); err != nil {
+				return err
+			}
 		}
 		if o.json {
 			if err := enc.Encode(rec); err != nil {
@@ -191,6 +207,11 @@ func cmdRun(ctx context.Context, args []string, w, stderr io.Writer, sweep bool)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t  %s\n", r.Workload, fmtDur(2*c.Link.Delay), link.FormatRate(c.Link.Rate),
 			variant(r), fmtDur(r.Elapsed), fmtDur(r.Model.Elapsed), pct(msf(r.Elapsed), msf(r.Model.Elapsed)), r.Conns, rec.Drops, detail(r))
+	}
+	if sweep && o.plot != "" {
+		if err := sweepFigure(cases, results).Save(o.plot); err != nil {
+			return err
+		}
 	}
 	if tw != nil {
 		return tw.Flush()
@@ -214,6 +235,9 @@ func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error
 	if err := o.checkBackend(); err != nil {
 		return err
 	}
+	if o.pcap != "" || o.timeline != "" || o.plot != "" {
+		return usagef("reproduce: --pcap, --timeline and --plot apply to run, sweep, compare and explain")
+	}
 	enc := json.NewEncoder(w)
 	var tw *tabwriter.Writer
 	var lastKernel *kernel.Facts
@@ -224,7 +248,7 @@ func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error
 		c := ref.Case(o.seed)
 		c.Clock = clk
 		bar.start(ref.Table + " " + ref.Label)
-		r, rec, err := measure(ctx, c, o.backend, o.via)
+		r, rec, _, err := o.measure(ctx, c, o.backend, "", false)
 		bar.finish()
 		if err != nil {
 			return err

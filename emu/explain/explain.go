@@ -6,7 +6,6 @@ package explain
 
 import (
 	"encoding/binary"
-	"fmt"
 	"net/netip"
 	"sort"
 	"sync"
@@ -104,8 +103,9 @@ type Hold struct {
 	Released bool           // by the timer; false: superseded by a newer ACK
 }
 
-// Waiting is a data segment that left the instant an ACK of earlier data
-// arrived: held back by Nagle's algorithm (or a full window) until then.
+// Waiting is a data segment that left the instant a pure ACK arrived, with
+// no data arriving for the application to answer at that instant: held
+// back by Nagle's algorithm (or a full window) until the ACK came.
 type Waiting struct {
 	At     time.Duration // when it was sent
 	Waited time.Duration // since the previous segment of the flow was sent
@@ -157,8 +157,9 @@ func Analyze(recs []Record, from, to time.Duration) Breakdown {
 	maxSent := map[flowID]uint32{}
 	sentAny := map[flowID]bool{}
 	lastSend := map[flowID]time.Duration{}
-	lastHeard := map[flowID]time.Duration{} // last delivery to the flow's sender
-	ackArrived := map[flowID]time.Duration{}
+	lastHeard := map[flowID]time.Duration{}   // last delivery to the flow's sender
+	ackArrived := map[flowID]time.Duration{}  // last pure ACK delivered to the flow's sender
+	dataArrived := map[flowID]time.Duration{} // last data delivered to the flow's sender
 	for _, r := range recs {
 		f := flowID{r.Src, r.Dst}
 		switch r.Kind {
@@ -184,6 +185,8 @@ func Analyze(recs []Record, from, to time.Duration) Breakdown {
 			lastHeard[flowID{r.Dst, r.Src}] = r.At
 			if r.TCP && r.Len == 0 {
 				ackArrived[flowID{r.Dst, r.Src}] = r.At
+			} else if r.TCP {
+				dataArrived[flowID{r.Dst, r.Src}] = r.At
 			}
 		case link.EventSend:
 			if !r.TCP || r.Len == 0 {
@@ -195,7 +198,9 @@ func Analyze(recs []Record, from, to time.Duration) Breakdown {
 				if heard, ok := lastHeard[f]; ok && r.At-heard >= MinRTO*9/10 {
 					add(Timeout, heard, r.At)
 				}
-			} else if prev, ok := lastSend[f]; ok && ackArrived[f] == r.At && r.At > prev && r.At >= from && r.At <= to {
+			} else if prev, ok := lastSend[f]; ok && ackArrived[f] == r.At && dataArrived[f] != r.At && r.At > prev && r.At >= from && r.At <= to {
+				// Left the instant a pure ACK arrived, with no data arriving
+				// that the application could be answering: it was waiting.
 				b.Waiting = append(b.Waiting, Waiting{At: r.At, Waited: r.At - prev, From: r.Src, Len: r.Len})
 			}
 			if !sentAny[f] || int32(end-maxSent[f]) > 0 {
@@ -245,14 +250,4 @@ func (b Breakdown) Share(c Category) float64 {
 // Categories lists the categories in order, for printing.
 func Categories() []Category {
 	return []Category{Serialization, Handshake, RoundTrip, DelayedACK, Timeout, Other}
-}
-
-// Summary is a one-line account of holds and waits.
-func (b Breakdown) Summary() string {
-	var held time.Duration
-	for _, h := range b.Holds {
-		held += h.Held
-	}
-	return fmt.Sprintf("%d packets, %d retransmits, %d drops, %d ACKs held (%v in all), %d segments waited for an ACK",
-		b.Packets, b.Retransmits, b.Drops, len(b.Holds), held, len(b.Waiting))
 }

@@ -284,6 +284,17 @@ func (n *Net) pump(tun *os.File, dir link.Dir) {
 	}
 }
 
+// Observe makes f receive every event of the TUN bridge's link (see
+// link.Observer). With netem there is no userspace link to observe, and
+// Observe reports false.
+func (n *Net) Observe(f link.Observer) bool {
+	if n.link == nil {
+		return false
+	}
+	n.link.Observe(f)
+	return true
+}
+
 // Facts returns what the results came from.
 func (n *Net) Facts() Facts { return n.facts }
 

@@ -34,6 +34,8 @@ type Series struct {
 type Chart struct {
 	Title, XLabel, YLabel string
 	Series                []Series
+	// FromZero starts both axes at zero (time series).
+	FromZero bool
 }
 
 // Figure is a column of charts saved as one file.
@@ -115,6 +117,7 @@ func (c Chart) plot() (*plot.Plot, error) {
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	p.Legend.Left = true
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
 	colors, err := brewer.GetPalette(brewer.TypeAny, "Set1", 9)
 	if err != nil {
 		return nil, err
@@ -155,5 +158,10 @@ func (c Chart) plot() (*plot.Plot, error) {
 		p.Add(l)
 		p.Legend.Add(s.Name, l)
 	}
+	if c.FromZero {
+		p.X.Min, p.Y.Min = 0, 0
+	}
+	// Headroom above the data for the legend.
+	p.Y.Max += 0.07 * float64(len(c.Series)) * (p.Y.Max - p.Y.Min)
 	return p, nil
 }
