@@ -53,9 +53,6 @@
 //     runs on the run's clock;
 //   - start goroutines that act on the network at the same instant with
 //     n.Go, which starts them one at a time in call order;
-//   - a goroutine blocked in a system call (printing to a terminal or a
-//     pipe, t.Log under -v) does not count as running, so run time may
-//     move on meanwhile: keep output for after what you measure;
 //   - the network runs on until the test ends: read n.Stats inside Run or
 //     right after it.
 //
