@@ -23,7 +23,8 @@ import (
 type Precise struct {
 	mu      sync.Mutex
 	seq     uint64
-	timers  ptimerHeap
+	base    time.Time // timers' when counts from here
+	timers  timerHeap
 	closed  bool
 	late    []time.Duration // lateness samples, bounded
 	lateN   uint64
@@ -47,7 +48,7 @@ const maxLateSamples = 1 << 16
 
 // NewPrecise starts a precise clock.
 func NewPrecise() *Precise {
-	p := &Precise{kick: make(chan struct{}, 1), exit: make(chan struct{})}
+	p := &Precise{base: time.Now(), kick: make(chan struct{}, 1), exit: make(chan struct{})}
 	go p.loop()
 	return p
 }
@@ -60,7 +61,7 @@ func (p *Precise) Wake(f func()) { f() }
 
 // AfterFunc calls f on the clock's goroutine once d has passed.
 func (p *Precise) AfterFunc(d time.Duration, f func()) Timer {
-	t := &ptimer{p: p, f: f, index: -1}
+	t := &ptimer{p: p, timer: timer{f: f, index: -1}}
 	t.Reset(d)
 	return t
 }
@@ -113,7 +114,7 @@ func (p *Precise) loop() {
 			continue
 		}
 		t := p.timers[0]
-		wait := time.Until(t.when)
+		wait := t.when - time.Since(p.base)
 		if wait > coarseWindow {
 			p.mu.Unlock()
 			sleep.Reset(wait - coarseWindow)
@@ -156,11 +157,8 @@ func (p *Precise) loop() {
 }
 
 type ptimer struct {
-	p     *Precise
-	f     func()
-	when  time.Time
-	seq   uint64
-	index int
+	p *Precise
+	timer
 }
 
 func (t *ptimer) Stop() bool {
@@ -177,48 +175,19 @@ func (t *ptimer) Stop() bool {
 func (t *ptimer) Reset(d time.Duration) bool {
 	p := t.p
 	p.mu.Lock()
-	t.when = time.Now().Add(max(d, 0))
+	t.when = time.Since(p.base) + max(d, 0)
 	p.seq++
 	t.seq = p.seq
 	pending := t.index >= 0
 	if pending {
 		heap.Fix(&p.timers, t.index)
 	} else if !p.closed {
-		heap.Push(&p.timers, t)
+		heap.Push(&p.timers, &t.timer)
 	}
-	first := p.timers.Len() > 0 && p.timers[0] == t
+	first := p.timers.Len() > 0 && p.timers[0] == &t.timer
 	p.mu.Unlock()
 	if first {
 		p.poke()
 	}
 	return pending
-}
-
-type ptimerHeap []*ptimer
-
-func (h ptimerHeap) Len() int { return len(h) }
-func (h ptimerHeap) Less(i, j int) bool {
-	if !h[i].when.Equal(h[j].when) {
-		return h[i].when.Before(h[j].when)
-	}
-	return h[i].seq < h[j].seq
-}
-func (h ptimerHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
-}
-func (h *ptimerHeap) Push(x any) {
-	t := x.(*ptimer)
-	t.index = len(*h)
-	*h = append(*h, t)
-}
-func (h *ptimerHeap) Pop() any {
-	old := *h
-	n := len(old)
-	t := old[n-1]
-	old[n-1] = nil
-	t.index = -1
-	*h = old[:n-1]
-	return t
 }

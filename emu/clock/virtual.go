@@ -95,7 +95,7 @@ func (v *Virtual) Events() uint64 {
 
 // AfterFunc schedules f at Now()+d. f runs on the scheduler's goroutine.
 func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
-	t := &vtimer{v: v, f: f, index: -1}
+	t := &vtimer{v: v, timer: timer{f: f, index: -1}}
 	t.Reset(d)
 	return t
 }
@@ -192,7 +192,7 @@ func (v *Virtual) next() func() {
 	if len(v.timers) == 0 {
 		return nil
 	}
-	t := heap.Pop(&v.timers).(*vtimer)
+	t := heap.Pop(&v.timers).(*timer)
 	if t.when > time.Duration(v.now.Load()) {
 		v.now.Store(int64(t.when))
 	}
@@ -201,11 +201,8 @@ func (v *Virtual) next() func() {
 }
 
 type vtimer struct {
-	v     *Virtual
-	f     func()
-	when  time.Duration
-	seq   uint64
-	index int // in v.timers, -1 when not pending
+	v *Virtual
+	timer
 }
 
 func (t *vtimer) Stop() bool {
@@ -231,40 +228,11 @@ func (t *vtimer) Reset(d time.Duration) bool {
 	if pending {
 		heap.Fix(&v.timers, t.index)
 	} else if !v.closed {
-		heap.Push(&v.timers, t)
+		heap.Push(&v.timers, &t.timer)
 	}
 	v.mu.Unlock()
 	v.poke()
 	return pending
-}
-
-type timerHeap []*vtimer
-
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
-	if h[i].when != h[j].when {
-		return h[i].when < h[j].when
-	}
-	return h[i].seq < h[j].seq
-}
-func (h timerHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
-}
-func (h *timerHeap) Push(x any) {
-	t := x.(*vtimer)
-	t.index = len(*h)
-	*h = append(*h, t)
-}
-func (h *timerHeap) Pop() any {
-	old := *h
-	n := len(old)
-	t := old[n-1]
-	old[n-1] = nil
-	t.index = -1
-	*h = old[:n-1]
-	return t
 }
 
 // idleProbe tells when no goroutine but the caller is running or runnable.
