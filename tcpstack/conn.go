@@ -88,6 +88,7 @@ type Conn struct {
 	wq *waiter.Queue
 
 	readMu sync.Mutex
+	rw     tcpip.SliceWriter // Read's destination; guarded by readMu
 	in     *waitPoint
 	out    *waitPoint
 
@@ -136,8 +137,11 @@ func (c *Conn) Read(b []byte) (int, error) {
 			return 0, c.opError("read", os.ErrDeadlineExceeded)
 		default:
 		}
-		w := tcpip.SliceWriter(b)
-		res, err := c.ep.Read(&w, tcpip.ReadOptions{})
+		// The writer lives in the Conn: a local one would escape to the
+		// heap through the interface on every Read.
+		c.rw = tcpip.SliceWriter(b)
+		res, err := c.ep.Read(&c.rw, tcpip.ReadOptions{})
+		c.rw = nil
 		switch err.(type) {
 		case nil:
 			c.ep.ModerateRecvBuf(res.Count)
