@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,6 +45,7 @@ type deadline struct {
 	clk   clock.Clock
 	mu    sync.Mutex
 	timer clock.Timer
+	gen   uint64        // bumped by every set: a timer of an older set does nothing
 	ch    chan struct{} // closed when the deadline passes
 }
 
@@ -53,10 +55,7 @@ func newDeadline(c clock.Clock) deadline { return deadline{clk: c, ch: make(chan
 func (d *deadline) set(t time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.timer != nil {
-		d.timer.Stop()
-		d.timer = nil
-	}
+	d.stopLocked()
 	select {
 	case <-d.ch:
 		d.ch = make(chan struct{})
@@ -70,8 +69,32 @@ func (d *deadline) set(t time.Time) {
 		close(d.ch)
 		return
 	}
-	ch := d.ch
-	d.timer = d.clk.AfterFunc(wait, func() { close(ch) })
+	gen := d.gen
+	d.timer = d.clk.AfterFunc(wait, func() {
+		// On the real clock the callback may run after a later set has
+		// stopped this timer too late; the generation tells.
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.gen == gen {
+			close(d.ch)
+			d.timer = nil
+		}
+	})
+}
+
+// stopLocked cancels a pending timer. d.mu is held.
+func (d *deadline) stopLocked() {
+	d.gen++
+	if d.timer != nil {
+		d.timer.Stop()
+		d.timer = nil
+	}
+}
+
+func (d *deadline) stop() {
+	d.mu.Lock()
+	d.stopLocked()
+	d.mu.Unlock()
 }
 
 func (d *deadline) done() <-chan struct{} {
@@ -87,10 +110,12 @@ type Conn struct {
 	ep tcpip.Endpoint
 	wq *waiter.Queue
 
-	readMu sync.Mutex
-	rw     tcpip.SliceWriter // Read's destination; guarded by readMu
-	in     *waitPoint
-	out    *waitPoint
+	readMu  sync.Mutex
+	rw      tcpip.SliceWriter // Read's destination; guarded by readMu
+	writeMu sync.Mutex        // keeps each Write's bytes together
+	closed  atomic.Bool
+	in      *waitPoint
+	out     *waitPoint
 
 	rd, wd deadline
 }
@@ -148,6 +173,9 @@ func (c *Conn) Read(b []byte) (int, error) {
 			return res.Count, nil
 		case *tcpip.ErrWouldBlock:
 		case *tcpip.ErrClosedForReceive:
+			if c.closed.Load() {
+				return 0, c.opError("read", net.ErrClosed)
+			}
 			return 0, io.EOF
 		default:
 			return 0, c.opError("read", tcpErr(err))
@@ -170,6 +198,11 @@ func (c *Conn) Read(b []byte) (int, error) {
 // Write implements net.Conn. It returns once all of b is in the send
 // buffer.
 func (c *Conn) Write(b []byte) (int, error) {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if c.closed.Load() {
+		return 0, c.opError("write", net.ErrClosed)
+	}
 	dl := c.wd.done()
 	var r bytes.Reader
 	n := 0
@@ -212,6 +245,11 @@ func (c *Conn) Write(b []byte) (int, error) {
 
 // Close closes the connection (a FIN, or a RST if unread data remains).
 func (c *Conn) Close() error {
+	if c.closed.Swap(true) {
+		return c.opError("close", net.ErrClosed)
+	}
+	c.rd.stop()
+	c.wd.stop()
 	c.ep.Close()
 	return nil
 }

@@ -3,6 +3,7 @@ package tcpstack
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math/rand"
 	randv2 "math/rand/v2"
 	"net/netip"
@@ -165,8 +166,10 @@ func New(cfg Config, send func(pkt []byte)) (*Host, error) {
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcpProtocol(cfg)},
 		Clock:              newGClock(cfg.Clock),
-		RandSource:         rand.NewSource(int64(cfg.Seed ^ uint64(binary.BigEndian.Uint32(cfg.Addr.AsSlice())))),
-		SecureRNG:          randv2.NewChaCha8(seed),
+		// gVisor reads both from many goroutines; neither source is safe
+		// for that on its own.
+		RandSource: &lockedSource{src: rand.NewSource(int64(cfg.Seed ^ uint64(binary.BigEndian.Uint32(cfg.Addr.AsSlice()))))},
+		SecureRNG:  &lockedReader{r: randv2.NewChaCha8(seed)},
 	})
 	h := &Host{cfg: cfg, stack: s, done: make(chan struct{})}
 	if err := h.setTCPOptions(); err != nil {
@@ -186,7 +189,7 @@ func New(cfg Config, send func(pkt []byte)) (*Host, error) {
 		s.Destroy()
 		return nil, &Error{Op: "add address", Err: err}
 	}
-	subnet, _ := tcpip.NewSubnet(tcpip.AddrFrom4(Prefix.Addr().As4()), tcpip.MaskFromBytes(netip.MustParsePrefix("255.254.0.0/32").Addr().AsSlice()))
+	subnet := addr.AddressWithPrefix.Subnet()
 	s.SetRouteTable([]tcpip.Route{{Destination: subnet, NIC: nicID}})
 	return h, nil
 }
@@ -408,3 +411,39 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return "tcpstack: " + e.Op + ": " + e.Err.String() }
+
+// lockedSource is a math/rand source safe for concurrent use.
+type lockedSource struct {
+	mu  sync.Mutex
+	src rand.Source
+}
+
+func (s *lockedSource) Int63() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.src.Int63()
+}
+
+func (s *lockedSource) Uint64() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.src.(rand.Source64).Uint64()
+}
+
+func (s *lockedSource) Seed(seed int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.src.Seed(seed)
+}
+
+// lockedReader is an io.Reader safe for concurrent use.
+type lockedReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *lockedReader) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(p)
+}
