@@ -34,9 +34,9 @@ const (
 // flow is the delayed-ACK state of one direction of a connection: data
 // from a sender to a receiver, and the receiver's ACKs back.
 type flow struct {
-	synced   bool   // the SYN reached the receiver; rcvNxt is known
-	rcvNxt   uint32 // next sequence number the receiver expects
-	rcvMSS   int    // largest payload seen
+	synced   bool // the SYN reached the receiver
+	fin      bool // the FIN reached the receiver
+	rcvMSS   int  // largest payload seen
 	lastData time.Duration
 	hadData  bool
 
@@ -113,8 +113,8 @@ func (q *holdQueue) live() int {
 // destination. l.mu is held.
 func (l *Link) received(s *segment, now time.Duration) {
 	if s.flags&flagRST != 0 {
-		delete(l.flows, s.key)
-		delete(l.flows, s.key.reverse())
+		l.forget(s.key, now)
+		l.forget(s.key.reverse(), now)
 		return
 	}
 	f := l.flows[s.key]
@@ -123,22 +123,28 @@ func (l *Link) received(s *segment, now time.Duration) {
 			f = &flow{}
 			l.flows[s.key] = f
 		}
-		if f.holding {
-			// A new connection on the same addresses and ports: the old
-			// one's held ACK is moot. Discard it, counted (found by
-			// FuzzLinkSend: it used to vanish uncounted).
-			d := &l.dirs[f.holdDir]
-			l.endHold(d, f, now)
-			d.stats.ACKsSuperseded++
-		}
-		*f = flow{synced: true, rcvNxt: s.seq + 1, rcvMSS: defaultMSS, quick: maxQuickACKs, gen: f.gen}
+		// A new connection on the same addresses and ports: the old one's
+		// held ACK is moot (found by FuzzLinkSend: it used to vanish
+		// uncounted).
+		l.dropHold(f, now)
+		*f = flow{synced: true, rcvMSS: defaultMSS, quick: maxQuickACKs, gen: f.gen}
 		return
+	}
+	if f != nil && s.flags&flagFIN != 0 {
+		f.fin = true
+		// Both FINs delivered and nothing held: the connection is over
+		// for the stage. (A flow still holding an ACK stays until a SYN
+		// or RST reuses or ends it.)
+		if r := l.flows[s.key.reverse()]; r != nil && r.fin && !r.holding && !f.holding {
+			delete(l.flows, s.key)
+			delete(l.flows, s.key.reverse())
+			return
+		}
 	}
 	if f == nil || !f.synced {
 		return
 	}
-	n := s.seqLen()
-	if n == 0 {
+	if s.seqLen() == 0 {
 		return
 	}
 	if f.hadData && now-f.lastData > minRTO+2*l.cfg.Delay {
@@ -149,8 +155,23 @@ func (l *Link) received(s *segment, now time.Duration) {
 	if s.payload > f.rcvMSS {
 		f.rcvMSS = s.payload
 	}
-	if !seqAfter(s.seq, f.rcvNxt) && seqAfter(s.seq+n, f.rcvNxt) {
-		f.rcvNxt = s.seq + n
+}
+
+// dropHold discards f's held ACK, if any, counted as superseded. l.mu is
+// held.
+func (l *Link) dropHold(f *flow, now time.Duration) {
+	if f.holding {
+		d := &l.dirs[f.holdDir]
+		l.endHold(d, f, now)
+		d.stats.ACKsSuperseded++
+	}
+}
+
+// forget ends the flow's state, and any ACK it holds. l.mu is held.
+func (l *Link) forget(k flowKey, now time.Duration) {
+	if f := l.flows[k]; f != nil {
+		l.dropHold(f, now)
+		delete(l.flows, k)
 	}
 }
 

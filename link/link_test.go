@@ -360,3 +360,40 @@ func TestValidate(t *testing.T) {
 		t.Errorf("zero Config: %v", err)
 	}
 }
+
+// Connections that end with FINs or a RST leave no delayed-ACK state, and
+// a RST discards an ACK held for its connection.
+func TestFlowStateFreed(t *testing.T) {
+	r := newRig(t, Config{DelayedACK: 40 * time.Millisecond, Delay: time.Millisecond})
+	r.at(0, func() {
+		for i := range 50 {
+			p := uint16(2000 + i)
+			r.l.Send(AtoB, tcpPkt(ipA, ipB, p, bPort, iss, 0, flagSYN, 0))
+			r.l.Send(BtoA, tcpPkt(ipB, ipA, bPort, p, irs, iss+1, flagSYN|flagACK, 0))
+		}
+	})
+	r.at(5*time.Millisecond, func() {
+		for i := range 50 {
+			p := uint16(2000 + i)
+			r.l.Send(AtoB, tcpPkt(ipA, ipB, p, bPort, iss+1, irs+1, flagFIN|flagACK, 0))
+			r.l.Send(BtoA, tcpPkt(ipB, ipA, bPort, p, irs+1, iss+2, flagFIN|flagACK, 0))
+		}
+	})
+	r.run(100 * time.Millisecond)
+	r.l.mu.Lock()
+	n := len(r.l.flows)
+	r.l.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d flows remembered after 50 connections closed; want 0", n)
+	}
+
+	h := interactiveRig(t)
+	h.at(20*time.Millisecond, func() { h.l.Send(AtoB, dataAB(iss+5, 4)) })
+	h.at(21500*time.Microsecond, func() { h.l.Send(BtoA, ackBA(iss+9)) }) // held
+	h.at(25*time.Millisecond, func() { h.l.Send(AtoB, tcpPkt(ipA, ipB, aPort, bPort, iss+9, irs+5, flagRST, 0)) })
+	h.run(200 * time.Millisecond)
+	st := h.l.Stats()[BtoA]
+	if st.ACKsHeld != 1 || st.ACKsReleased != 0 || st.ACKsSuperseded != 1 {
+		t.Errorf("after a RST: held %d, released %d, superseded %d; want 1, 0, 1", st.ACKsHeld, st.ACKsReleased, st.ACKsSuperseded)
+	}
+}
