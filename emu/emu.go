@@ -104,7 +104,8 @@ type Net struct {
 	hdr     [13]byte
 
 	runMu   sync.Mutex
-	stalled func() // cancels the active Run on a stall
+	stallMu sync.Mutex
+	stalled func() // cancels the active Run on a stall; guarded by stallMu
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -258,31 +259,38 @@ func (n *Net) Run(ctx context.Context, f func(ctx context.Context) error) error 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var stalledAt time.Duration
-	n.traceMu.Lock()
+	n.stallMu.Lock()
 	n.stalled = func() {
 		stalledAt = n.clk.Now().Sub(clock.Epoch)
+		// The hosts are closed to release the blocked goroutines, so the
+		// network cannot run again.
+		n.closed.Store(true)
 		cancel(ErrStalled)
 		go n.closeHosts()
 	}
-	n.traceMu.Unlock()
+	n.stallMu.Unlock()
 	defer func() {
-		n.traceMu.Lock()
+		n.stallMu.Lock()
 		n.stalled = nil
-		n.traceMu.Unlock()
+		n.stallMu.Unlock()
 	}()
 	done := make(chan error, 1)
 	go func() { done <- f(ctx) }()
 	err := <-done
 	if errors.Is(context.Cause(ctx), ErrStalled) {
-		return fmt.Errorf("emu: run stalled at virtual time %v: %w (last error: %v)", stalledAt, ErrStalled, err)
+		stall := fmt.Errorf("emu: run stalled at virtual time %v: %w", stalledAt, ErrStalled)
+		if err != nil {
+			return errors.Join(stall, err)
+		}
+		return stall
 	}
 	return err
 }
 
 func (n *Net) onStall() {
-	n.traceMu.Lock()
+	n.stallMu.Lock()
 	f := n.stalled
-	n.traceMu.Unlock()
+	n.stallMu.Unlock()
 	if f != nil {
 		f()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/netemu/netemu/emu"
 )
@@ -64,11 +65,21 @@ func (b Bulk) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 	}
 	return Result{
 		Workload: "bulk",
+		Started:  start,
 		Elapsed:  elapsed,
 		Model:    b.Model(path),
 		Bytes:    n,
 		Conns:    cl.opened(),
 		Requests: 1,
-		Goodput:  float64(n) * 8 / elapsed.Seconds(),
+		Goodput:  goodput(n, elapsed),
 	}, nil
+}
+
+// goodput is payload bits per second; 0 when no time passed (an ideal
+// link on the virtual clock), where it has no finite value.
+func goodput(n int64, elapsed time.Duration) float64 {
+	if elapsed <= 0 {
+		return 0
+	}
+	return float64(n) * 8 / elapsed.Seconds()
 }

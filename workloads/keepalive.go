@@ -95,6 +95,7 @@ func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, err
 	elapsed := env.Now().Sub(start)
 	return Result{
 		Workload:   "keepalive",
+		Started:    start,
 		Elapsed:    elapsed,
 		Model:      k.Model(path),
 		Bytes:      bytes,

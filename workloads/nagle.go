@@ -60,13 +60,16 @@ func (n Nagle) stalls(path Path) bool {
 }
 
 // Model: a handshake, then one round trip per round; with Nagle on and
-// split writes, the second write waits for the first's delayed ACK, so a
-// round costs two round trips plus the delayed-ACK timer.
+// split writes, the second write waits for the first's delayed ACK, so
+// every round after the first costs two round trips plus the delayed-ACK
+// timer.
 func (n Nagle) Model(path Path) Model {
 	n = n.withDefaults()
 	rounds := time.Duration(n.Rounds)
 	if n.stalls(path) {
-		m := model(path, float64(2*n.Rounds+1), 0, rounds*path.DelayedACK)
+		// The first round does not stall: the receiver starts in
+		// quick-ACK mode and leaves it once it has answered.
+		m := model(path, float64(2*n.Rounds), 0, (rounds-1)*path.DelayedACK)
 		m.PerRound = 2*path.RTT + path.DelayedACK
 		return m
 	}
@@ -105,7 +108,7 @@ func (n Nagle) Run(ctx context.Context, env emu.Env, path Path) (Result, error) 
 	}
 	bw := bufio.NewWriter(c)
 	reply := make([]byte, 8)
-	r := Result{Workload: "nagle", Conns: 1, Requests: n.Rounds, NoDelay: n.NoDelay, Write: n.Write, Model: n.Model(path)}
+	r := Result{Workload: "nagle", Started: start, Conns: 1, Requests: n.Rounds, NoDelay: n.NoDelay, Write: n.Write, Model: n.Model(path)}
 	for range n.Rounds {
 		t0 := env.Now()
 		if n.Write == Split {

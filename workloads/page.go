@@ -136,6 +136,7 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 	}
 	r := Result{
 		Workload: "page",
+		Started:  start,
 		Elapsed:  elapsed,
 		Model:    p.Model(path),
 		Bytes:    bytes,

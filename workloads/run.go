@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/emu/kernel"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/tcpstack"
 )
@@ -52,4 +53,33 @@ func (c Case) Run(ctx context.Context) (Result, emu.Stats, error) {
 		return Result{}, emu.Stats{}, fmt.Errorf("%s: %w", c.Workload.Name(), err)
 	}
 	return r, n.Stats(), nil
+}
+
+// KernelRun is what a kernel-mode run reports besides the workload's
+// result.
+type KernelRun struct {
+	Stats kernel.Stats // the TUN bridge's link (zero with netem)
+	Facts kernel.Facts
+}
+
+// RunKernel runs c over kernel TCP in two network namespaces joined by via
+// (kernel.Auto, kernel.TUN or kernel.Netem); see package emu/kernel. It
+// needs root. Clock and Seed do not apply: kernel mode runs in real time.
+func (c Case) RunKernel(ctx context.Context, via string) (Result, KernelRun, error) {
+	if err := c.Workload.Validate(); err != nil {
+		return Result{}, KernelRun{}, err
+	}
+	n, err := kernel.New(kernel.Config{Link: c.Link, Via: via, CongestionControl: c.TCP.CongestionControl})
+	if err != nil {
+		return Result{}, KernelRun{}, err
+	}
+	defer n.Close()
+	if c.Observe != nil && !n.Observe(c.Observe) {
+		return Result{}, KernelRun{}, fmt.Errorf("%w: the netem link is in the kernel, with no events to observe; use the TUN link to capture or explain", kernel.ErrUnsupported)
+	}
+	r, err := c.Workload.Run(ctx, n, c.Path())
+	if err != nil {
+		return Result{}, KernelRun{}, fmt.Errorf("kernel mode: %s: %w", c.Workload.Name(), err)
+	}
+	return r, KernelRun{Stats: n.Stats(), Facts: n.Facts()}, nil
 }

@@ -50,6 +50,7 @@ func model(p Path, roundTrips float64, bytes int64, stalls time.Duration) Model 
 // fill stay zero.
 type Result struct {
 	Workload string
+	Started  time.Time     // on the run's clock, just before the first dial
 	Elapsed  time.Duration // first dial to last byte
 	Model    Model
 	Bytes    int64 // payload bytes the client received
@@ -222,4 +223,13 @@ func withDefaults(w Workload) Workload {
 		return v.withDefaults()
 	}
 	return w
+}
+
+// Headline is the figure a result is judged by, with its model: the
+// median round for nagle, the whole run otherwise.
+func (r Result) Headline() (got, model time.Duration) {
+	if r.Workload == "nagle" && len(r.Rounds) > 0 {
+		return r.RoundMedian, r.Model.PerRound
+	}
+	return r.Elapsed, r.Model.Elapsed
 }

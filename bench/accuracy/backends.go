@@ -63,7 +63,7 @@ func Emulated(clk clockMode, seed uint64, runs int) Backend {
 			if err != nil {
 				return Measurement{}, err
 			}
-			return headline(ref, r), nil
+			return headline(r), nil
 		})
 	}
 }
@@ -84,7 +84,7 @@ func Kernel(via string, runs int) Backend {
 			return Measurement{}, err
 		}
 		return median(runs, func() (Measurement, error) {
-			n, err := kernel.New(kernel.Config{Link: c.Link, Via: via, CongestionControl: c.TCP.CongestionControl})
+			r, kr, err := c.RunKernel(ctx, via)
 			if err != nil {
 				if errors.Is(err, kernel.ErrUnsupported) {
 					unavailable = notMeasured("%v", err)
@@ -92,15 +92,8 @@ func Kernel(via string, runs int) Backend {
 				}
 				return Measurement{}, fmt.Errorf("kernel mode: %w", err)
 			}
-			defer n.Close()
-			r, err := c.Workload.Run(ctx, n, c.Path())
-			if err != nil {
-				return Measurement{}, fmt.Errorf("kernel mode: %s: %w", c.Workload.Name(), err)
-			}
-			m := headline(ref, r)
-			f := n.Facts()
-			m.Note = fmt.Sprintf("Linux %s (HZ %d), link %s, %s, tcp_pingpong_thresh %s, tcp_slow_start_after_idle %s",
-				f.Kernel, f.HZ, f.Link, f.CongestionControl, f.PingpongThresh, f.SlowStartAfterIdle)
+			m := headline(r)
+			m.Note = kr.Facts.String()
 			return m, nil
 		})
 	}
@@ -113,12 +106,10 @@ func skipped(why string) Backend {
 	}
 }
 
-// headline is the figure of r that ref's Time is comparable with.
-func headline(ref workloads.Reference, r workloads.Result) Measurement {
-	if ref.PerRound() && len(r.Rounds) > 0 {
-		return Measurement{Time: r.RoundMedian, Model: r.Model.PerRound}
-	}
-	return Measurement{Time: r.Elapsed, Model: r.Model.Elapsed}
+// headline is the figure of r that a reference Time is comparable with.
+func headline(r workloads.Result) Measurement {
+	got, model := r.Headline()
+	return Measurement{Time: got, Model: model}
 }
 
 // median runs f n times and returns the run with the median Time.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
-	"time"
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/emu/kernel"
@@ -22,11 +21,11 @@ const (
 )
 
 // measure runs c on the backend, watched by the instruments the options
-// ask for (a pcap file, a timeline CSV) and, when watch is set, by a
-// recorder and a timeline whose summaries go into the record. variant
-// tells files of several cases apart.
-func (o *options) measure(ctx context.Context, c workloads.Case, backend, variant string, watch bool) (workloads.Result, record, *instruments, error) {
-	in, err := o.attach(&c, variant, watch)
+// ask for: a pcap file, a timeline (CSV or plot), and the counters whose
+// totals go into the record. With explain, it also keeps every link event.
+// variant tells files of several cases apart.
+func (o *options) measure(ctx context.Context, c workloads.Case, backend, variant string, explain bool) (workloads.Result, record, *instruments, error) {
+	in, err := o.attach(&c, variant, explain)
 	if err != nil {
 		return workloads.Result{}, record{}, nil, err
 	}
@@ -47,58 +46,37 @@ func (o *options) measure(ctx context.Context, c workloads.Case, backend, varian
 	if err != nil {
 		return r, rec, nil, err
 	}
-	in.summarize(&rec, r)
+	in.summarize(&rec)
 	return r, rec, in, nil
 }
 
 // measureKernel runs c over kernel TCP.
 func (o *options) measureKernel(ctx context.Context, c workloads.Case) (workloads.Result, record, error) {
-	if err := c.Workload.Validate(); err != nil {
-		return workloads.Result{}, record{}, err
-	}
-	n, err := kernel.New(kernel.Config{Link: c.Link, Via: o.via, CongestionControl: c.TCP.CongestionControl})
+	r, kr, err := c.RunKernel(ctx, o.via)
 	if err != nil {
 		if errors.Is(err, kernel.ErrUnsupported) {
 			return workloads.Result{}, record{}, usagef("--backend kernel: %v", err)
 		}
 		return workloads.Result{}, record{}, fmt.Errorf("kernel mode: %w", err)
 	}
-	defer n.Close()
-	if c.Observe != nil && !n.Observe(c.Observe) && o.pcap != "" {
-		return workloads.Result{}, record{}, usagef("--pcap with --backend kernel needs --link tun: netem has no userspace link to capture")
-	}
-	r, err := c.Workload.Run(ctx, n, c.Path())
-	if err != nil {
-		return r, record{}, fmt.Errorf("kernel mode: %s: %w", c.Workload.Name(), err)
-	}
-	ks := n.Stats()
 	kc := c
 	kc.Clock = emu.Real
-	rec := newRecord(kc, r, statsOf(ks))
+	rec := newRecord(kc, r, emu.Stats{Link: kr.Stats.Link})
 	rec.Backend = kernelBE
 	rec.TraceSHA256 = ""
 	rec.ACKsHeld = 0
 	rec.DelackMs = 0
-	facts := n.Facts()
-	rec.Kernel = &facts
-	if facts.Link == kernel.TUN {
-		rec.LateMeanUs = ptr(float64(ks.LateMean) / 1e3)
-		rec.LateP99Us = ptr(float64(ks.LateP99) / 1e3)
+	rec.Seed = nil
+	rec.Kernel = &kr.Facts
+	if kr.Facts.Link == kernel.TUN {
+		rec.LateMeanUs = ptr(float64(kr.Stats.LateMean) / 1e3)
+		rec.LateP99Us = ptr(float64(kr.Stats.LateP99) / 1e3)
+		rec.TUNWriteErrors = ptr(kr.Stats.TUNWriteErrors)
+	} else {
+		// netem's counters are in the kernel: unknown here.
+		rec.Drops, rec.PeakQueue = nil, nil
 	}
 	return r, rec, nil
-}
-
-// statsOf presents the kernel bridge's link counters as emu.Stats so that
-// records are built the same way for both backends.
-func statsOf(ks kernel.Stats) emu.Stats { return emu.Stats{Link: ks.Link} }
-
-// headline is the figure a workload is judged by: the median round for
-// nagle, the whole run otherwise; with its model.
-func headline(r workloads.Result) (got, model time.Duration) {
-	if r.Workload == "nagle" && len(r.Rounds) > 0 {
-		return r.RoundMedian, r.Model.PerRound
-	}
-	return r.Elapsed, r.Model.Elapsed
 }
 
 // cmdCompare runs each case on the emulator (virtual clock) and on kernel
@@ -124,12 +102,12 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 		bar.start(caseLabel(c))
 		ec := c
 		ec.Clock = emu.Virtual
-		vname := caseVariant(c, len(cases) > 1)
-		er, erec, ein, err := o.measure(ctx, ec, emulated, vname, o.plot != "")
+		vname := o.caseVariant(c, len(cases) > 1)
+		er, erec, ein, err := o.measure(ctx, ec, emulated, vname, false)
 		if err != nil {
 			return err
 		}
-		kr, krec, kin, err := o.measure(ctx, c, kernelBE, joinVariant(vname, "kernel"), o.plot != "")
+		kr, krec, kin, err := o.measure(ctx, c, kernelBE, joinVariant(vname, "kernel"), false)
 		bar.finish()
 		if err != nil {
 			return err
@@ -148,13 +126,11 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 			}
 			continue
 		}
-		eg, model := headline(er)
-		kg, _ := headline(kr)
+		eg, model := er.Headline()
+		kg, _ := kr.Headline()
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", er.Workload, fmtDur(2*c.Link.Delay), link.FormatRate(c.Link.Rate),
 			variant(er), fmtDur(eg), fmtDur(kg), fmtDur(model), pct(msf(eg), msf(kg)))
-		f := krec.Kernel
-		facts = fmt.Sprintf("kernel %s (HZ %d), link %s, cc %s, tcp_pingpong_thresh %s, tcp_slow_start_after_idle %s",
-			f.Kernel, f.HZ, f.Link, f.CongestionControl, f.PingpongThresh, f.SlowStartAfterIdle)
+		facts = krec.Kernel.String()
 		if krec.LateMeanUs != nil {
 			facts += fmt.Sprintf("; bridge delivery late by %.0f µs mean, %.0f µs p99", *krec.LateMeanUs, *krec.LateP99Us)
 		}

@@ -126,7 +126,7 @@ func TestSweepAndComparePlots(t *testing.T) {
 	if code, _, errOut := runCmd("run", "bulk", "--plot", filepath.Join(dir, "x.gif")); code != 2 || !strings.Contains(errOut, ".svg or .png") {
 		t.Errorf("--plot x.gif: exit %d, %q", code, errOut)
 	}
-	if code, _, errOut := runCmd("reproduce", "--pcap", filepath.Join(dir, "r.pcap")); code != 2 || !strings.Contains(errOut, "apply to run") {
+	if code, _, errOut := runCmd("reproduce", "--pcap", filepath.Join(dir, "r.pcap")); code != 2 || !strings.Contains(errOut, "--pcap does not apply") {
 		t.Errorf("reproduce --pcap: exit %d, %q", code, errOut)
 	}
 	needRoot(t)

@@ -15,8 +15,8 @@ import (
 // explainRecord is the breakdown in JSON.
 type explainRecord struct {
 	Ms          map[string]float64 `json:"ms"`
-	HeldACKs    int                `json:"held_acks"`
-	HeldMs      float64            `json:"held_ms"`
+	DelayedACKs int                `json:"delayed_acks"` // ACKs held for some time (acks_held also counts those replaced at once)
+	DelayedMs   float64            `json:"delayed_ms"`
 	Waited      int                `json:"segments_waited"`
 	Retransmits int                `json:"retransmits"`
 	Drops       int                `json:"drops"`
@@ -39,23 +39,18 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 	defer bar.close()
 	for i, c := range cases {
 		bar.start(caseLabel(c))
-		r, rec, in, err := o.measure(ctx, c, o.backend, caseVariant(c, len(cases) > 1), true)
+		r, rec, in, err := o.measure(ctx, c, o.backend, o.caseVariant(c, len(cases) > 1), true)
 		bar.finish()
 		if err != nil {
 			return err
 		}
-		b := explain.Analyze(in.rec.Records(), 0, r.Elapsed)
+		from := in.rec.Since(r.Started)
+		b := explain.Analyze(in.rec.Records(), from, from+r.Elapsed)
+		held, heldFor := delayed(b)
 		if o.json {
-			er := explainRecord{Ms: map[string]float64{}, HeldACKs: len(b.Holds), Waited: len(b.Waiting), Retransmits: b.Retransmits, Drops: b.Drops}
+			er := explainRecord{Ms: map[string]float64{}, DelayedACKs: len(held), DelayedMs: msf(heldFor), Waited: len(b.Waiting), Retransmits: b.Retransmits, Drops: b.Drops}
 			for _, cat := range explain.Categories() {
 				er.Ms[cat.String()] = msf(b.Time[cat])
-			}
-			er.HeldACKs = 0
-			for _, h := range b.Holds {
-				if h.Held > 0 {
-					er.HeldACKs++
-					er.HeldMs += msf(h.Held)
-				}
 			}
 			rec.Explain = &er
 			if err := enc.Encode(rec); err != nil {
@@ -77,14 +72,6 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 			fmt.Fprintf(tw, "  %s\t%s\t%.1f%%\t\n", cat, fmtDur(b.Time[cat]), 100*b.Share(cat))
 		}
 		tw.Flush()
-		var held []explain.Hold
-		var heldFor time.Duration
-		for _, h := range b.Holds {
-			if h.Held > 0 {
-				held = append(held, h)
-				heldFor += h.Held
-			}
-		}
 		fmt.Fprintf(w, "  %d packets, %d retransmits, %d drops; %d ACKs delayed (%s in all); %d segments waited for an ACK; queueing delay %s in all, peak queue %d packets\n",
 			b.Packets, b.Retransmits, b.Drops, len(held), fmtDur(heldFor), len(b.Waiting), fmtDur(b.QueueDelay), b.MaxQueue)
 		if len(held) > 0 {
@@ -112,4 +99,16 @@ func listed(n int) string {
 		return fmt.Sprintf("%d", n)
 	}
 	return fmt.Sprintf("first %d of %d", maxListed, n)
+}
+
+// delayed returns the holds that lasted (an ACK held and replaced in the
+// same instant delayed nothing) and their total time.
+func delayed(b explain.Breakdown) (held []explain.Hold, total time.Duration) {
+	for _, h := range b.Holds {
+		if h.Held > 0 {
+			held = append(held, h)
+			total += h.Held
+		}
+	}
+	return held, total
 }

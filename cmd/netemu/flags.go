@@ -76,6 +76,7 @@ type options struct {
 	pcap     string
 	timeline string
 	plot     string
+	set      map[string]bool // flags given on the command line
 
 	resources, conns, requests, rounds int
 	total, size                        string
@@ -129,7 +130,46 @@ func parseArgs(cmd string, args []string) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, usagef("%s: unexpected argument %q; flags look like --rtt 50ms", cmd, fs.Arg(0))
 	}
+	o.set = setFlags(fs)
+	if err := o.notApplicable(cmd); err != nil {
+		return nil, err
+	}
 	return o, nil
+}
+
+// setFlags lists the flags given on the command line.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// notApplicable rejects flags that were given but would be ignored.
+func (o *options) notApplicable(cmd string) error {
+	reject := func(name, why string) error {
+		if o.set[name] {
+			return usagef("%s: --%s does not apply: %s", cmd, name, why)
+		}
+		return nil
+	}
+	var errs []error
+	if cmd == "compare" {
+		errs = append(errs,
+			reject("backend", "compare runs both backends"),
+			reject("clock", "compare runs the emulator on the virtual clock and kernel TCP in real time"))
+	} else if o.backend == kernelBE {
+		errs = append(errs,
+			reject("clock", "kernel TCP runs in real time"),
+			reject("seed", "kernel TCP takes no seed"))
+	} else {
+		errs = append(errs, reject("link", "it picks the kernel backend's link; add --backend kernel"))
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func parseFlags(fs *flag.FlagSet, args []string) error {

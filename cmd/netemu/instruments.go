@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,18 +12,20 @@ import (
 	"github.com/netemu/netemu/emu/explain"
 	"github.com/netemu/netemu/emu/plot"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
 
 // instruments watch one case: a pcap file, a timeline, the explain
-// recorder. Any of them may be off.
+// recorder, the totals for the record. Any but the totals may be off.
 type instruments struct {
-	pcapPath     string
 	pcapFile     *os.File
+	pcapBuf      *bufio.Writer
 	pcap         *capture.Pcap
-	timelinePath string
+	timelineFile *os.File
 	timeline     *capture.Timeline
 	rec          *explain.Recorder
+	tally        explain.Tally
 }
 
 // variantPath inserts a case's variant into a file name when a command
@@ -36,12 +39,24 @@ func variantPath(path, variant string) string {
 	return strings.TrimSuffix(path, ext) + "-" + v + ext
 }
 
-// caseVariant names what distinguishes a case among several.
-func caseVariant(c workloads.Case, many bool) string {
+// caseVariant names what distinguishes a case among several: nothing if
+// it runs alone; otherwise the link values (queue and delayed ACK only
+// when they are swept) and the workload's variant.
+func (o *options) caseVariant(c workloads.Case, many bool) string {
 	if !many {
 		return ""
 	}
 	v := fmt.Sprintf("rtt%s-%s", strings.ReplaceAll(fmtDur(2*c.Link.Delay), " ", ""), link.FormatRate(c.Link.Rate))
+	if len(o.queue.vals) > 1 {
+		if c.Link.QueueBytes > 0 {
+			v += fmt.Sprintf("-queue%dB", c.Link.QueueBytes)
+		} else {
+			v += fmt.Sprintf("-queue%d", c.Link.QueuePackets)
+		}
+	}
+	if len(o.delack.vals) > 1 {
+		v += "-delack" + strings.ReplaceAll(fmtDur(c.Link.DelayedACK), " ", "")
+	}
 	switch w := c.Workload.(type) {
 	case workloads.KeepAlive:
 		v += "-" + w.Mode
@@ -52,37 +67,39 @@ func caseVariant(c workloads.Case, many bool) string {
 }
 
 // attach readies the instruments the options ask for on case c and wires
-// them into it. finish writes what they collected.
-func (o *options) attach(c *workloads.Case, variant string, watch bool) (*instruments, error) {
-	in := &instruments{}
-	var observers []link.Observer
-	if o.pcap != "" {
-		in.pcapPath = variantPath(o.pcap, variant)
-		f, err := os.Create(in.pcapPath)
+// them into it; files are created now, so that a bad path fails before the
+// run. finish writes what they collected.
+func (o *options) attach(c *workloads.Case, variant string, explainIt bool) (in *instruments, err error) {
+	in = &instruments{}
+	defer func() {
 		if err != nil {
+			in.close()
+		}
+	}()
+	observers := []link.Observer{in.tally.Observe}
+	probes := []func(tcpstack.Sample){in.tally.TCP}
+	if o.pcap != "" {
+		if in.pcapFile, err = os.Create(variantPath(o.pcap, variant)); err != nil {
 			return nil, usagef("--pcap: %v", err)
 		}
-		in.pcapFile = f
-		if in.pcap, err = capture.NewPcap(f); err != nil {
-			f.Close()
+		in.pcapBuf = bufio.NewWriterSize(in.pcapFile, 1<<16)
+		if in.pcap, err = capture.NewPcap(in.pcapBuf); err != nil {
 			return nil, err
 		}
 	}
-	if o.timeline != "" || watch {
-		in.timeline = &capture.Timeline{}
-		in.timelinePath = o.timeline
-		if in.timelinePath != "" {
-			in.timelinePath = variantPath(o.timeline, variant)
+	if o.timeline != "" {
+		if in.timelineFile, err = os.Create(variantPath(o.timeline, variant)); err != nil {
+			return nil, usagef("--timeline: %v", err)
 		}
-		observers = append(observers, in.timeline.Observe)
-		c.Probe = in.timeline.TCP
 	}
-	if watch {
+	if o.timeline != "" || o.plot != "" {
+		in.timeline = &capture.Timeline{}
+		observers = append(observers, in.timeline.Observe)
+		probes = append(probes, in.timeline.TCP)
+	}
+	if explainIt {
 		in.rec = &explain.Recorder{}
 		observers = append(observers, in.rec.Observe)
-	}
-	if in.pcap == nil && len(observers) == 0 {
-		return in, nil
 	}
 	pcap := in.pcap
 	c.Observe = func(e link.Event) {
@@ -93,33 +110,44 @@ func (o *options) attach(c *workloads.Case, variant string, watch bool) (*instru
 			f(e)
 		}
 	}
+	c.Probe = func(s tcpstack.Sample) {
+		for _, f := range probes {
+			f(s)
+		}
+	}
 	return in, nil
 }
 
-// finish closes the pcap and writes the timeline.
+// finish writes what the instruments collected and closes their files.
 func (in *instruments) finish() error {
-	if in.pcapFile != nil {
-		in.pcapFile.Sync()
-		err := in.pcap.Err()
-		if cerr := in.pcapFile.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
+	var err error
+	if in.pcap != nil {
+		err = in.pcap.Err()
+		if ferr := in.pcapBuf.Flush(); err == nil && ferr != nil {
+			err = fmt.Errorf("--pcap: %w", ferr)
 		}
 	}
-	if in.timelinePath != "" {
-		f, err := os.Create(in.timelinePath)
-		if err != nil {
-			return usagef("--timeline: %v", err)
-		}
-		err = in.timeline.WriteCSV(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		return err
+	if in.timelineFile != nil && err == nil {
+		err = in.timeline.WriteCSV(in.timelineFile)
 	}
-	return nil
+	if cerr := in.close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// close closes the instruments' files.
+func (in *instruments) close() error {
+	var err error
+	for _, f := range []*os.File{in.pcapFile, in.timelineFile} {
+		if f != nil {
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}
+	in.pcapFile, in.timelineFile = nil, nil
+	return err
 }
 
 // runFigure is the plot of one run: congestion window and bytes in flight
@@ -179,19 +207,16 @@ func joinVariant(variant, word string) string {
 	return variant + "-" + word
 }
 
-// summarize adds what the instruments saw to the record: retransmissions
-// (from the link's events) and, where the TCP state was sampled, the
-// largest congestion window and the last smoothed RTT.
-func (in *instruments) summarize(rec *record, r workloads.Result) {
-	if in.rec != nil {
-		b := explain.Analyze(in.rec.Records(), 0, r.Elapsed)
-		rec.Retransmits = ptr(b.Retransmits)
-	}
-	if in.timeline != nil {
-		if cw, srtt := in.timeline.Summary(); cw > 0 {
-			rec.MaxCwndBytes = ptr(cw)
-			rec.SRTTms = ptr(msf(srtt))
-		}
+// summarize adds the totals the instruments counted to the record:
+// retransmissions (from the link's events) and, where the TCP state was
+// sampled (the emulated hosts), the largest congestion window and the
+// sender's last smoothed RTT.
+func (in *instruments) summarize(rec *record) {
+	retransmits, cwnd, srtt := in.tally.Totals()
+	rec.Retransmits = ptr(retransmits)
+	if cwnd > 0 {
+		rec.MaxCwndBytes = ptr(cwnd)
+		rec.SRTTms = ptr(msf(srtt))
 	}
 }
 
@@ -237,7 +262,7 @@ func sweepFigure(cases []workloads.Case, results []workloads.Result) plot.Figure
 			index[name] = j
 			ch.Series = append(ch.Series, plot.Series{Name: name})
 		}
-		got, _ := headline(results[i])
+		got, _ := results[i].Headline()
 		ch.Series[j].X = append(ch.Series[j].X, xOf(c))
 		ch.Series[j].Y = append(ch.Series[j].Y, msf(got))
 		for _, rf := range workloads.References {

@@ -101,7 +101,7 @@ Link and stack flags:
                        swept variable with the reference; compare: both backends (.png works too)
 
 Kernel mode (root: network namespaces and TUN devices):
-  --backend emulated|kernel   run, sweep and reproduce on the emulator (default) or on kernel TCP
+  --backend emulated|kernel   run, sweep, explain and reproduce on the emulator (default) or on kernel TCP
   --link auto|tun|netem       kernel link: tc netem on a veth pair where the kernel has sch_netem,
                               else netemu's link bridged through two TUN devices (auto picks)
 `

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -115,10 +116,19 @@ func TestReproduceJSON(t *testing.T) {
 	if len(recs) != 18 {
 		t.Fatalf("%d records, want one per reference cell (18)", len(recs))
 	}
+	withDiff := 0
 	for _, r := range recs {
-		if r["reference_ms"] == nil || r["table"] == nil || r["diff_pct"] == nil {
+		if r["reference_ms"] == nil || r["table"] == nil {
 			t.Errorf("record lacks reference fields: %v", r)
 		}
+		if r["diff_pct"] != nil {
+			withDiff++
+		}
+	}
+	// At RTT 0 the virtual clock counts no time: no difference there
+	// (keepalive fresh and reuse, nagle off).
+	if withDiff != 15 {
+		t.Errorf("%d records with a difference; want 15", withDiff)
 	}
 }
 
@@ -181,5 +191,56 @@ func TestKernelBadInput(t *testing.T) {
 			t.Skip("this kernel has sch_netem")
 		}
 		t.Errorf("--link netem without sch_netem: exit %d, %q", code, errOut)
+	}
+}
+
+// Flags that would be ignored are errors, not silence.
+func TestFlagsThatDoNotApply(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"reproduce", "--cc", "reno"}, "--cc does not apply"},
+		{[]string{"reproduce", "--rtt", "10ms"}, "--rtt does not apply"},
+		{[]string{"run", "bulk", "--link", "tun"}, "--link does not apply"},
+		{[]string{"run", "bulk", "--backend", "kernel", "--clock", "virtual"}, "--clock does not apply"},
+		{[]string{"run", "bulk", "--backend", "kernel", "--seed", "3"}, "--seed does not apply"},
+		{[]string{"compare", "bulk", "--clock", "real"}, "--clock does not apply"},
+		{[]string{"compare", "bulk", "--backend", "kernel"}, "--backend does not apply"},
+	} {
+		code, _, errOut := runCmd(c.args...)
+		if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("netemu %s: exit %d, %q; want exit 2 and %q", strings.Join(c.args, " "), code, errOut, c.want)
+		}
+	}
+}
+
+// Sweeping the queue and the delayed ACK names each case apart, in the
+// table and in file names.
+func TestSweepQueueAndDelack(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCmd("sweep", "bulk", "--size", "100KB", "--queue", "4,1000", "--delack", "0,40ms", "--pcap", dir+"/q.pcap")
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	for _, want := range []string{"queue 4, delack 0", "queue 1000, delack 40.0 ms"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	files, _ := filepath.Glob(dir + "/q-*.pcap")
+	if len(files) != 4 {
+		t.Errorf("pcap files %v; want one per case (4)", files)
+	}
+}
+
+func TestBulkOnAnIdealLinkIsValidJSON(t *testing.T) {
+	code, out, errOut := runCmd("run", "bulk", "--rtt", "0", "--rate", "0", "--size", "100KB", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	rec := decode(t, out)[0]
+	if rec["elapsed_ms"].(float64) != 0 || rec["goodput_bps"] != nil && rec["goodput_bps"].(float64) != 0 {
+		t.Errorf("record %v", rec)
 	}
 }

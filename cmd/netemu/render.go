@@ -27,15 +27,15 @@ type record struct {
 	DelackMs        float64        `json:"delack_ms"`
 	MTU             int            `json:"mtu"`
 	CC              string         `json:"cc"`
-	Seed            uint64         `json:"seed"`
+	Seed            *uint64        `json:"seed,omitempty"`
 	ElapsedMs       float64        `json:"elapsed_ms"`
 	ModelMs         float64        `json:"model_ms"`
 	ModelRoundTrips float64        `json:"model_round_trips"`
 	Conns           int            `json:"conns"`
 	Requests        int            `json:"requests"`
 	Bytes           int64          `json:"bytes"`
-	Drops           uint64         `json:"drops"`
-	PeakQueue       int            `json:"peak_queue_packets"`
+	Drops           *uint64        `json:"drops,omitempty"`
+	PeakQueue       *int           `json:"peak_queue_packets,omitempty"`
 	ACKsHeld        uint64         `json:"acks_held"`
 	TraceSHA256     string         `json:"trace_sha256"`
 	Mode            string         `json:"mode,omitempty"`
@@ -55,6 +55,7 @@ type record struct {
 	Explain         *explainRecord `json:"explain,omitempty"`
 	Kernel          *kernel.Facts  `json:"kernel,omitempty"`
 	LateMeanUs      *float64       `json:"delivery_late_us_mean,omitempty"`
+	TUNWriteErrors  *uint64        `json:"tun_write_errors,omitempty"`
 	LateP99Us       *float64       `json:"delivery_late_us_p99,omitempty"`
 	Table           string         `json:"table,omitempty"`
 	ReferenceMs     *float64       `json:"reference_ms,omitempty"`
@@ -81,11 +82,11 @@ func newRecord(c workloads.Case, r workloads.Result, st emu.Stats) record {
 	rec := record{
 		Workload: r.Workload, Backend: "emulated", Clock: c.Clock.String(),
 		RTTms: msf(2 * lc.Delay), RateBps: lc.Rate, QueuePackets: eff.QueuePackets, QueueBytes: eff.QueueBytes,
-		DelackMs: msf(lc.DelayedACK), MTU: mtu, CC: cc, Seed: c.Seed,
+		DelackMs: msf(lc.DelayedACK), MTU: mtu, CC: cc, Seed: ptr(c.Seed),
 		ElapsedMs: msf(r.Elapsed), ModelMs: msf(r.Model.Elapsed), ModelRoundTrips: r.Model.RoundTrips,
 		Conns: r.Conns, Requests: r.Requests, Bytes: r.Bytes,
-		Drops:       st.Link[0].Drops.Total() + st.Link[1].Drops.Total(),
-		PeakQueue:   max(st.Link[0].PeakQueuePackets, st.Link[1].PeakQueuePackets),
+		Drops:       ptr(st.Link[0].Drops.Total() + st.Link[1].Drops.Total()),
+		PeakQueue:   ptr(max(st.Link[0].PeakQueuePackets, st.Link[1].PeakQueuePackets)),
 		ACKsHeld:    st.Link[0].ACKsHeld + st.Link[1].ACKsHeld,
 		TraceSHA256: st.TraceSHA256,
 	}
@@ -183,7 +184,7 @@ func cmdRun(ctx context.Context, args []string, w, stderr io.Writer, sweep bool)
 	var results []workloads.Result
 	for _, c := range cases {
 		bar.start(caseLabel(c))
-		vname := caseVariant(c, len(cases) > 1)
+		vname := o.caseVariant(c, len(cases) > 1)
 		r, rec, in, err := o.measure(ctx, c, o.backend, vname, true)
 		bar.finish()
 		if err != nil {
@@ -206,7 +207,7 @@ func cmdRun(ctx context.Context, args []string, w, stderr io.Writer, sweep bool)
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t  %s\n", r.Workload, fmtDur(2*c.Link.Delay), link.FormatRate(c.Link.Rate),
-			variant(r), fmtDur(r.Elapsed), fmtDur(r.Model.Elapsed), pct(msf(r.Elapsed), msf(r.Model.Elapsed)), r.Conns, rec.Drops, detail(r))
+			o.caseName(c, r), fmtDur(r.Elapsed), fmtDur(r.Model.Elapsed), pct(msf(r.Elapsed), msf(r.Model.Elapsed)), r.Conns, *rec.Drops, detail(r))
 	}
 	if sweep && o.plot != "" {
 		if err := sweepFigure(cases, results).Save(o.plot); err != nil {
@@ -226,7 +227,18 @@ func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usagef("reproduce: unexpected argument %q; it takes only --json, --seed and --clock", fs.Arg(0))
+		return usagef("reproduce: unexpected argument %q; it takes --json, --seed, --clock, --backend and --link", fs.Arg(0))
+	}
+	o.set = setFlags(fs)
+	for name := range o.set {
+		switch name {
+		case "json", "seed", "clock", "backend", "link":
+		default:
+			return usagef("reproduce: --%s does not apply: reproduce runs the reference cells as published (it takes --json, --seed, --clock, --backend and --link)", name)
+		}
+	}
+	if err := o.notApplicable("reproduce"); err != nil {
+		return err
 	}
 	clk, err := o.clockMode()
 	if err != nil {
@@ -234,9 +246,6 @@ func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error
 	}
 	if err := o.checkBackend(); err != nil {
 		return err
-	}
-	if o.pcap != "" || o.timeline != "" || o.plot != "" {
-		return usagef("reproduce: --pcap, --timeline and --plot apply to run, sweep, compare and explain")
 	}
 	enc := json.NewEncoder(w)
 	var tw *tabwriter.Writer
@@ -256,11 +265,13 @@ func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error
 		if rec.Kernel != nil {
 			lastKernel = rec.Kernel
 		}
-		got, model := headline(r)
+		got, model := r.Headline()
 		if o.json {
 			rec.Table = ref.Table
 			rec.ReferenceMs = ptr(msf(ref.Time))
-			rec.DiffPct = ptr((msf(got) - msf(ref.Time)) / msf(ref.Time) * 100)
+			if got > 0 { // at RTT 0 the virtual clock counts no time: no difference
+				rec.DiffPct = ptr((msf(got) - msf(ref.Time)) / msf(ref.Time) * 100)
+			}
 			if err := enc.Encode(rec); err != nil {
 				return err
 			}
@@ -315,4 +326,24 @@ func caseLabel(c workloads.Case) string {
 		label += fmt.Sprintf(" nodelay=%v %s", w.NoDelay, w.Write)
 	}
 	return label
+}
+
+// caseName is the table's case column: the workload's variant, and the
+// queue and delayed ACK when they are swept.
+func (o *options) caseName(c workloads.Case, r workloads.Result) string {
+	var parts []string
+	if len(o.queue.vals) > 1 {
+		if c.Link.QueueBytes > 0 {
+			parts = append(parts, fmt.Sprintf("queue %d B", c.Link.QueueBytes))
+		} else {
+			parts = append(parts, fmt.Sprintf("queue %d", c.Link.QueuePackets))
+		}
+	}
+	if len(o.delack.vals) > 1 {
+		parts = append(parts, "delack "+fmtDur(c.Link.DelayedACK))
+	}
+	if v := variant(r); v != "" {
+		parts = append(parts, v)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -114,23 +114,6 @@ func (t *Timeline) Since(at time.Time) time.Duration {
 	return at.Sub(t.start)
 }
 
-// Summary is what a result reports of the timeline: the largest
-// congestion window any connection reached and the last smoothed RTT of
-// the connection that sent the most.
-func (t *Timeline) Summary() (maxCwnd int, srtt time.Duration) {
-	var most int
-	for _, c := range t.Conns() {
-		for _, s := range c.Samples {
-			maxCwnd = max(maxCwnd, s.Cwnd)
-		}
-		if len(c.Samples) > most {
-			most = len(c.Samples)
-			srtt = c.Samples[len(c.Samples)-1].SRTT
-		}
-	}
-	return maxCwnd, srtt
-}
-
 // WriteCSV writes the timeline as CSV, one row per TCP sample and per
 // change of queue occupancy, in time order. Columns:
 //

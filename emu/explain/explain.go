@@ -46,6 +46,18 @@ func (r *Recorder) Observe(e link.Event) {
 	r.mu.Unlock()
 }
 
+// Since converts an instant of the run's clock to link time (what
+// Analyze takes), using the first event recorded; zero before any.
+func (r *Recorder) Since(t time.Time) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.recs) == 0 {
+		return 0
+	}
+	first := r.recs[0]
+	return t.Sub(first.Time.Add(-first.At))
+}
+
 // Records returns the events so far.
 func (r *Recorder) Records() []Record {
 	r.mu.Lock()

@@ -17,6 +17,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/netemu/netemu/emu"
@@ -67,11 +68,14 @@ type Net struct {
 	facts          Facts
 
 	// TUN bridge
-	clk    *clock.Precise
-	link   *link.Link
-	tuns   [2]*os.File // client's, server's
-	wg     sync.WaitGroup
-	closed chan struct{}
+	clk  *clock.Precise
+	link *link.Link
+	tuns [2]*os.File // client's, server's
+	// writeErrors counts packets the bridge delivered but the kernel
+	// refused (a TUN write that failed): drops the link cannot see.
+	writeErrors atomic.Uint64
+	wg          sync.WaitGroup
+	closed      chan struct{}
 
 	closeOnce sync.Once
 }
@@ -134,13 +138,19 @@ func New(cfg Config) (_ *Net, err error) {
 	if n.server, err = newNamespace(); err != nil {
 		return nil, err
 	}
+	// netem counts its limit in packets and has no outages.
+	netemFits := cfg.Link.QueueBytes == 0 && len(cfg.Link.Outages) == 0
 	via := cfg.Via
 	if via == "" || via == Auto {
 		via = TUN
-		if ok, _ := netemAvailable(); ok {
+		if ok, _ := netemAvailable(); ok && netemFits {
 			via = Netem
 		}
-	} else if via == Netem {
+	}
+	if via == Netem {
+		if !netemFits {
+			return nil, fmt.Errorf("%w: --link netem: netem's limit counts packets and it has no outages; use --link tun for a byte-limited queue or outages", ErrUnsupported)
+		}
 		if ok, why := netemAvailable(); !ok {
 			return nil, fmt.Errorf("%w: --link netem: this kernel has no sch_netem (%v); use --link tun (netemu's own link through TUN devices) or auto", ErrUnsupported, why)
 		}
@@ -241,10 +251,13 @@ func (n *Net) setupTUN() error {
 			n.tuns[i], err = openTUN(devName)
 			return err
 		})
-		if err != nil {
-			if permission(err) {
-				return notPermitted(err)
-			}
+		switch {
+		case err == nil:
+		case permission(err):
+			return notPermitted(err)
+		case errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENODEV):
+			return fmt.Errorf("%w: %v: the kernel has no TUN device; load the tun module (modprobe tun) or create /dev/net/tun (mknod /dev/net/tun c 10 200)", ErrUnsupported, err)
+		default:
 			return err
 		}
 	}
@@ -257,7 +270,9 @@ func (n *Net) setupTUN() error {
 	n.clk = clock.NewPrecise()
 	l, err := link.New(n.cfg.Link, n.clk, func(dir link.Dir, pkt []byte) {
 		// a>b reaches the server's TUN, b>a the client's.
-		n.tuns[1-int(dir)].Write(pkt)
+		if _, err := n.tuns[1-int(dir)].Write(pkt); err != nil {
+			n.writeErrors.Add(1)
+		}
 	})
 	if err != nil {
 		return err
@@ -297,6 +312,12 @@ func (n *Net) Observe(f link.Observer) bool {
 
 // Facts returns what the results came from.
 func (n *Net) Facts() Facts { return n.facts }
+
+// String describes the facts in one line.
+func (f Facts) String() string {
+	return fmt.Sprintf("Linux %s (HZ %d), link %s, cc %s, tcp_pingpong_thresh %s, tcp_slow_start_after_idle %s",
+		f.Kernel, f.HZ, f.Link, f.CongestionControl, f.PingpongThresh, f.SlowStartAfterIdle)
+}
 
 func (n *Net) readFacts(via string) (Facts, error) {
 	f := Facts{Link: via, HZ: kernelHZ()}
@@ -381,6 +402,8 @@ type Stats struct {
 	LateMean    time.Duration
 	LateP99     time.Duration
 	LateSamples uint64
+	// TUNWriteErrors counts delivered packets the kernel refused.
+	TUNWriteErrors uint64
 }
 
 // Stats returns the bridge's counters; zero for netem.
@@ -389,6 +412,7 @@ func (n *Net) Stats() Stats {
 	if n.link != nil {
 		s.Link = n.link.Stats()
 		s.LateMean, s.LateP99, s.LateSamples = n.clk.Lateness()
+		s.TUNWriteErrors = n.writeErrors.Load()
 	}
 	return s
 }

@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"context"
 	"errors"
 	"os"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/link"
-	"github.com/netemu/netemu/workloads"
 )
 
 // needRoot skips tests that need namespaces and TUN devices where the
@@ -32,40 +30,6 @@ func newNet(t *testing.T, cfg Config) *Net {
 	}
 	t.Cleanup(func() { n.Close() })
 	return n
-}
-
-func TestTUNWorkloads(t *testing.T) {
-	needRoot(t)
-	const rtt = 20 * time.Millisecond
-	n := newNet(t, Config{Link: link.Config{Delay: rtt / 2, Rate: 20e6}, Via: TUN})
-	f := n.Facts()
-	if f.Link != TUN || f.CongestionControl != "cubic" || f.Kernel == "" {
-		t.Errorf("facts %+v", f)
-	}
-	t.Logf("facts %+v", f)
-	ctx := context.Background()
-	path := workloads.Path{RTT: rtt, Rate: 20e6, DelayedACK: 40 * time.Millisecond}
-
-	ka, err := workloads.KeepAlive{Mode: workloads.Reuse, Requests: 5}.Run(ctx, n, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Shapes, never speed: 6 round trips at least, and not wildly more.
-	if ka.Elapsed < 6*rtt || ka.Elapsed > 20*rtt || ka.Conns != 1 {
-		t.Errorf("keepalive reuse, 5 requests at RTT %v: %v over %d conns", rtt, ka.Elapsed, ka.Conns)
-	}
-	b, err := workloads.Bulk{Size: 1 << 20}.Run(ctx, n, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.Goodput > 20e6 || b.Bytes != 1<<20 {
-		t.Errorf("bulk: goodput %.1f Mbit/s above the 20 Mbit/s link, or %d bytes", b.Goodput/1e6, b.Bytes)
-	}
-	st := n.Stats()
-	if st.Link[link.BtoA].Packets < 700 || st.Link[link.BtoA].Drops.Total() != 0 {
-		t.Errorf("bridge stats %+v", st.Link[link.BtoA])
-	}
-	t.Logf("keepalive %v, bulk %v (%.2f Mbit/s); delivery lateness mean %v p99 %v over %d", ka.Elapsed, b.Elapsed, b.Goodput/1e6, st.LateMean, st.LateP99, st.LateSamples)
 }
 
 func TestNetemMissingIsAClearError(t *testing.T) {
