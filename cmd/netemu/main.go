@@ -16,6 +16,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+
+	"github.com/netemu/netemu/emu/kernel"
 )
 
 // usageError is bad input: reported in one line, exit status 2.
@@ -28,9 +30,32 @@ func usagef(format string, args ...any) error {
 }
 
 func main() {
+	// Kernel mode without root: where the machine allows it, run again
+	// inside a user namespace of our own, where we are root.
+	if wantsKernel(os.Args[1:]) && os.Geteuid() != 0 && kernel.CanReexec() == nil {
+		code, err := kernel.Reexec()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "netemu: --backend kernel: %v\n", err)
+			code = 2
+		}
+		os.Exit(code)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// wantsKernel reports whether the command line runs kernel mode.
+func wantsKernel(args []string) bool {
+	if len(args) > 0 && args[0] == "compare" {
+		return true
+	}
+	for i, a := range args {
+		if a == "--backend=kernel" || a == "-backend=kernel" || (a == "--backend" || a == "-backend") && i+1 < len(args) && args[i+1] == "kernel" {
+			return true
+		}
+	}
+	return false
 }
 
 // run is the whole command, for tests: it returns the exit status.

@@ -173,7 +173,7 @@ func New(cfg Config) (_ *Net, err error) {
 }
 
 func notPermitted(err error) error {
-	return fmt.Errorf("%w: %v: kernel mode needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN) to create network namespaces and TUN devices; run it as root, or where the kernel allows unprivileged user namespaces and /dev/net/tun is world-writable, under `unshare -Urn`", ErrUnsupported, err)
+	return fmt.Errorf("%w: %v: kernel mode needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN) to create network namespaces and TUN devices; run it as root; %s", ErrUnsupported, err, reexecHint())
 }
 
 // prepare brings lo up and pins the namespace's TCP settings.

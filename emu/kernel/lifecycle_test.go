@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -33,6 +34,45 @@ func TestMain(m *testing.M) {
 	case "new":
 		_, err := New(Config{})
 		fmt.Println(err)
+		os.Exit(0)
+	case "userns":
+		// Started without root: run again in a user namespace, then
+		// build a network there and carry one connection.
+		if os.Getenv(ReexecEnv) == "" {
+			if err := CanReexec(); err != nil {
+				fmt.Println("CANNOT", err)
+				os.Exit(0)
+			}
+			code, err := Reexec()
+			if err != nil {
+				fmt.Println("ERROR", err)
+			}
+			os.Exit(code)
+		}
+		n, err := New(Config{Link: link.Config{Delay: time.Millisecond}, Via: TUN})
+		if err != nil {
+			fmt.Println("ERROR", err)
+			os.Exit(1)
+		}
+		ln, err := n.Listen(80)
+		if err == nil {
+			go func() {
+				if c, err := ln.Accept(); err == nil {
+					c.Write([]byte("hi"))
+					c.Close()
+				}
+			}()
+			var c net.Conn
+			if c, err = n.Dial(context.Background(), 80); err == nil {
+				b := make([]byte, 2)
+				_, err = io.ReadFull(c, b)
+			}
+		}
+		if err != nil {
+			fmt.Println("ERROR", err)
+			os.Exit(1)
+		}
+		fmt.Printf("OK uid %d, host uid %s\n", os.Getuid(), os.Getenv("HOST_UID"))
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -128,6 +168,40 @@ func TestCloseLeavesNothing(t *testing.T) {
 // Without privileges, New says what is missing and how to get it.
 func TestUnprivilegedError(t *testing.T) {
 	needRoot(t) // to switch to an unprivileged user
+	msg := runAsNobody(t, "new")
+	for _, want := range []string{"kernel mode unavailable", "needs root", "run it as root"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("unprivileged New said %q; want it to contain %q", strings.TrimSpace(msg), want)
+		}
+	}
+}
+
+// Without root, where user namespaces are allowed and /dev/net/tun is
+// open to every user, kernel mode runs itself again in a user namespace.
+// /dev/net/tun is made world-writable for the test and restored after.
+func TestUnprivilegedUserNamespace(t *testing.T) {
+	needRoot(t)
+	if b, _ := os.ReadFile("/proc/sys/user/max_user_namespaces"); strings.TrimSpace(string(b)) == "0" {
+		t.Skip("user namespaces are disabled here")
+	}
+	st, err := os.Stat("/dev/net/tun")
+	if err != nil {
+		t.Skip(err)
+	}
+	if err := os.Chmod("/dev/net/tun", 0o666); err != nil {
+		t.Skip(err)
+	}
+	defer os.Chmod("/dev/net/tun", st.Mode().Perm())
+	out := runAsNobody(t, "userns")
+	if !strings.HasPrefix(out, "OK uid 0") {
+		t.Errorf("kernel mode as an unprivileged user: %q; want a working network inside a user namespace", out)
+	}
+}
+
+// runAsNobody runs this test binary as uid 65534 in the given child mode
+// and returns what it printed.
+func runAsNobody(t *testing.T, mode string) string {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "netemu-kernel")
 	if err != nil {
 		t.Fatal(err)
@@ -149,16 +223,11 @@ func TestUnprivilegedError(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-test.run=^$")
-	cmd.Env = []string{"NETEMU_KERNEL_CHILD=new"}
+	cmd.Env = []string{"NETEMU_KERNEL_CHILD=" + mode}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("child as nobody: %v: %s", err, out)
 	}
-	msg := string(out)
-	for _, want := range []string{"kernel mode unavailable", "needs root", "run it as root"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("unprivileged New said %q; want it to contain %q", strings.TrimSpace(msg), want)
-		}
-	}
+	return string(out)
 }
