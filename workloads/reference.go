@@ -19,10 +19,6 @@ type Reference struct {
 	Time time.Duration
 }
 
-// PerRound reports whether Time is per round (nagle) rather than the
-// whole run.
-func (r Reference) PerRound() bool { _, ok := r.Workload.(Nagle); return ok }
-
 // Case returns the reference cell as an emulated case with netemu's
 // defaults: a 1000-packet queue and Linux's 40 ms delayed ACK.
 func (r Reference) Case(seed uint64) Case {

@@ -82,11 +82,7 @@ func (o *options) measureKernel(ctx context.Context, c workloads.Case) (workload
 // cmdCompare runs each case on the emulator (virtual clock) and on kernel
 // TCP over the same link, side by side.
 func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
-	o, err := parseArgs("compare", args)
-	if err != nil {
-		return err
-	}
-	cases, err := o.cases(false)
+	o, cases, err := parseCases("compare", args, false)
 	if err != nil {
 		return err
 	}

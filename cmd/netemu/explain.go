@@ -26,11 +26,7 @@ type explainRecord struct {
 const maxListed = 6
 
 func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
-	o, err := parseArgs("explain", args)
-	if err != nil {
-		return err
-	}
-	cases, err := o.cases(false)
+	o, cases, err := parseCases("explain", args, false)
 	if err != nil {
 		return err
 	}

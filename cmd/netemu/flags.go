@@ -15,57 +15,73 @@ import (
 )
 
 // listFlag is a flag that takes one value, or a comma-separated list in
-// sweep. parse checks each element.
-type listFlag struct {
+// sweep. Each element is parsed once, when the flag is set; raw keeps the
+// text for messages.
+type listFlag[T any] struct {
 	name  string
-	vals  []string
-	parse func(string) error
-	set   bool
+	raw   []string
+	vals  []T
+	parse func(string) (T, error)
 }
 
-func (f *listFlag) String() string { return strings.Join(f.vals, ",") }
+func (f *listFlag[T]) String() string { return strings.Join(f.raw, ",") }
 
-func (f *listFlag) Set(s string) error {
-	var vals []string
+func (f *listFlag[T]) Set(s string) error {
+	var raw []string
+	var vals []T
 	for _, v := range strings.Split(s, ",") {
 		v = strings.TrimSpace(v)
-		if err := f.parse(v); err != nil {
+		x, err := f.parse(v)
+		if err != nil {
 			return err
 		}
-		vals = append(vals, v)
+		raw, vals = append(raw, v), append(vals, x)
 	}
-	f.vals, f.set = vals, true
+	f.raw, f.vals = raw, vals
 	return nil
 }
 
-func newList(fs *flag.FlagSet, name, def, help string, parse func(string) error) *listFlag {
-	f := &listFlag{name: name, vals: []string{def}, parse: parse}
+// count and flagName let run check every list flag for several values.
+func (f *listFlag[T]) count() int       { return len(f.vals) }
+func (f *listFlag[T]) flagName() string { return f.name }
+
+func newList[T any](fs *flag.FlagSet, name, def, help string, parse func(string) (T, error)) *listFlag[T] {
+	f := &listFlag[T]{name: name, parse: parse}
+	if err := f.Set(def); err != nil {
+		panic("netemu: bad default for --" + name + ": " + err.Error())
+	}
 	fs.Var(f, name, help)
 	return f
 }
 
-func parseDuration(what string) func(string) error {
-	return func(s string) error {
+func parseDuration(what string) func(string) (time.Duration, error) {
+	return func(s string) (time.Duration, error) {
 		d, err := time.ParseDuration(s)
 		if err != nil {
-			return fmt.Errorf("%q is not a duration; write it like 50ms, 1.5s or 0", s)
+			return 0, fmt.Errorf("%q is not a duration; write it like 50ms, 1.5s or 0", s)
 		}
 		if d < 0 {
-			return fmt.Errorf("%s %q is negative; want 0 or more, like 50ms", what, s)
+			return 0, fmt.Errorf("%s %q is negative; want 0 or more, like 50ms", what, s)
 		}
-		return nil
+		return d, nil
 	}
 }
 
-func mustDuration(s string) time.Duration { d, _ := time.ParseDuration(s); return d }
+// queueLimit is a parsed --queue: packets or bytes, the other zero.
+type queueLimit struct{ packets, bytes int }
+
+func parseQueue(s string) (queueLimit, error) {
+	p, b, err := link.ParseQueue(s)
+	return queueLimit{p, b}, err
+}
 
 // options are the parsed flags of run and sweep.
 type options struct {
 	workload string
-	rtt      *listFlag
-	rate     *listFlag
-	queue    *listFlag
-	delack   *listFlag
+	rtt      *listFlag[time.Duration]
+	rate     *listFlag[float64]
+	queue    *listFlag[queueLimit]
+	delack   *listFlag[time.Duration]
 	cc       string
 	clock    string
 	seed     uint64
@@ -87,8 +103,8 @@ func newFlagSet(name string, o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o.rtt = newList(fs, "rtt", "50ms", "round-trip time", parseDuration("RTT"))
-	o.rate = newList(fs, "rate", "10mbit", "bottleneck rate", func(s string) error { _, err := link.ParseRate(s); return err })
-	o.queue = newList(fs, "queue", "1000", "queue limit", func(s string) error { _, _, err := link.ParseQueue(s); return err })
+	o.rate = newList(fs, "rate", "10mbit", "bottleneck rate", link.ParseRate)
+	o.queue = newList(fs, "queue", "1000", "queue limit", parseQueue)
 	o.delack = newList(fs, "delack", "40ms", "delayed-ACK timer", parseDuration("delayed-ACK timer"))
 	fs.StringVar(&o.cc, "cc", tcpstack.Cubic, "congestion control")
 	fs.StringVar(&o.clock, "clock", "virtual", "clock")
@@ -135,6 +151,19 @@ func parseArgs(cmd string, args []string) (*options, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// parseCases parses "<workload> [flags]" and expands it into cases.
+func parseCases(cmd string, args []string, sweep bool) (*options, []workloads.Case, error) {
+	o, err := parseArgs(cmd, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	cases, err := o.cases(sweep)
+	if err != nil {
+		return nil, nil, err
+	}
+	return o, cases, nil
 }
 
 // setFlags lists the flags given on the command line.
@@ -267,9 +296,12 @@ func (o *options) workloads() ([]workloads.Workload, error) {
 // the list flags (sweep), times the workload variants.
 func (o *options) cases(sweep bool) ([]workloads.Case, error) {
 	if !sweep {
-		for _, f := range []*listFlag{o.rtt, o.rate, o.queue, o.delack} {
-			if len(f.vals) > 1 {
-				return nil, usagef("run: --%s has %d values; use netemu sweep for lists", f.name, len(f.vals))
+		for _, f := range []interface {
+			count() int
+			flagName() string
+		}{o.rtt, o.rate, o.queue, o.delack} {
+			if f.count() > 1 {
+				return nil, usagef("run: --%s has %d values; use netemu sweep for lists", f.flagName(), f.count())
 			}
 		}
 	}
@@ -299,14 +331,12 @@ func (o *options) cases(sweep bool) ([]workloads.Case, error) {
 	var cases []workloads.Case
 	for _, rtt := range o.rtt.vals {
 		for _, rate := range o.rate.vals {
-			for _, q := range o.queue.vals {
+			for qi, q := range o.queue.vals {
 				for _, da := range o.delack.vals {
-					r, _ := link.ParseRate(rate)
-					qp, qb, _ := link.ParseQueue(q)
-					if qb > 0 && qb < o.mtu {
-						return nil, usagef("--queue %s: want at least the MTU (%d bytes) so a full packet fits", q, o.mtu)
+					if q.bytes > 0 && q.bytes < o.mtu {
+						return nil, usagef("--queue %s: want at least the MTU (%d bytes) so a full packet fits", o.queue.raw[qi], o.mtu)
 					}
-					lc := link.Config{Delay: mustDuration(rtt) / 2, Rate: r, QueuePackets: qp, QueueBytes: qb, MTU: o.mtu, DelayedACK: mustDuration(da)}
+					lc := link.Config{Delay: rtt / 2, Rate: rate, QueuePackets: q.packets, QueueBytes: q.bytes, MTU: o.mtu, DelayedACK: da}
 					if err := lc.Validate(); err != nil {
 						return nil, usagef("%v", err)
 					}

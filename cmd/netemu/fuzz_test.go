@@ -16,7 +16,7 @@ import (
 func FuzzDurationFlag(f *testing.F) {
 	parse := parseDuration("RTT")
 	f.Fuzz(func(t *testing.T, s string) {
-		err := parse(s)
+		_, err := parse(s)
 		d, perr := time.ParseDuration(s)
 		if (err == nil) != (perr == nil && d >= 0) {
 			t.Fatalf("--rtt %q: %v; time.ParseDuration says %v, %v", s, err, d, perr)

@@ -164,11 +164,7 @@ func cmdRun(ctx context.Context, args []string, w, stderr io.Writer, sweep bool)
 	if sweep {
 		name = "sweep"
 	}
-	o, err := parseArgs(name, args)
-	if err != nil {
-		return err
-	}
-	cases, err := o.cases(sweep)
+	o, cases, err := parseCases(name, args, sweep)
 	if err != nil {
 		return err
 	}
