@@ -3,7 +3,7 @@ package bench
 import (
 	"time"
 
-	"github.com/netemu/netemu/emu/clock"
+	"github.com/netemu/netemu/clock"
 )
 
 // manualClock is a clock.Clock driven by hand on the caller's goroutine:

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/netemu/netemu/emu/clock"
+	"github.com/netemu/netemu/clock"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/tcpstack"
 )

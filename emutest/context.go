@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/netemu/netemu/emu/clock"
+	"github.com/netemu/netemu/clock"
 )
 
 // WithDeadline is context.WithDeadline on the run's clock c: the returned

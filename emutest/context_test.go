@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netemu/netemu/emu/clock"
+	"github.com/netemu/netemu/clock"
 )
 
 // A timeout fires at exactly its instant of the run, with the standard

@@ -32,7 +32,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{Outage(time.Second, time.Second), "emutest.Outage(1s, 1s): want 0 ≤ start < end"},
 		{StallTimeout(0), "emutest.StallTimeout(0s): want a positive wall-clock duration"},
 		{Option{}, "emutest.New: option 0 is the zero Option; use the functions that return one, like emutest.RTT"},
-		{Link(link.Config{MTU: 10}), "emutest.New: link: MTU is 10; want 68 to 65535 bytes"},
+		{Link(link.Config{MTU: 10}), "emutest.New: link: MTU is 10; want 576 to 65535 bytes"},
 		{Link(link.Config{Outages: []link.Outage{{Start: 2, End: 1}}}), "emutest.New: link: Outages[0] is 2ns to 1ns; want 0 ≤ Start < End"},
 		{TCP(tcpstack.TCPConfig{CongestionControl: "bbr"}), `emutest.New: tcpstack: CongestionControl "bbr" is unknown; want "cubic" or "reno"`},
 		{TCP(tcpstack.TCPConfig{SendBuffer: -1}), "emutest.New: tcpstack: SendBuffer is -1 bytes; want at least"},

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/netemu/netemu/clock"
 	"github.com/netemu/netemu/emu"
-	"github.com/netemu/netemu/emu/clock"
 )
 
 // NewTransport returns an http.Transport whose connections the client

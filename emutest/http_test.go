@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netemu/netemu/clock"
 	"github.com/netemu/netemu/emu"
-	"github.com/netemu/netemu/emu/clock"
 )
 
 func body(t *testing.T, c *http.Client, url string) string {

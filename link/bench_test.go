@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netemu/netemu/emu/clock"
+	"github.com/netemu/netemu/clock"
 )
 
 // BenchmarkLinkPacket measures the link's own per-packet path (delayed-ACK

@@ -11,6 +11,10 @@ import (
 const (
 	DefaultQueuePackets = 1000 // netem's default limit
 	DefaultMTU          = 1500
+	// MinMTU and MaxMTU bound every MTU of netemu: the datagram every
+	// IPv4 host must accept (RFC 791), and IPv4's largest packet.
+	MinMTU = 576
+	MaxMTU = 65535
 	// LinuxDelayedACK is Linux's TCP_DELACK_MIN, the usual delayed-ACK
 	// timeout.
 	LinuxDelayedACK = 40 * time.Millisecond
@@ -81,8 +85,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("link: QueuePackets is %d; want at least 1 packet (0 means the default, %d)", c.QueuePackets, DefaultQueuePackets)
 	case c.QueueBytes < 0:
 		return fmt.Errorf("link: QueueBytes is %d; want at least one packet's size in bytes (0 means no byte limit)", c.QueueBytes)
-	case c.MTU < 0 || (c.MTU > 0 && c.MTU < 68) || c.MTU > 65535:
-		return fmt.Errorf("link: MTU is %d; want 68 to 65535 bytes (0 means %d)", c.MTU, DefaultMTU)
+	case c.MTU < 0 || (c.MTU > 0 && c.MTU < MinMTU) || c.MTU > MaxMTU:
+		return fmt.Errorf("link: MTU is %d; want %d to %d bytes (0 means %d)", c.MTU, MinMTU, MaxMTU, DefaultMTU)
 	case c.QueueBytes > 0 && c.QueueBytes < c.withDefaults().MTU:
 		return fmt.Errorf("link: QueueBytes is %d; want at least the MTU (%d bytes) so that a full-sized packet fits", c.QueueBytes, c.withDefaults().MTU)
 	case c.DelayedACK < 0:

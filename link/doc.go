@@ -24,7 +24,8 @@
 // The link knows nothing about TCP stacks or kernels. It reads time only
 // from the clock it is given and delivers packets in order. On the
 // virtual clock it runs no goroutine of its own and delivers one packet
-// per timer event. On the real clock (clock.Real) each direction has a
+// per timer event (a clock.Sequential). On the real clock (a
+// clock.SpawningTimers) each direction has a
 // delivery goroutine owned by the link, which timers and sends wake;
 // Close waits for those goroutines.
 package link

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netemu/netemu/emu/clock"
+	"github.com/netemu/netemu/clock"
 )
 
 // Fuzz tests for everything the link parses. Their seed corpora live in

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/netemu/netemu/emu/clock"
+	"github.com/netemu/netemu/clock"
 )
 
 // DeliverFunc receives a packet at the far end of direction dir. pkt is
@@ -19,10 +19,10 @@ type Link struct {
 	clk     clock.Clock
 	start   time.Time
 	deliver DeliverFunc
-	// oneByOne: deliver one packet per timer event (virtual clock).
+	// oneByOne: deliver one packet per timer event (a clock.Sequential).
 	oneByOne bool
-	// pump: each direction delivers on a goroutine of its own (real
-	// clock); done ends them and pumps counts them.
+	// pump: each direction delivers on a goroutine of its own (a
+	// clock.SpawningTimers); done ends them and pumps counts them.
 	pump  bool
 	done  chan struct{}
 	pumps sync.WaitGroup
@@ -79,8 +79,8 @@ func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
 		deliver: deliver,
 		flows:   make(map[flowKey]*flow),
 	}
-	_, l.oneByOne = clk.(*clock.Virtual)
-	_, l.pump = clk.(clock.Real)
+	_, l.oneByOne = clk.(clock.Sequential)
+	_, l.pump = clk.(clock.SpawningTimers)
 	if l.pump {
 		l.done = make(chan struct{})
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netemu/netemu/emu/clock"
+	"github.com/netemu/netemu/clock"
 	"go.uber.org/goleak"
 )
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // rateUnits are tc's rate units: bits per second, and "bps" forms that
@@ -136,4 +137,32 @@ func ParseQueue(s string) (packets int, bytes int, err error) {
 		return 0, 0, fmt.Errorf("queue %q is smaller than a packet; write packets like 1000 or bytes like 150KB", s)
 	}
 	return 0, int(b), nil
+}
+
+// FormatSize writes a byte count the way ParseSize reads it, in the
+// largest unit that divides it exactly: 5MiB, 120KB, 1500.
+func FormatSize(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"GB", 1e9}, {"MiB", 1 << 20}, {"MB", 1e6}, {"KiB", 1 << 10}, {"KB", 1e3}} {
+		if n >= u.mult && n%u.mult == 0 {
+			return strconv.FormatInt(n/u.mult, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// FormatDuration writes a duration with units a person reads at a glance:
+// 12.50 s, 40.0 ms, 5 µs, 0.
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d >= 10*time.Second:
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.1f ms", float64(d)/1e6)
+	case d > 0:
+		return fmt.Sprintf("%.0f µs", float64(d)/1e3)
+	}
+	return "0"
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netemu/netemu/emu/clock"
+	"github.com/netemu/netemu/clock"
 )
 
 // Every rejection names the field and the accepted range.
@@ -20,8 +20,8 @@ func TestRejectionMessages(t *testing.T) {
 		{Config{Rate: 7}, "link: Rate is 7 bit/s; want at least 8 bit/s, or 0 for unlimited"},
 		{Config{QueuePackets: -1}, "link: QueuePackets is -1; want at least 1 packet (0 means the default, 1000)"},
 		{Config{QueueBytes: -1}, "link: QueueBytes is -1; want at least one packet's size in bytes (0 means no byte limit)"},
-		{Config{MTU: 67}, "link: MTU is 67; want 68 to 65535 bytes (0 means 1500)"},
-		{Config{MTU: 65536}, "link: MTU is 65536; want 68 to 65535 bytes (0 means 1500)"},
+		{Config{MTU: 575}, "link: MTU is 575; want 576 to 65535 bytes (0 means 1500)"},
+		{Config{MTU: 65536}, "link: MTU is 65536; want 576 to 65535 bytes (0 means 1500)"},
 		{Config{MTU: 9000, QueueBytes: 8999}, "link: QueueBytes is 8999; want at least the MTU (9000 bytes) so that a full-sized packet fits"},
 		{Config{DelayedACK: -1}, "link: DelayedACK is -1ns; want a duration of 0 or more (0 disables, 40ms is Linux)"},
 		{Config{Outages: []Outage{{Start: 2 * time.Second, End: time.Second}}}, "link: Outages[0] is 2s to 1s; want 0 ≤ Start < End"},

@@ -11,7 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/netemu/netemu/emu/clock"
+	"github.com/netemu/netemu/clock"
+	"github.com/netemu/netemu/link"
 	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
@@ -20,10 +21,13 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 )
 
+// CongestionControl names a congestion-control algorithm.
+type CongestionControl string
+
 // Congestion-control algorithms.
 const (
-	Cubic = "cubic"
-	Reno  = "reno"
+	Cubic CongestionControl = "cubic"
+	Reno  CongestionControl = "reno"
 )
 
 // Prefix is the network emulated hosts live in: 198.18.0.0/15, reserved
@@ -60,7 +64,7 @@ type Config struct {
 type TCPConfig struct {
 	// CongestionControl is Cubic or Reno. "" means Cubic (Linux's usual
 	// default; gVisor's own default is Reno).
-	CongestionControl string
+	CongestionControl CongestionControl
 
 	// SendBuffer is the default send buffer in bytes; 0 means 1 MiB.
 	// The stack does not auto-tune send buffers.
@@ -128,8 +132,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("tcpstack: Addr %v is not an IPv4 address in %v; pick one like 198.18.0.1", c.Addr, Prefix)
 	case c.Clock == nil:
 		return fmt.Errorf("tcpstack: Config.Clock is nil; give the run's clock")
-	case c.MTU != 0 && (c.MTU < 576 || c.MTU > 65535):
-		return fmt.Errorf("tcpstack: MTU %d out of range; want 576 to 65535 bytes (0 means 1500)", c.MTU)
+	case c.MTU != 0 && (c.MTU < link.MinMTU || c.MTU > link.MaxMTU):
+		return fmt.Errorf("tcpstack: MTU %d out of range; want %d to %d bytes (0 means %d)", c.MTU, link.MinMTU, link.MaxMTU, link.DefaultMTU)
 	}
 	return c.TCP.Validate()
 }
@@ -156,7 +160,7 @@ func New(cfg Config, send func(pkt []byte)) (*Host, error) {
 		return nil, fmt.Errorf("tcpstack: New needs a send function to receive the packets the host emits")
 	}
 	if cfg.MTU == 0 {
-		cfg.MTU = 1500
+		cfg.MTU = link.DefaultMTU
 	}
 	cfg.TCP = cfg.TCP.withDefaults()
 	var seed [32]byte
@@ -361,36 +365,36 @@ func (*nicEndpoint) Capabilities() stack.LinkEndpointCapabilities {
 // counts from one second before the host was created: gVisor reads a zero
 // MonotonicTime as "unset".
 //
-// gVisor reads the monotonic clock several times per segment, so the two
-// clocks of a run get a direct path: the virtual clock's elapsed time (one
-// atomic load, no time.Time arithmetic), and on the real clock time.Since,
-// which reads only the runtime's monotonic clock where time.Now reads the
-// wall clock too.
+// gVisor reads the monotonic clock several times per segment, so clocks
+// that offer a cheaper reading get it: a clock.Sequential's Elapsed (one
+// atomic load on the virtual clock), else a clock.Monotonic's Since (the
+// runtime's monotonic clock only, on the real clock).
 type gclock struct {
 	c    clock.Clock
 	base time.Time
 
-	virtual *clock.Virtual
-	vbase   time.Duration // virtual.Elapsed() at base
-	real    bool
+	seq   clock.Sequential // nil unless the clock is one
+	sbase time.Duration    // seq.Elapsed() at base
+	mono  clock.Monotonic  // nil unless the clock is one
 }
 
 func newGClock(c clock.Clock) *gclock {
 	g := &gclock{c: c, base: c.Now().Add(-time.Second)}
-	if v, ok := c.(*clock.Virtual); ok {
-		g.virtual, g.vbase = v, g.base.Sub(clock.Epoch)
+	if s, ok := c.(clock.Sequential); ok {
+		g.seq, g.sbase = s, g.base.Sub(clock.Epoch)
+	} else if m, ok := c.(clock.Monotonic); ok {
+		g.mono = m
 	}
-	_, g.real = c.(clock.Real)
 	return g
 }
 
 func (g *gclock) Now() time.Time { return g.c.Now() }
 func (g *gclock) NowMonotonic() tcpip.MonotonicTime {
 	switch {
-	case g.virtual != nil:
-		return tcpip.MonotonicTime{}.Add(g.virtual.Elapsed() - g.vbase)
-	case g.real:
-		return tcpip.MonotonicTime{}.Add(time.Since(g.base))
+	case g.seq != nil:
+		return tcpip.MonotonicTime{}.Add(g.seq.Elapsed() - g.sbase)
+	case g.mono != nil:
+		return tcpip.MonotonicTime{}.Add(g.mono.Since(g.base))
 	}
 	return tcpip.MonotonicTime{}.Add(g.c.Now().Sub(g.base))
 }

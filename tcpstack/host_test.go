@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
-	"github.com/netemu/netemu/emu/clock"
+	"github.com/netemu/netemu/clock"
 	"github.com/netemu/netemu/link"
 )
 
@@ -278,7 +278,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestCongestionControlPinned(t *testing.T) {
-	for _, cc := range []string{"", Reno, Cubic} {
+	for _, cc := range []CongestionControl{"", Reno, Cubic} {
 		h, err := New(Config{Addr: addrA, Clock: clock.Real{}, TCP: TCPConfig{CongestionControl: cc}}, func([]byte) {})
 		if err != nil {
 			t.Fatal(err)
@@ -291,7 +291,7 @@ func TestCongestionControlPinned(t *testing.T) {
 		if want == "" {
 			want = Cubic
 		}
-		if string(got) != want {
+		if string(got) != string(want) {
 			t.Errorf("congestion control %q for config %q; want %q", got, cc, want)
 		}
 		h.Close()

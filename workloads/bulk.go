@@ -2,6 +2,8 @@ package workloads
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"time"
@@ -9,17 +11,62 @@ import (
 	"github.com/netemu/netemu/emu"
 )
 
+// DefaultBulkSize is Bulk's default download.
+const DefaultBulkSize = 5 << 20
+
+var bulkKind = Kind{
+	Name:  "bulk",
+	About: "one download over one connection",
+	Flags: func(fs *flag.FlagSet) func() ([]Workload, error) {
+		bytes := size(fs, "size", DefaultBulkSize, 1, "5MiB", "bytes to download")
+		return func() ([]Workload, error) {
+			n, err := bytes()
+			if err != nil {
+				return nil, err
+			}
+			return []Workload{Bulk{Size: n}}, nil
+		}
+	},
+	References: []Reference{
+		{"bulk, RTT 50 ms", "5mbit", Bulk{}, 50 * msec, 5e6, 9035 * msec},
+		{"bulk, RTT 50 ms", "10mbit", Bulk{}, 50 * msec, 10e6, 4624 * msec},
+		{"bulk, RTT 50 ms", "50mbit", Bulk{}, 50 * msec, 50e6, 1207 * msec},
+		{"bulk, rate 25 mbit", "10ms", Bulk{}, 10 * msec, 25e6, 1811 * msec},
+		{"bulk, rate 25 mbit", "100ms", Bulk{}, 100 * msec, 25e6, 2399 * msec},
+		{"bulk, rate 25 mbit", "200ms", Bulk{}, 200 * msec, 25e6, 3165 * msec},
+	},
+}
+
 // Bulk downloads one Size-byte resource over one HTTP connection.
 type Bulk struct {
-	Size int // bytes, default 5 MiB
+	Size int // bytes; 0 means DefaultBulkSize
+}
+
+// BulkDetail is Bulk's own figure.
+type BulkDetail struct {
+	Goodput float64 // bits per second of payload; 0 when no time passed
+}
+
+// Summary implements Detail.
+func (d BulkDetail) Summary() string { return fmt.Sprintf("goodput %.2f Mbit/s", d.Goodput/1e6) }
+
+// MarshalJSON writes the record's bulk fields.
+func (d BulkDetail) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Goodput float64 `json:"goodput_bps"`
+	}{d.Goodput})
 }
 
 // Name implements Workload.
 func (Bulk) Name() string { return "bulk" }
 
-func (b Bulk) withDefaults() Bulk {
+// Variant implements Workload: a bulk download has none.
+func (Bulk) Variant() string { return "" }
+
+// WithDefaults implements Workload.
+func (b Bulk) WithDefaults() Workload {
 	if b.Size == 0 {
-		b.Size = 5 << 20
+		b.Size = DefaultBulkSize
 	}
 	return b
 }
@@ -35,16 +82,12 @@ func (b Bulk) Validate() error {
 // Model: a handshake and a request (two round trips), then the bytes at
 // the link's rate; slow start is not modelled.
 func (b Bulk) Model(path Path) Model {
-	b = b.withDefaults()
+	b = b.WithDefaults().(Bulk)
 	return model(path, 2, int64(b.Size), 0)
 }
 
 // Run implements Workload.
 func (b Bulk) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
-	if err := b.Validate(); err != nil {
-		return Result{}, err
-	}
-	b = b.withDefaults()
 	srv, err := startServer(env, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		blob(w, b.Size)
 	}))
@@ -58,20 +101,18 @@ func (b Bulk) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 	n, err := cl.get(ctx, "http://server/file")
 	elapsed := env.Now().Sub(start)
 	if err != nil {
-		return Result{}, fmt.Errorf("bulk: %w", err)
+		return Result{}, err
 	}
 	if n != int64(b.Size) {
-		return Result{}, fmt.Errorf("bulk: received %d bytes of %d", n, b.Size)
+		return Result{}, fmt.Errorf("received %d bytes of %d", n, b.Size)
 	}
 	return Result{
-		Workload: "bulk",
 		Started:  start,
 		Elapsed:  elapsed,
-		Model:    b.Model(path),
 		Bytes:    n,
 		Conns:    cl.opened(),
 		Requests: 1,
-		Goodput:  goodput(n, elapsed),
+		Detail:   BulkDetail{Goodput: goodput(n, elapsed)},
 	}, nil
 }
 

@@ -2,39 +2,104 @@ package workloads
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/link"
 )
+
+// ConnMode says whether KeepAlive reuses its connection.
+type ConnMode string
 
 // Keep-alive modes.
 const (
-	Fresh = "fresh" // a new connection per request, closed after it
-	Reuse = "reuse" // one connection for all requests
+	Fresh ConnMode = "fresh" // a new connection per request, closed after it
+	Reuse ConnMode = "reuse" // one connection for all requests
 )
+
+// KeepAlive's defaults.
+const (
+	DefaultKeepAliveRequests = 20
+	DefaultKeepAliveSize     = 1000 // response bytes
+)
+
+var keepAliveKind = Kind{
+	Name:  "keepalive",
+	About: "sequential requests, each on a new connection or all on one",
+	Flags: func(fs *flag.FlagSet) func() ([]Workload, error) {
+		requests := positive(fs, "requests", DefaultKeepAliveRequests, "sequential requests")
+		response := size(fs, "response", DefaultKeepAliveSize, 0, "1KB", "bytes of each response")
+		modes := variants(fs, "mode", "both", "fresh, reuse or both", Fresh, Reuse)
+		return func() ([]Workload, error) {
+			n, err := requests()
+			if err != nil {
+				return nil, err
+			}
+			s, err := response()
+			if err != nil {
+				return nil, err
+			}
+			ms, err := modes()
+			var ws []Workload
+			for _, m := range ms {
+				ws = append(ws, KeepAlive{Requests: n, Mode: m, Size: s})
+			}
+			return ws, err
+		}
+	},
+	References: []Reference{
+		{"keepalive, RTT 0 (loopback)", "fresh", KeepAlive{Mode: Fresh}, 0, 0, 2 * msec},
+		{"keepalive, RTT 0 (loopback)", "reuse", KeepAlive{Mode: Reuse}, 0, 0, 1 * msec},
+		{"keepalive, RTT 55 ms", "fresh", KeepAlive{Mode: Fresh}, 55 * msec, 0, 2360 * msec},
+		{"keepalive, RTT 55 ms", "reuse", KeepAlive{Mode: Reuse}, 55 * msec, 0, 1195 * msec},
+	},
+}
 
 // KeepAlive makes Requests sequential small requests, each on a fresh
 // connection or all on one reused connection.
 type KeepAlive struct {
-	Requests int    // default 20
-	Mode     string // Fresh or Reuse; default Reuse
-	Size     int    // response bytes, default 1000
+	Requests int      // 0 means DefaultKeepAliveRequests
+	Mode     ConnMode // Fresh or Reuse; "" means Reuse
+	Size     int      // response bytes; 0 means DefaultKeepAliveSize
+}
+
+// KeepAliveDetail is KeepAlive's own figures.
+type KeepAliveDetail struct {
+	Mode       ConnMode
+	PerRequest time.Duration // Elapsed ÷ Requests
+}
+
+// Summary implements Detail.
+func (d KeepAliveDetail) Summary() string { return link.FormatDuration(d.PerRequest) + " per request" }
+
+// MarshalJSON writes the record's keepalive fields.
+func (d KeepAliveDetail) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Mode       ConnMode `json:"mode"`
+		PerRequest float64  `json:"per_request_ms"`
+	}{d.Mode, ms(d.PerRequest)})
 }
 
 // Name implements Workload.
 func (KeepAlive) Name() string { return "keepalive" }
 
-func (k KeepAlive) withDefaults() KeepAlive {
+// Variant implements Workload: the mode.
+func (k KeepAlive) Variant() string { return string(k.WithDefaults().(KeepAlive).Mode) }
+
+// WithDefaults implements Workload.
+func (k KeepAlive) WithDefaults() Workload {
 	if k.Requests == 0 {
-		k.Requests = 20
+		k.Requests = DefaultKeepAliveRequests
 	}
 	if k.Mode == "" {
 		k.Mode = Reuse
 	}
 	if k.Size == 0 {
-		k.Size = 1000
+		k.Size = DefaultKeepAliveSize
 	}
 	return k
 }
@@ -55,7 +120,7 @@ func (k KeepAlive) Validate() error {
 // Model: fresh costs two round trips per request (handshake and
 // request), reuse one per request plus one handshake.
 func (k KeepAlive) Model(path Path) Model {
-	k = k.withDefaults()
+	k = k.WithDefaults().(KeepAlive)
 	rt := float64(k.Requests + 1)
 	if k.Mode == Fresh {
 		rt = float64(2 * k.Requests)
@@ -65,10 +130,6 @@ func (k KeepAlive) Model(path Path) Model {
 
 // Run implements Workload.
 func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
-	if err := k.Validate(); err != nil {
-		return Result{}, err
-	}
-	k = k.withDefaults()
 	srv, err := startServer(env, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		blob(w, k.Size)
 	}))
@@ -83,7 +144,7 @@ func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, err
 	for i := range k.Requests {
 		n, err := cl.get(ctx, fmt.Sprintf("http://server/r/%02d", i))
 		if err != nil {
-			return Result{}, fmt.Errorf("keepalive: request %d: %w", i, err)
+			return Result{}, fmt.Errorf("request %d: %w", i, err)
 		}
 		bytes += n
 		if k.Mode == Fresh {
@@ -94,14 +155,11 @@ func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, err
 	}
 	elapsed := env.Now().Sub(start)
 	return Result{
-		Workload:   "keepalive",
-		Started:    start,
-		Elapsed:    elapsed,
-		Model:      k.Model(path),
-		Bytes:      bytes,
-		Conns:      cl.opened(),
-		Requests:   k.Requests,
-		Mode:       k.Mode,
-		PerRequest: elapsed / time.Duration(k.Requests),
+		Started:  start,
+		Elapsed:  elapsed,
+		Bytes:    bytes,
+		Conns:    cl.opened(),
+		Requests: k.Requests,
+		Detail:   KeepAliveDetail{Mode: k.Mode, PerRequest: elapsed / time.Duration(k.Requests)},
 	}, nil
 }

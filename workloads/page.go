@@ -2,6 +2,8 @@ package workloads
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,27 +13,89 @@ import (
 	"github.com/netemu/netemu/emu"
 )
 
+// Page's defaults: the page of the published experiment.
+const (
+	DefaultPageResources = 40
+	DefaultPageTotal     = 120_000 // bytes
+	DefaultPageConns     = 6       // a browser's connections per host
+)
+
+var pageKind = Kind{
+	Name:  "page",
+	About: "many small HTTP/1.1 resources over keep-alive connections",
+	Flags: func(fs *flag.FlagSet) func() ([]Workload, error) {
+		resources := positive(fs, "resources", DefaultPageResources, "resources on the page")
+		total := size(fs, "total", DefaultPageTotal, 0, "120KB", "bytes of all resources together")
+		conns := positive(fs, "conns", DefaultPageConns, "parallel keep-alive connections")
+		return func() ([]Workload, error) {
+			r, err := resources()
+			if err != nil {
+				return nil, err
+			}
+			t, err := total()
+			if err != nil {
+				return nil, err
+			}
+			if t < r {
+				return nil, fmt.Errorf("--total %d: want at least one byte per resource (%d)", t, r)
+			}
+			c, err := conns()
+			if err != nil {
+				return nil, err
+			}
+			return []Workload{Page{Resources: r, Total: t, Conns: c}}, nil
+		}
+	},
+	References: []Reference{
+		{"page, RTT 50 ms", "2mbit", Page{}, 50 * msec, 2e6, 697 * msec},
+		{"page, RTT 50 ms", "10mbit", Page{}, 50 * msec, 10e6, 521 * msec},
+		{"page, RTT 50 ms", "50mbit", Page{}, 50 * msec, 50e6, 538 * msec},
+		{"page, rate 10 mbit", "10ms", Page{}, 10 * msec, 10e6, 149 * msec},
+		{"page, rate 10 mbit", "100ms", Page{}, 100 * msec, 10e6, 915 * msec},
+		{"page, rate 10 mbit", "200ms", Page{}, 200 * msec, 10e6, 1749 * msec},
+	},
+}
+
 // Page fetches Resources resources totalling Total bytes over HTTP/1.1
 // with at most Conns parallel keep-alive connections, as a browser loads
 // a page's assets.
 type Page struct {
-	Resources int // default 40
-	Total     int // bytes, default 120 KB (120,000)
-	Conns     int // default 6
+	Resources int // 0 means DefaultPageResources
+	Total     int // bytes; 0 means DefaultPageTotal
+	Conns     int // 0 means DefaultPageConns
+}
+
+// PageDetail is Page's own figure.
+type PageDetail struct {
+	RequestsPerConn float64
+}
+
+// Summary implements Detail.
+func (d PageDetail) Summary() string { return fmt.Sprintf("%.1f requests per conn", d.RequestsPerConn) }
+
+// MarshalJSON writes the record's page fields.
+func (d PageDetail) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		RequestsPerConn float64 `json:"requests_per_conn"`
+	}{d.RequestsPerConn})
 }
 
 // Name implements Workload.
 func (Page) Name() string { return "page" }
 
-func (p Page) withDefaults() Page {
+// Variant implements Workload: a page has none.
+func (Page) Variant() string { return "" }
+
+// WithDefaults implements Workload.
+func (p Page) WithDefaults() Workload {
 	if p.Resources == 0 {
-		p.Resources = 40
+		p.Resources = DefaultPageResources
 	}
 	if p.Total == 0 {
-		p.Total = 120_000
+		p.Total = DefaultPageTotal
 	}
 	if p.Conns == 0 {
-		p.Conns = 6
+		p.Conns = DefaultPageConns
 	}
 	return p
 }
@@ -62,16 +126,12 @@ func (p Page) size(i int) int {
 // Model: one round trip for the handshakes (in parallel), then one per
 // wave of Conns requests, plus the bytes at the link's rate.
 func (p Page) Model(path Path) Model {
-	p = p.withDefaults()
+	p = p.WithDefaults().(Page)
 	return model(path, float64(1+ceilDiv(p.Resources, p.Conns)), int64(p.Total), 0)
 }
 
 // Run implements Workload.
 func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
-	if err := p.Validate(); err != nil {
-		return Result{}, err
-	}
-	p = p.withDefaults()
 	srv, err := startServer(env, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/r/"))
 		if err != nil || i < 0 || i >= p.Resources {
@@ -129,20 +189,18 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 	wg.Wait()
 	elapsed := env.Now().Sub(start)
 	if first != nil {
-		return Result{}, fmt.Errorf("page: %w", first)
+		return Result{}, first
 	}
 	if bytes != int64(p.Total) {
-		return Result{}, fmt.Errorf("page: received %d bytes of %d", bytes, p.Total)
+		return Result{}, fmt.Errorf("received %d bytes of %d", bytes, p.Total)
 	}
-	r := Result{
-		Workload: "page",
+	conns := cl.opened()
+	return Result{
 		Started:  start,
 		Elapsed:  elapsed,
-		Model:    p.Model(path),
 		Bytes:    bytes,
-		Conns:    cl.opened(),
+		Conns:    conns,
 		Requests: p.Resources,
-	}
-	r.RequestsPerConn = float64(r.Requests) / float64(r.Conns)
-	return r, nil
+		Detail:   PageDetail{RequestsPerConn: float64(p.Resources) / float64(conns)},
+	}, nil
 }

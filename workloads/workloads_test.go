@@ -23,7 +23,7 @@ func run(t testing.TB, w Workload, p Path) (Result, emu.Stats) {
 	var r Result
 	err = n.Run(context.Background(), func(ctx context.Context) error {
 		var err error
-		r, err = w.Run(ctx, n, p)
+		r, err = Run(ctx, w, n, p)
 		return err
 	})
 	if err != nil {
@@ -45,7 +45,7 @@ func within(t *testing.T, what string, got, want time.Duration, tol float64) {
 
 func refs(table string) []Reference {
 	var out []Reference
-	for _, r := range References {
+	for _, r := range References() {
 		if strings.HasPrefix(r.Table, table) {
 			out = append(out, r)
 		}
@@ -55,10 +55,7 @@ func refs(table string) []Reference {
 
 func runRef(t *testing.T, r Reference) Result {
 	t.Helper()
-	res, _, err := r.Case(1).Run(context.Background())
-	if err != nil {
-		t.Fatalf("%s %s: %v", r.Table, r.Label, err)
-	}
+	res, _ := run(t, r.Workload, path(r.RTT, r.Rate))
 	return res
 }
 
@@ -72,41 +69,66 @@ func TestBulkMatchesReference(t *testing.T) {
 	}
 }
 
+// At unlimited rate the virtual clock counts round trips only: exactly
+// two per fresh request, one per reused request plus the handshake.
 func TestKeepAliveRoundTrips(t *testing.T) {
 	const rtt = 55 * time.Millisecond
 	fresh, _ := run(t, KeepAlive{Mode: Fresh}, path(rtt, 0))
 	reuse, _ := run(t, KeepAlive{Mode: Reuse}, path(rtt, 0))
-	within(t, "fresh", fresh.Elapsed, 40*rtt, 0.05)
-	within(t, "reuse", reuse.Elapsed, 21*rtt, 0.05)
+	if fresh.Elapsed != 40*rtt || reuse.Elapsed != 21*rtt {
+		t.Errorf("fresh %v, reuse %v; want exactly 40 and 21 round trips (%v, %v)", fresh.Elapsed, reuse.Elapsed, 40*rtt, 21*rtt)
+	}
+	if fresh.Model.Elapsed != fresh.Elapsed || reuse.Model.Elapsed != reuse.Elapsed {
+		t.Errorf("model: fresh %v, reuse %v; want the measured %v and %v", fresh.Model.Elapsed, reuse.Model.Elapsed, fresh.Elapsed, reuse.Elapsed)
+	}
 	if fresh.Conns != 20 || reuse.Conns != 1 {
 		t.Errorf("connections: fresh %d, reuse %d; want 20 and 1", fresh.Conns, reuse.Conns)
 	}
-	if fresh.PerRequest != fresh.Elapsed/20 {
-		t.Errorf("per request %v, elapsed %v", fresh.PerRequest, fresh.Elapsed)
+	if d := fresh.Detail.(KeepAliveDetail); d.PerRequest != fresh.Elapsed/20 || d.Mode != Fresh {
+		t.Errorf("detail %+v, elapsed %v", d, fresh.Elapsed)
 	}
 }
 
+func nagle(r Result) NagleDetail { return r.Detail.(NagleDetail) }
+
+// On the virtual clock a stalled round is exactly two round trips and the
+// delayed-ACK timer; without Nagle or with one write, exactly one RTT.
 func TestNagleStall(t *testing.T) {
-	on, _ := run(t, Nagle{}, path(0, 0))
-	if on.RoundMedian < 40*time.Millisecond || on.RoundMedian > 42*time.Millisecond {
-		t.Errorf("Nagle on, RTT 0: median round %v; want 40–42ms", on.RoundMedian)
+	const delack = 40 * time.Millisecond
+	on := nagle(run1(t, Nagle{}, path(0, 0)))
+	if on.Round.Median != delack || on.Round.Max != delack {
+		t.Errorf("Nagle on, RTT 0: median round %v, max %v; want exactly %v", on.Round.Median, on.Round.Max, delack)
 	}
-	if on.StalledRounds < 45 {
-		t.Errorf("Nagle on: %d of 50 rounds stalled; want nearly all", on.StalledRounds)
+	if on.StalledRounds != 49 {
+		t.Errorf("Nagle on: %d of 50 rounds stalled; want all but the first (49)", on.StalledRounds)
 	}
-	off, _ := run(t, Nagle{NoDelay: true}, path(0, 0))
-	coalesced, _ := run(t, Nagle{Write: Coalesced}, path(0, 0))
-	for name, r := range map[string]Result{"Nagle off": off, "coalesced with Nagle on": coalesced} {
-		if r.RoundMedian >= time.Millisecond || r.RoundMax >= time.Millisecond || r.StalledRounds != 0 {
-			t.Errorf("%s: median %v, max %v, %d stalled; want under 1ms and none", name, r.RoundMedian, r.RoundMax, r.StalledRounds)
+	for _, rtt := range []time.Duration{0, 20 * time.Millisecond} {
+		off := nagle(run1(t, Nagle{NoDelay: true}, path(rtt, 0)))
+		coalesced := nagle(run1(t, Nagle{Write: Coalesced}, path(rtt, 0)))
+		for name, d := range map[string]NagleDetail{"Nagle off": off, "coalesced with Nagle on": coalesced} {
+			if d.Round.Median != rtt || d.Round.Max != rtt || d.StalledRounds != 0 || d.ModelRound != rtt {
+				t.Errorf("%s, RTT %v: median %v, max %v (model %v), %d stalled; want exactly one RTT and none", name, rtt, d.Round.Median, d.Round.Max, d.ModelRound, d.StalledRounds)
+			}
 		}
 	}
 	const rtt = 20 * time.Millisecond
-	far, _ := run(t, Nagle{}, path(rtt, 0))
-	within(t, "Nagle on, RTT 20ms, median round", far.RoundMedian, 2*rtt+40*time.Millisecond, 0.05)
-	if far.Model.PerRound != 2*rtt+40*time.Millisecond || far.Model.Elapsed != 100*rtt+49*40*time.Millisecond {
-		t.Errorf("model: %v per round, %v in all; want 80ms and 100 RTT + 49 × 40ms (the first round does not stall)", far.Model.PerRound, far.Model.Elapsed)
+	r := run1(t, Nagle{}, path(rtt, 0))
+	far := nagle(r)
+	if far.Round.Median != 2*rtt+delack || far.ModelRound != 2*rtt+delack {
+		t.Errorf("Nagle on, RTT 20ms: median round %v (model %v); want exactly 2 RTT + delayed ACK = %v", far.Round.Median, far.ModelRound, 2*rtt+delack)
 	}
+	if r.Model.Elapsed != 100*rtt+49*delack {
+		t.Errorf("model: %v in all; want 100 RTT + 49 × 40ms (the first round does not stall)", r.Model.Elapsed)
+	}
+	if got, model := r.Headline(); got != far.Round.Median || model != far.ModelRound {
+		t.Errorf("headline %v (model %v); want the median round", got, model)
+	}
+}
+
+func run1(t *testing.T, w Workload, p Path) Result {
+	t.Helper()
+	r, _ := run(t, w, p)
+	return r
 }
 
 // Page: every cell within ±25% of the reference, and the shape of each
@@ -165,7 +187,7 @@ func TestValidation(t *testing.T) {
 		{Nagle{Write: "twice"}, `write "twice"`},
 		{Nagle{Rounds: -1}, "rounds is -1"},
 	} {
-		_, _, err := Case{Workload: c.w}.Run(context.Background())
+		_, err := Run(context.Background(), c.w, nil, Path{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v; want an error containing %q", c.w, err, c.want)
 		}

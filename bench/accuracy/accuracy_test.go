@@ -4,22 +4,42 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/kernel"
+	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/workloads"
 )
 
-// fixed is a backend that answers from a table, or not at all.
-func fixed(times map[string]time.Duration) Backend {
-	return func(_ context.Context, ref workloads.Reference) (Measurement, error) {
-		t, ok := times[ref.Label]
-		if !ok {
-			return Measurement{}, notMeasured("no figure for %s", ref.Label)
-		}
-		return Measurement{Time: t, Model: 2 * time.Second, Note: "fixture"}, nil
+// fixed is a backend that answers from a table keyed by the case's rate
+// ("5mbit") or workload variant ("fresh"), with a 2 s model.
+type fixed map[string]time.Duration
+
+func (fixed) Name() string { return "fixed" }
+
+func (f fixed) Run(_ context.Context, c experiment.Case) (workloads.Result, experiment.Record, error) {
+	t, ok := f[link.FormatRate(c.Link.Rate)]
+	if !ok {
+		t, ok = f[c.Workload.Variant()]
 	}
+	if !ok {
+		return workloads.Result{}, experiment.Record{}, fmt.Errorf("no figure for %+v", c)
+	}
+	rec := experiment.Record{Extra: experiment.Extra{Kernel: &kernel.Facts{Kernel: "fixture"}}}
+	return workloads.Result{Elapsed: t, Model: workloads.Model{Elapsed: 2 * time.Second}}, rec, nil
+}
+
+// failing is a backend whose every run fails with err.
+type failing struct{ err error }
+
+func (failing) Name() string { return "failing" }
+func (f failing) Run(context.Context, experiment.Case) (workloads.Result, experiment.Record, error) {
+	return workloads.Result{}, experiment.Record{}, f.err
 }
 
 func TestReportLayout(t *testing.T) {
@@ -28,12 +48,12 @@ func TestReportLayout(t *testing.T) {
 		{Table: "bulk, RTT 50 ms", Label: "10mbit", Workload: workloads.Bulk{}, RTT: 50 * time.Millisecond, Rate: 10e6, Time: 4 * time.Second},
 		{Table: "keepalive, RTT 0 (loopback)", Label: "fresh", Workload: workloads.KeepAlive{Mode: workloads.Fresh}, Time: 2 * time.Millisecond},
 	}
-	cols := []Column{
-		{Name: "virtual", About: "a", Measure: fixed(map[string]time.Duration{"5mbit": 8820 * time.Millisecond, "10mbit": 4400 * time.Millisecond, "fresh": 0})},
-		{Name: "kernel", About: "b", Measure: skipped("needs root")},
+	cols := []*Column{
+		{Name: "virtual", About: "a", Backend: fixed{"5mbit": 8820 * time.Millisecond, "10mbit": 4400 * time.Millisecond, "fresh": 0}},
+		{Name: "kernel", About: "b", Backend: failing{fmt.Errorf("%w: needs root", kernel.ErrUnsupported)}},
 	}
 	var progress int
-	tab, err := Measure(context.Background(), refs, cols, func(workloads.Reference, Column) { progress++ })
+	tab, err := Measure(context.Background(), refs, cols, func(workloads.Reference, *Column) { progress++ })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,8 +71,8 @@ func TestReportLayout(t *testing.T) {
 		"| 5mbit | 9000.0 ms | 8820.0 ms | -2.0 % | not measured | | 2000.0 ms | -77.8 % |\n",
 		"| 10mbit | 4000.0 ms | 4400.0 ms | +10.0 % | not measured | |",
 		"| fresh | 2.0 ms | 0 | — | not measured | |",
-		"- **kernel**: b. Not measured here: needs root.\n",
-		"- **virtual**: a. Measured on: fixture.\n",
+		"- **kernel**: b. Not measured here: kernel mode unavailable: needs root.\n",
+		"- **virtual**: a. Measured on: Linux fixture (HZ 0)",
 		"| virtual | 2 | 6.0 % | 10.0 % (bulk, RTT 50 ms, 10mbit) |\n",
 		"| kernel | 0 | — | — |\n",
 		"| model | 2 | 63.9 % | 77.8 % (bulk, RTT 50 ms, 5mbit) |\n",
@@ -67,8 +87,8 @@ func TestReportLayout(t *testing.T) {
 // A backend failure other than "not measured" stops the report.
 func TestBackendErrorStops(t *testing.T) {
 	boom := errors.New("boom")
-	cols := []Column{{Name: "x", Measure: func(context.Context, workloads.Reference) (Measurement, error) { return Measurement{}, boom }}}
-	if _, err := Measure(context.Background(), workloads.References[:1], cols, nil); !errors.Is(err, boom) {
+	cols := []*Column{{Name: "x", Backend: failing{boom}}}
+	if _, err := Measure(context.Background(), workloads.References()[:1], cols, nil); !errors.Is(err, boom) {
 		t.Fatalf("Measure returned %v; want boom", err)
 	}
 }
@@ -77,12 +97,13 @@ func TestBackendErrorStops(t *testing.T) {
 // round.
 func TestEmulatedBackend(t *testing.T) {
 	found := false
-	for _, ref := range workloads.References {
+	for _, ref := range workloads.References() {
 		if ref.Table != "nagle, RTT 0 (loopback), median round" || ref.Label != "nagle on" {
 			continue
 		}
 		found = true
-		m, err := Emulated(virtualClock, 1, 1)(context.Background(), ref)
+		col := &Column{Backend: experiment.Emulated{}, Clock: emu.Virtual, Seed: 1}
+		m, err := col.measure(context.Background(), ref)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/emu"
-	"github.com/netemu/netemu/emu/kernel"
+	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/kernel"
 	"github.com/netemu/netemu/workloads"
 )
 
-// Measurement is one backend's figure for one reference cell: the whole
-// run, or the median round for nagle (Reference.PerRound), and the
-// workload's analytical model of the same figure.
+// Measurement is one column's figure for one reference cell: the
+// headline figure (the whole run, or the kind's Headline such as nagle's
+// median round), and the workload's analytical model of the same figure.
 type Measurement struct {
 	Time  time.Duration
 	Model time.Duration
@@ -24,92 +25,58 @@ type Measurement struct {
 	Note string
 }
 
-// A Backend measures one reference cell. When it cannot run on this
-// machine it returns an error wrapping ErrNotMeasured that says why; any
-// other error stops the report.
-type Backend func(ctx context.Context, ref workloads.Reference) (Measurement, error)
-
-// ErrNotMeasured marks a cell a backend could not measure here.
+// ErrNotMeasured marks a cell a column could not measure here.
 var ErrNotMeasured = errors.New("not measured")
 
 func notMeasured(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrNotMeasured, fmt.Sprintf(format, args...))
 }
 
-// Column is a backend with the name and the description the report
-// prints for it.
+// Column is one backend of package experiment, on one clock, with the
+// name and the description the report prints for it. A column whose
+// Skip is set is not measured, for that reason.
 type Column struct {
 	Name    string
 	About   string
-	Measure Backend
+	Backend experiment.Backend
+	Clock   emu.ClockMode // the emulated backend's clock
+	Seed    uint64
+	Runs    int // runs per cell; the median is reported (0 means 1)
+	Skip    string
+
+	unavailable error // once the backend has failed to start here, it will not start for the next cell either
 }
 
-type clockMode = emu.ClockMode
-
-const (
-	virtualClock = emu.Virtual
-	realClock    = emu.Real
-)
-
-// Emulated measures the reference cell's case (netemu's defaults: a
-// 1000-packet queue, 40 ms delayed ACK) on the emulated hosts with the
-// given clock; with runs > 1, the median of that many runs.
-func Emulated(clk clockMode, seed uint64, runs int) Backend {
-	return func(ctx context.Context, ref workloads.Reference) (Measurement, error) {
-		c := ref.Case(seed)
-		c.Clock = clk
-		return median(runs, func() (Measurement, error) {
-			r, _, err := c.Run(ctx)
-			if err != nil {
-				return Measurement{}, err
-			}
-			return headline(r), nil
-		})
-	}
-}
-
-// Kernel measures the reference cell's case on kernel TCP in two network
-// namespaces (emu/kernel), joined by netemu's link or tc netem (via).
-// Kernel TCP delays its own ACKs, so the link's delayed-ACK stage is off.
-// Without root, or without a kernel feature it needs, every cell is not
+// measure runs the reference cell's case (netemu's defaults: a
+// 1000-packet queue, 40 ms delayed ACK) on the column's backend. A
+// backend that names a missing privilege or kernel feature
+// (kernel.ErrUnsupported) leaves this cell and every later one not
 // measured, with the reason.
-func Kernel(via string, runs int) Backend {
-	var unavailable error // once kernel mode has failed to start, it will not start for the next cell either
-	return func(ctx context.Context, ref workloads.Reference) (Measurement, error) {
-		if unavailable != nil {
-			return Measurement{}, unavailable
+func (col *Column) measure(ctx context.Context, ref workloads.Reference) (Measurement, error) {
+	switch {
+	case col.Skip != "":
+		return Measurement{}, notMeasured("%s", col.Skip)
+	case col.unavailable != nil:
+		return Measurement{}, col.unavailable
+	}
+	c := experiment.ReferenceCase(ref, col.Seed)
+	c.Clock = col.Clock
+	return median(max(col.Runs, 1), func() (Measurement, error) {
+		r, rec, err := col.Backend.Run(ctx, c)
+		if errors.Is(err, kernel.ErrUnsupported) {
+			col.unavailable = notMeasured("%v", err)
+			return Measurement{}, col.unavailable
 		}
-		c := ref.Case(1)
-		if err := c.Workload.Validate(); err != nil {
+		if err != nil {
 			return Measurement{}, err
 		}
-		return median(runs, func() (Measurement, error) {
-			r, kr, err := c.RunKernel(ctx, via)
-			if err != nil {
-				if errors.Is(err, kernel.ErrUnsupported) {
-					unavailable = notMeasured("%v", err)
-					return Measurement{}, unavailable
-				}
-				return Measurement{}, fmt.Errorf("kernel mode: %w", err)
-			}
-			m := headline(r)
-			m.Note = kr.Facts.String()
-			return m, nil
-		})
-	}
-}
-
-// skipped is a backend turned off by a flag.
-func skipped(why string) Backend {
-	return func(context.Context, workloads.Reference) (Measurement, error) {
-		return Measurement{}, notMeasured("%s", why)
-	}
-}
-
-// headline is the figure of r that a reference Time is comparable with.
-func headline(r workloads.Result) Measurement {
-	got, model := r.Headline()
-	return Measurement{Time: got, Model: model}
+		got, model := r.Headline()
+		m := Measurement{Time: got, Model: model}
+		if rec.Kernel != nil {
+			m.Note = rec.Kernel.String()
+		}
+		return m, nil
+	})
 }
 
 // median runs f n times and returns the run with the median Time.

@@ -8,10 +8,9 @@
 //	go run ./bench/accuracy -real=false -kernel=false   # virtual clock only, about a second
 //	go run ./bench/accuracy -runs 3                     # median of 3 runs on the real clock and the kernel
 //
-// Each column is a Backend, a function that measures one reference cell;
-// a backend that cannot run here (kernel mode without root) returns an
-// error wrapping ErrNotMeasured and its column says so. Adding a column is
-// adding a Backend to the list in main.
+// Each column is an experiment.Backend on a clock; a backend that cannot
+// run here (kernel mode without root) leaves its column not measured, with
+// the reason. Adding a column is adding a Column to the list in main.
 package main
 
 import (
@@ -23,6 +22,9 @@ import (
 	"os/signal"
 	"time"
 
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/kernel"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -47,26 +49,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "accuracy: takes only flags (-seed, -real, -kernel, -via, -runs ≥ 1); see -help\n")
 		return 2
 	}
-	cols := []Column{
-		{Name: "virtual", About: "netemu: gVisor TCP (cubic) on netemu's link, virtual clock, 1000-packet queue, 40 ms delayed ACK; deterministic", Measure: Emulated(virtualClock, *seed, 1)},
-		{Name: "real", About: "the same on the real clock (wall time; the stacks' CPU time counts, timers fire late)", Measure: Emulated(realClock, *seed, *runs)},
-		{Name: "kernel", About: "Linux TCP (cubic) in two network namespaces (kernel mode, emu/kernel; needs root), joined by netemu's link through TUN devices or by tc netem, real time; the link's delayed-ACK stage is off (Linux delays its own ACKs); through TUN, its RTT 0 figures include the bridge's trip through user space", Measure: Kernel(*via, *runs)},
+	cols := []*Column{
+		{Name: "virtual", About: "netemu: gVisor TCP (cubic) on netemu's link, virtual clock, 1000-packet queue, 40 ms delayed ACK; deterministic", Backend: experiment.Emulated{}, Clock: emu.Virtual, Seed: *seed},
+		{Name: "real", About: "the same on the real clock (wall time; the stacks' CPU time counts, timers fire late)", Backend: experiment.Emulated{}, Clock: emu.Real, Seed: *seed, Runs: *runs},
+		{Name: "kernel", About: "Linux TCP (cubic) in two network namespaces (kernel mode, package kernel; needs root), joined by netemu's link through TUN devices or by tc netem, real time; the link's delayed-ACK stage is off (Linux delays its own ACKs); through TUN, its RTT 0 figures include the bridge's trip through user space", Backend: experiment.Kernel{Via: kernel.Via(*via)}, Runs: *runs},
 	}
 	if !*realClk {
-		cols[1].Measure = skipped("-real=false")
+		cols[1].Skip = "-real=false"
 	}
 	if !*kern {
-		cols[2].Measure = skipped("-kernel=false")
+		cols[2].Skip = "-kernel=false"
 	}
 	env := Environment{
 		Command: "go run ./bench/accuracy " + argsString(args),
 		Date:    time.Now().UTC().Format("2006-01-02"),
 		Machine: machine(),
 	}
-	progress := func(ref workloads.Reference, col Column) {
+	progress := func(ref workloads.Reference, col *Column) {
 		fmt.Fprintf(stderr, "accuracy: %s / %s: %s\n", ref.Table, ref.Label, col.Name)
 	}
-	t, err := Measure(ctx, workloads.References, cols, progress)
+	t, err := Measure(ctx, workloads.References(), cols, progress)
 	if err != nil {
 		fmt.Fprintf(stderr, "accuracy: %v\n", err)
 		return 1

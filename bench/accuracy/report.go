@@ -31,7 +31,7 @@ type Row struct {
 
 // Table is the whole report's data.
 type Table struct {
-	Columns []Column
+	Columns []*Column
 	Rows    []Row
 }
 
@@ -39,7 +39,7 @@ type Table struct {
 // progress, if not nil, is called before each measurement. Cells a
 // backend cannot measure here are recorded as such; any other error ends
 // the measurement.
-func Measure(ctx context.Context, refs []workloads.Reference, cols []Column, progress func(workloads.Reference, Column)) (*Table, error) {
+func Measure(ctx context.Context, refs []workloads.Reference, cols []*Column, progress func(workloads.Reference, *Column)) (*Table, error) {
 	t := &Table{Columns: cols}
 	for _, ref := range refs {
 		row := Row{Ref: ref}
@@ -47,7 +47,7 @@ func Measure(ctx context.Context, refs []workloads.Reference, cols []Column, pro
 			if progress != nil {
 				progress(ref, col)
 			}
-			m, err := col.Measure(ctx, ref)
+			m, err := col.measure(ctx, ref)
 			if err != nil && !errors.Is(err, ErrNotMeasured) {
 				return nil, fmt.Errorf("%s / %s, %s: %w", ref.Table, ref.Label, col.Name, err)
 			}
@@ -154,7 +154,7 @@ func (t *Table) column(i int) func(Row) (time.Duration, bool) {
 
 // notMeasured returns the reasons column c was not measured, if it was
 // not measured anywhere; "" otherwise.
-func (t *Table) notMeasured(c Column) string {
+func (t *Table) notMeasured(c *Column) string {
 	i := -1
 	for j := range t.Columns {
 		if t.Columns[j].Name == c.Name {
@@ -176,7 +176,7 @@ func (t *Table) notMeasured(c Column) string {
 }
 
 // notes returns the distinct notes of column c's measurements.
-func (t *Table) notes(c Column) string {
+func (t *Table) notes(c *Column) string {
 	var notes []string
 	seen := map[string]bool{}
 	for _, r := range t.Rows {

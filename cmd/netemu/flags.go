@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,10 +11,15 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/kernel"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
+
+// The flags every command shares: the link, the stacks, the backend and
+// the outputs. A workload's own flags come from its workloads.Kind.
 
 // listFlag is a flag that takes one value, or a comma-separated list in
 // sweep. Each element is parsed once, when the flag is set; raw keeps the
@@ -40,10 +47,6 @@ func (f *listFlag[T]) Set(s string) error {
 	f.raw, f.vals = raw, vals
 	return nil
 }
-
-// count and flagName let run check every list flag for several values.
-func (f *listFlag[T]) count() int       { return len(f.vals) }
-func (f *listFlag[T]) flagName() string { return f.name }
 
 func newList[T any](fs *flag.FlagSet, name, def, help string, parse func(string) (T, error)) *listFlag[T] {
 	f := &listFlag[T]{name: name, parse: parse}
@@ -75,9 +78,10 @@ func parseQueue(s string) (queueLimit, error) {
 	return queueLimit{p, b}, err
 }
 
-// options are the parsed flags of run and sweep.
+// options are the parsed flags of a command.
 type options struct {
-	workload string
+	kind     workloads.Kind
+	build    func() ([]workloads.Workload, error) // the kind's workloads from its flags
 	rtt      *listFlag[time.Duration]
 	rate     *listFlag[float64]
 	queue    *listFlag[queueLimit]
@@ -93,42 +97,30 @@ type options struct {
 	timeline string
 	plot     string
 	set      map[string]bool // flags given on the command line
-
-	resources, conns, requests, rounds int
-	total, size                        string
-	mode, nodelay, write               string
 }
 
 func newFlagSet(name string, o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	o.rtt = newList(fs, "rtt", "50ms", "round-trip time", parseDuration("RTT"))
-	o.rate = newList(fs, "rate", "10mbit", "bottleneck rate", link.ParseRate)
-	o.queue = newList(fs, "queue", "1000", "queue limit", parseQueue)
-	o.delack = newList(fs, "delack", "40ms", "delayed-ACK timer", parseDuration("delayed-ACK timer"))
-	fs.StringVar(&o.cc, "cc", tcpstack.Cubic, "congestion control")
-	fs.StringVar(&o.clock, "clock", "virtual", "clock")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed")
-	fs.IntVar(&o.mtu, "mtu", 1500, "MTU")
-	fs.BoolVar(&o.json, "json", false, "JSON lines")
-	fs.StringVar(&o.backend, "backend", emulated, "emulated|kernel")
-	fs.StringVar(&o.via, "link", "auto", "kernel backend: auto|tun|netem")
+	o.rtt = newList(fs, "rtt", "50ms", "round-trip time (each direction gets half)", parseDuration("RTT"))
+	o.rate = newList(fs, "rate", "10mbit", "bottleneck rate in tc units: bit kbit mbit gbit (bits/s), bps kbps mbps gbps (bytes/s); 0 or unlimited", link.ParseRate)
+	o.queue = newList(fs, "queue", "1000", "drop-tail queue per direction: packets (1000) or bytes (150KB)", parseQueue)
+	o.delack = newList(fs, "delack", "40ms", "Linux-style delayed ACK at the link; 0 disables", parseDuration("delayed-ACK timer"))
+	fs.StringVar(&o.cc, "cc", string(tcpstack.Cubic), "congestion control of both hosts: cubic or reno")
+	fs.StringVar(&o.clock, "clock", emu.Virtual.String(), "virtual: deterministic and fast; real: wall clock")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of all randomness")
+	fs.IntVar(&o.mtu, "mtu", link.DefaultMTU, "link and NIC MTU in bytes")
+	fs.BoolVar(&o.json, "json", false, "one JSON object per case (JSON lines) instead of a table")
+	fs.StringVar(&o.backend, "backend", experiment.Emulated{}.Name(), "where TCP runs: "+experiment.BackendNames())
+	fs.StringVar(&o.via, "link", string(kernel.Auto), "kernel backend's link: auto, tun or netem")
 	fs.StringVar(&o.pcap, "pcap", "", "write every packet crossing the link to this pcap file")
 	fs.StringVar(&o.timeline, "timeline", "", "write TCP state and queue occupancy over time to this CSV file")
 	fs.StringVar(&o.plot, "plot", "", "draw the run to this .svg or .png file")
-	fs.IntVar(&o.resources, "resources", 40, "page: resources")
-	fs.StringVar(&o.total, "total", "120KB", "page: total bytes")
-	fs.IntVar(&o.conns, "conns", 6, "page: parallel connections")
-	fs.StringVar(&o.size, "size", "5MiB", "bulk: bytes")
-	fs.IntVar(&o.requests, "requests", 20, "keepalive: requests")
-	fs.StringVar(&o.mode, "mode", "both", "keepalive: fresh|reuse|both")
-	fs.IntVar(&o.rounds, "rounds", 50, "nagle: rounds")
-	fs.StringVar(&o.nodelay, "nodelay", "both", "nagle: true|false|both")
-	fs.StringVar(&o.write, "write", workloads.Split, "nagle: split|coalesced|both")
 	return fs
 }
 
-// parseArgs parses "<workload> [flags]" (flags may also come first).
+// parseArgs parses "<workload> [flags]": the shared flags may come first,
+// the workload's own come after its name.
 func parseArgs(cmd string, args []string) (*options, error) {
 	o := &options{}
 	fs := newFlagSet(cmd, o)
@@ -137,9 +129,13 @@ func parseArgs(cmd string, args []string) (*options, error) {
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
-		return nil, usagef("%s: which workload? want page, bulk, keepalive or nagle", cmd)
+		return nil, usagef("%s: which workload? want %s", cmd, workloads.Names())
 	}
-	o.workload = rest[0]
+	kind, ok := workloads.Lookup(rest[0])
+	if !ok {
+		return nil, usagef("unknown workload %q; want %s", rest[0], workloads.Names())
+	}
+	o.kind, o.build = kind, kind.Flags(fs)
 	if err := parseFlags(fs, rest[1:]); err != nil {
 		return nil, err
 	}
@@ -154,12 +150,12 @@ func parseArgs(cmd string, args []string) (*options, error) {
 }
 
 // parseCases parses "<workload> [flags]" and expands it into cases.
-func parseCases(cmd string, args []string, sweep bool) (*options, []workloads.Case, error) {
+func parseCases(cmd string, args []string, sweep bool) (*options, []experiment.Case, error) {
 	o, err := parseArgs(cmd, args)
 	if err != nil {
 		return nil, nil, err
 	}
-	cases, err := o.cases(sweep)
+	cases, err := o.cases(cmd, sweep)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -186,10 +182,11 @@ func (o *options) notApplicable(cmd string) error {
 		errs = append(errs,
 			reject("backend", "compare runs both backends"),
 			reject("clock", "compare runs the emulator on the virtual clock and kernel TCP in real time"))
-	} else if o.backend == kernelBE {
+	} else if o.backend == (experiment.Kernel{}).Name() {
 		errs = append(errs,
 			reject("clock", "kernel TCP runs in real time"),
-			reject("seed", "kernel TCP takes no seed"))
+			reject("seed", "kernel TCP takes no seed"),
+			reject("delack", "kernel TCP delays its own ACKs"))
 	} else {
 		errs = append(errs, reject("link", "it picks the kernel backend's link; add --backend kernel"))
 	}
@@ -201,123 +198,60 @@ func (o *options) notApplicable(cmd string) error {
 	return nil
 }
 
+// parseFlags parses args into fs, with flag's messages in netemu's words.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		// flag's messages name the flag: "invalid value "x" for flag -rate: ...".
 		msg := strings.Replace(err.Error(), " for flag -", " for --", 1)
-		msg = strings.Replace(msg, "flag provided but not defined: -", "unknown flag --", 1)
-		return usagef("%s: %s (see netemu help)", fs.Name(), msg)
+		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+			msg = "unknown flag --" + name
+			if k, ok := kindOfFlag(name); ok {
+				msg = fmt.Sprintf("--%s is a flag of the %s workload; write it after the workload's name", name, k)
+			}
+		}
+		return usagef("%s: %s (see netemu help %s)", fs.Name(), msg, fs.Name())
 	}
 	return nil
 }
 
-func oneOf(flagName, v string, allowed ...string) ([]string, error) {
-	if v == "both" && len(allowed) == 2 {
-		return allowed, nil
-	}
-	for _, a := range allowed {
-		if v == a {
-			return []string{v}, nil
+// kindOfFlag returns the workload that has flag name, if one has.
+func kindOfFlag(name string) (string, bool) {
+	for _, k := range workloads.Kinds() {
+		fs := flag.NewFlagSet(k.Name, flag.ContinueOnError)
+		k.Flags(fs)
+		if fs.Lookup(name) != nil {
+			return k.Name, true
 		}
 	}
-	return nil, usagef("--%s %q: want %s or both", flagName, v, strings.Join(allowed, ", "))
-}
-
-// workloadsOf expands the workload flags into workloads (--mode both is
-// two workloads).
-func (o *options) workloads() ([]workloads.Workload, error) {
-	positive := func(name string, v int) error {
-		if v <= 0 {
-			return usagef("--%s %d: want 1 or more", name, v)
-		}
-		return nil
-	}
-	switch o.workload {
-	case "page":
-		total, err := link.ParseSize(o.total)
-		if err != nil {
-			return nil, usagef("--total: %v", err)
-		}
-		for name, v := range map[string]int{"resources": o.resources, "conns": o.conns} {
-			if err := positive(name, v); err != nil {
-				return nil, err
-			}
-		}
-		if total < int64(o.resources) {
-			return nil, usagef("--total %s: want at least one byte per resource (%d)", o.total, o.resources)
-		}
-		return []workloads.Workload{workloads.Page{Resources: o.resources, Total: int(total), Conns: o.conns}}, nil
-	case "bulk":
-		size, err := link.ParseSize(o.size)
-		if err != nil {
-			return nil, usagef("--size: %v", err)
-		}
-		if size <= 0 {
-			return nil, usagef("--size %s: want 1 byte or more, like 5MiB", o.size)
-		}
-		return []workloads.Workload{workloads.Bulk{Size: int(size)}}, nil
-	case "keepalive":
-		if err := positive("requests", o.requests); err != nil {
-			return nil, err
-		}
-		modes, err := oneOf("mode", o.mode, workloads.Fresh, workloads.Reuse)
-		if err != nil {
-			return nil, err
-		}
-		var ws []workloads.Workload
-		for _, m := range modes {
-			ws = append(ws, workloads.KeepAlive{Requests: o.requests, Mode: m})
-		}
-		return ws, nil
-	case "nagle":
-		if err := positive("rounds", o.rounds); err != nil {
-			return nil, err
-		}
-		nds, err := oneOf("nodelay", o.nodelay, "false", "true")
-		if err != nil {
-			return nil, err
-		}
-		writes, err := oneOf("write", o.write, workloads.Split, workloads.Coalesced)
-		if err != nil {
-			return nil, err
-		}
-		var ws []workloads.Workload
-		for _, nd := range nds {
-			for _, w := range writes {
-				ws = append(ws, workloads.Nagle{Rounds: o.rounds, NoDelay: nd == "true", Write: w})
-			}
-		}
-		return ws, nil
-	}
-	return nil, usagef("unknown workload %q; want page, bulk, keepalive or nagle", o.workload)
+	return "", false
 }
 
 // cases expands the options into the cases to run: every combination of
-// the list flags (sweep), times the workload variants.
-func (o *options) cases(sweep bool) ([]workloads.Case, error) {
+// the list flags (sweep), times the workload's variants.
+func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 	if !sweep {
-		for _, f := range []interface {
-			count() int
-			flagName() string
-		}{o.rtt, o.rate, o.queue, o.delack} {
-			if f.count() > 1 {
-				return nil, usagef("run: --%s has %d values; use netemu sweep for lists", f.flagName(), f.count())
+		for _, f := range []struct {
+			name string
+			n    int
+		}{{"rtt", len(o.rtt.vals)}, {"rate", len(o.rate.vals)}, {"queue", len(o.queue.vals)}, {"delack", len(o.delack.vals)}} {
+			if f.n > 1 {
+				return nil, usagef("%s: --%s has %d values; use netemu sweep for lists", cmd, f.name, f.n)
 			}
 		}
 	}
-	ws, err := o.workloads()
+	ws, err := o.build()
 	if err != nil {
-		return nil, err
+		return nil, usagef("%s %s: %v", cmd, o.kind.Name, err)
 	}
-	tcp := tcpstack.TCPConfig{CongestionControl: o.cc}
+	tcp := tcpstack.TCPConfig{CongestionControl: tcpstack.CongestionControl(o.cc)}
 	if err := tcp.Validate(); err != nil {
-		return nil, usagef("--cc %q: want cubic or reno", o.cc)
+		return nil, usagef("--cc %q: want %s or %s", o.cc, tcpstack.Cubic, tcpstack.Reno)
 	}
 	clk, err := o.clockMode()
 	if err != nil {
 		return nil, err
 	}
-	if err := o.checkBackend(); err != nil {
+	if _, err := o.newBackend(o.backend); err != nil {
 		return nil, err
 	}
 	if o.plot != "" {
@@ -325,10 +259,10 @@ func (o *options) cases(sweep bool) ([]workloads.Case, error) {
 			return nil, usagef("--plot %s: want a file name ending in .svg or .png", o.plot)
 		}
 	}
-	if o.mtu < 576 || o.mtu > 65535 {
-		return nil, usagef("--mtu %d: want 576 to 65535 bytes", o.mtu)
+	if o.mtu < link.MinMTU || o.mtu > link.MaxMTU {
+		return nil, usagef("--mtu %d: want %d to %d bytes", o.mtu, link.MinMTU, link.MaxMTU)
 	}
-	var cases []workloads.Case
+	var cases []experiment.Case
 	for _, rtt := range o.rtt.vals {
 		for _, rate := range o.rate.vals {
 			for qi, q := range o.queue.vals {
@@ -341,7 +275,7 @@ func (o *options) cases(sweep bool) ([]workloads.Case, error) {
 						return nil, usagef("%v", err)
 					}
 					for _, w := range ws {
-						cases = append(cases, workloads.Case{Workload: w, Link: lc, TCP: tcp, Clock: clk, Seed: o.seed})
+						cases = append(cases, experiment.Case{Workload: w, Link: lc, TCP: tcp, Clock: clk, Seed: o.seed})
 					}
 				}
 			}
@@ -351,23 +285,51 @@ func (o *options) cases(sweep bool) ([]workloads.Case, error) {
 }
 
 func (o *options) clockMode() (emu.ClockMode, error) {
-	switch o.clock {
-	case "virtual":
-		return emu.Virtual, nil
-	case "real":
-		return emu.Real, nil
+	for _, m := range []emu.ClockMode{emu.Virtual, emu.Real} {
+		if o.clock == m.String() {
+			return m, nil
+		}
 	}
-	return 0, usagef("--clock %q: want virtual or real", o.clock)
+	return 0, usagef("--clock %q: want %s or %s", o.clock, emu.Virtual, emu.Real)
 }
 
-func (o *options) checkBackend() error {
-	if o.backend != emulated && o.backend != kernelBE {
-		return usagef("--backend %q: want emulated or kernel", o.backend)
-	}
-	switch o.via {
-	case "auto", "tun", "netem":
+// newBackend returns the backend called name, with --link.
+func (o *options) newBackend(name string) (experiment.Backend, error) {
+	via := kernel.Via(o.via)
+	switch via {
+	case kernel.Auto, kernel.TUN, kernel.Netem:
 	default:
-		return usagef("--link %q: want auto, tun or netem", o.via)
+		return nil, usagef("--link %q: want %s, %s or %s", o.via, kernel.Auto, kernel.TUN, kernel.Netem)
 	}
-	return nil
+	b, err := experiment.NewBackend(name, experiment.Options{Via: via})
+	if err != nil {
+		return nil, usagef("--%v", err)
+	}
+	return b, nil
+}
+
+// instruments are the instruments the options ask for on one case of
+// several; variant tells their files apart.
+func (o *options) instruments(variant string, explain bool) experiment.Instruments {
+	return experiment.Instruments{
+		Pcap:         variantPath(o.pcap, variant),
+		Timeline:     variantPath(o.timeline, variant),
+		KeepTimeline: o.plot != "",
+		Explain:      explain,
+	}
+}
+
+// measure runs c on backend b with the instruments the options ask for.
+// A file that cannot be created and a kernel feature that is missing are
+// usage errors.
+func (o *options) measure(ctx context.Context, b experiment.Backend, c experiment.Case, variant string, explain bool) (workloads.Result, experiment.Record, *experiment.Watch, error) {
+	r, rec, w, err := experiment.Measure(ctx, b, c, o.instruments(variant, explain))
+	var oe *experiment.OutputError
+	switch {
+	case errors.As(err, &oe):
+		err = usagef("--%s: %v", oe.Instrument, oe.Err)
+	case errors.Is(err, kernel.ErrUnsupported):
+		err = usagef("--backend %s: %v", b.Name(), err)
+	}
+	return r, rec, w, err
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netemu/netemu/workloads"
+	"github.com/netemu/netemu/experiment"
 )
 
 // FuzzDurationFlag: the parser of --rtt and --delack never panics, accepts
@@ -48,8 +48,8 @@ func FuzzFlags(f *testing.F) {
 		}
 		o, err := parseArgs(cmd, args)
 		if err == nil {
-			var cases []workloads.Case
-			cases, err = o.cases(sweep)
+			var cases []experiment.Case
+			cases, err = o.cases(cmd, sweep)
 			for _, c := range cases {
 				if verr := c.Link.Validate(); verr != nil || c.Link.Delay < 0 || c.Link.DelayedACK < 0 {
 					t.Fatalf("netemu %s %q gave an invalid link %+v: %v", cmd, line, c.Link, verr)

@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/netemu/netemu/clock"
 	"github.com/netemu/netemu/emu"
-	"github.com/netemu/netemu/emu/clock"
 	"github.com/netemu/netemu/emutest"
 	"github.com/netemu/netemu/link"
 )

@@ -61,3 +61,42 @@ func Signal(c Clock, ch chan struct{}) func() {
 	}
 	return func() { c.Wake(send) }
 }
+
+// Optional behaviours. A component that has a faster or more faithful path
+// for some clocks asks for one of these interfaces, never for a concrete
+// clock type, so a new clock gets the right behaviour by what it offers.
+
+// Sequential is implemented by a discrete-event clock (Virtual): events run
+// one at a time and time moves only between them. A component with several
+// things due at one instant gives each an event of its own, so that what
+// one readies runs before the next.
+type Sequential interface {
+	Clock
+	// Elapsed returns the time since Epoch: Now, read cheaply.
+	Elapsed() time.Duration
+}
+
+// SpawningTimers is implemented by a clock whose AfterFunc runs each call
+// on a new goroutine (Real, through the runtime's timers). A component with
+// a hot timer path keeps a long-lived goroutine and only signals it from
+// its timers, rather than growing a fresh stack on every call.
+type SpawningTimers interface {
+	Clock
+	// SpawnsTimerGoroutines marks the behaviour; it does nothing.
+	SpawnsTimerGoroutines()
+}
+
+// Monotonic is implemented by a clock that can measure time since an
+// earlier reading more cheaply than Now().Sub (Real: the runtime's
+// monotonic clock only).
+type Monotonic interface {
+	Clock
+	// Since returns the time elapsed since t, a time this clock returned.
+	Since(t time.Time) time.Duration
+}
+
+var (
+	_ Sequential     = (*Virtual)(nil)
+	_ SpawningTimers = Real{}
+	_ Monotonic      = Real{}
+)

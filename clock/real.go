@@ -20,3 +20,10 @@ type realTimer struct{ t *time.Timer }
 
 func (r realTimer) Stop() bool                 { return r.t.Stop() }
 func (r realTimer) Reset(d time.Duration) bool { return r.t.Reset(d) }
+
+// SpawnsTimerGoroutines implements SpawningTimers: time.AfterFunc runs f
+// on a new goroutine.
+func (Real) SpawnsTimerGoroutines() {}
+
+// Since implements Monotonic with time.Since.
+func (Real) Since(t time.Time) time.Duration { return time.Since(t) }

@@ -1,4 +1,4 @@
-package capture
+package pcap
 
 import (
 	"bytes"
@@ -23,9 +23,9 @@ func ipv4TCP(t *testing.T, payload string) []byte {
 	return buf.Bytes()
 }
 
-func TestPcapRoundTrip(t *testing.T) {
+func TestRoundTrip(t *testing.T) {
 	var file bytes.Buffer
-	p, err := NewPcap(&file)
+	p, err := NewWriter(&file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
-// Package capture writes what crosses a link: pcap files that Wireshark
+// Package pcap writes what crosses a link: pcap files that Wireshark
 // and tshark open, with the run's timestamps (on the virtual clock they
 // count from clock.Epoch, so two runs give byte-identical files).
-package capture
+package pcap
 
 import (
 	"fmt"
@@ -17,27 +17,27 @@ import (
 // SnapLen is the largest packet a capture keeps whole.
 const SnapLen = 65535
 
-// Pcap writes raw IPv4 packets (link type RAW) with nanosecond
+// Writer writes raw IPv4 packets (link type RAW) with nanosecond
 // timestamps. It is safe for concurrent use.
-type Pcap struct {
+type Writer struct {
 	mu  sync.Mutex
 	w   *pcapgo.Writer
 	err error
 	n   int
 }
 
-// NewPcap writes the file header to w and returns a writer for packets.
-func NewPcap(w io.Writer) (*Pcap, error) {
+// NewWriter writes the file header to w and returns a writer for packets.
+func NewWriter(w io.Writer) (*Writer, error) {
 	pw := pcapgo.NewWriterNanos(w)
 	if err := pw.WriteFileHeader(SnapLen, layers.LinkTypeRaw); err != nil {
-		return nil, fmt.Errorf("capture: write pcap header: %w", err)
+		return nil, fmt.Errorf("pcap: write header: %w", err)
 	}
-	return &Pcap{w: pw}, nil
+	return &Writer{w: pw}, nil
 }
 
 // Packet records pkt as seen at t. The first write error is kept and
 // returned by Err; later packets are not written.
-func (p *Pcap) Packet(t time.Time, pkt []byte) {
+func (p *Writer) Packet(t time.Time, pkt []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil {
@@ -51,18 +51,18 @@ func (p *Pcap) Packet(t time.Time, pkt []byte) {
 }
 
 // Count is the number of packets written.
-func (p *Pcap) Count() int {
+func (p *Writer) Count() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.n
 }
 
 // Err returns the first write error.
-func (p *Pcap) Err() error {
+func (p *Writer) Err() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil {
-		return fmt.Errorf("capture: write pcap: %w", p.err)
+		return fmt.Errorf("pcap: write: %w", p.err)
 	}
 	return nil
 }

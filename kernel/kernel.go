@@ -20,19 +20,23 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/netemu/netemu/clock"
 	"github.com/netemu/netemu/emu"
-	"github.com/netemu/netemu/emu/clock"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
+// Via is how the two namespaces are joined.
+type Via string
+
 // Ways to join the two namespaces.
 const (
-	Auto  = "auto"  // netem where the kernel has it, else TUN
-	TUN   = "tun"   // netemu's link, bridged through two TUN devices
-	Netem = "netem" // a veth pair with tc netem on each side's egress
+	Auto  Via = "auto"  // netem where the kernel has it, else TUN
+	TUN   Via = "tun"   // netemu's link, bridged through two TUN devices
+	Netem Via = "netem" // a veth pair with tc netem on each side's egress
 )
 
 // Config describes a kernel-mode network.
@@ -42,11 +46,11 @@ type Config struct {
 	Link link.Config
 
 	// Via is Auto (default), TUN or Netem.
-	Via string
+	Via Via
 
 	// CongestionControl is pinned on both sides' routes: "cubic"
 	// (default) or "reno".
-	CongestionControl string
+	CongestionControl tcpstack.CongestionControl
 }
 
 // ErrUnsupported is wrapped by errors that name a missing privilege or
@@ -86,7 +90,7 @@ var _ emu.Env = (*Net)(nil)
 type Facts struct {
 	Kernel             string `json:"kernel"`
 	HZ                 int    `json:"hz,omitempty"`
-	Link               string `json:"link"` // "tun" or "netem"
+	Link               Via    `json:"link"` // TUN or Netem
 	CongestionControl  string `json:"cc"`
 	PingpongThresh     string `json:"tcp_pingpong_thresh,omitempty"`
 	SlowStartAfterIdle string `json:"tcp_slow_start_after_idle,omitempty"`
@@ -103,7 +107,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("kernel: link %q is unknown; want auto, tun or netem", c.Via)
 	}
 	switch c.CongestionControl {
-	case "", "cubic", "reno":
+	case "", tcpstack.Cubic, tcpstack.Reno:
 	default:
 		return fmt.Errorf("kernel: congestion control %q is unknown; want cubic or reno", c.CongestionControl)
 	}
@@ -117,7 +121,7 @@ func New(cfg Config) (_ *Net, err error) {
 		return nil, err
 	}
 	if cfg.CongestionControl == "" {
-		cfg.CongestionControl = "cubic"
+		cfg.CongestionControl = tcpstack.Cubic
 	}
 	cfg.Link.DelayedACK = 0
 	if cfg.Link.MTU == 0 {
@@ -235,7 +239,7 @@ func (n *Net) address(ns *namespace, self, peer netip.Addr) error {
 	if err := h.LinkSetUp(l); err != nil {
 		return fmt.Errorf("bring %s up: %w", devName, err)
 	}
-	r := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: prefix32(peer), Scope: netlink.SCOPE_LINK, Src: net.IP(self.AsSlice()), Congctl: n.cfg.CongestionControl}
+	r := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: prefix32(peer), Scope: netlink.SCOPE_LINK, Src: net.IP(self.AsSlice()), Congctl: string(n.cfg.CongestionControl)}
 	if err := h.RouteAdd(r); err != nil {
 		return fmt.Errorf("add route to %v (congctl %s): %w", peer, n.cfg.CongestionControl, err)
 	}
@@ -319,7 +323,7 @@ func (f Facts) String() string {
 		f.Kernel, f.HZ, f.Link, f.CongestionControl, f.PingpongThresh, f.SlowStartAfterIdle)
 }
 
-func (n *Net) readFacts(via string) (Facts, error) {
+func (n *Net) readFacts(via Via) (Facts, error) {
 	f := Facts{Link: via, HZ: kernelHZ()}
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
@@ -327,7 +331,7 @@ func (n *Net) readFacts(via string) (Facts, error) {
 	}
 	f.PingpongThresh, _ = n.client.readSysctl("net/ipv4/tcp_pingpong_thresh")
 	f.SlowStartAfterIdle, _ = n.client.readSysctl("net/ipv4/tcp_slow_start_after_idle")
-	f.CongestionControl = n.cfg.CongestionControl
+	f.CongestionControl = string(n.cfg.CongestionControl)
 	return f, nil
 }
 
@@ -372,7 +376,7 @@ func (n *Net) Dial(ctx context.Context, port uint16) (emu.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cc, err := congestionControl(c); err == nil && cc != n.cfg.CongestionControl {
+	if cc, err := congestionControl(c); err == nil && cc != string(n.cfg.CongestionControl) {
 		c.Close()
 		return nil, fmt.Errorf("kernel: connection runs %s, not the pinned %s", cc, n.cfg.CongestionControl)
 	}

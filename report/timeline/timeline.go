@@ -1,4 +1,6 @@
-package capture
+// Package timeline records, over a run, each connection's TCP sender state
+// and the link's queue occupancy, and writes them as CSV.
+package timeline
 
 import (
 	"encoding/csv"
@@ -146,7 +148,7 @@ func (t *Timeline) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {
-		return fmt.Errorf("capture: write timeline: %w", err)
+		return fmt.Errorf("timeline: write CSV: %w", err)
 	}
 	return nil
 }

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/kernel"
+	"github.com/netemu/netemu/workloads"
+)
+
+// reproduceFlags are the flags reproduce takes; the cells themselves are
+// as published.
+var reproduceFlags = []string{"json", "seed", "clock", "backend", "link"}
+
+func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error {
+	o := &options{}
+	fs := newFlagSet("reproduce", o)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	takes := "it takes --" + strings.Join(reproduceFlags, ", --")
+	if fs.NArg() > 0 {
+		return usagef("reproduce: unexpected argument %q; %s", fs.Arg(0), takes)
+	}
+	o.set = setFlags(fs)
+	for name := range o.set {
+		if !slices.Contains(reproduceFlags, name) {
+			return usagef("reproduce: --%s does not apply: reproduce runs the reference cells as published (%s)", name, takes)
+		}
+	}
+	if err := o.notApplicable("reproduce"); err != nil {
+		return err
+	}
+	clk, err := o.clockMode()
+	if err != nil {
+		return err
+	}
+	b, err := o.newBackend(o.backend)
+	if err != nil {
+		return err
+	}
+	refs := workloads.References()
+	enc := json.NewEncoder(w)
+	var tw *tabwriter.Writer
+	var lastKernel *kernel.Facts
+	table := ""
+	bar := newProgress(stderr, len(refs), true)
+	defer bar.close()
+	for _, ref := range refs {
+		c := experiment.ReferenceCase(ref, o.seed)
+		c.Clock = clk
+		bar.start(ref.Table + " " + ref.Label)
+		r, rec, _, err := o.measure(ctx, b, c, "", false)
+		bar.finish()
+		if err != nil {
+			return err
+		}
+		if rec.Kernel != nil {
+			lastKernel = rec.Kernel
+		}
+		got, model := r.Headline()
+		if o.json {
+			rec.Table = ref.Table
+			rec.ReferenceMs = ptr(experiment.Ms(ref.Time))
+			if got > 0 { // at RTT 0 the virtual clock counts no time: no difference
+				rec.DiffPct = ptr((experiment.Ms(got) - experiment.Ms(ref.Time)) / experiment.Ms(ref.Time) * 100)
+			}
+			if err := enc.Encode(rec); err != nil {
+				return err
+			}
+			continue
+		}
+		if ref.Table != table {
+			if tw != nil {
+				tw.Flush()
+				fmt.Fprintln(w)
+			}
+			table = ref.Table
+			fmt.Fprintf(w, "%s\n", table)
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			name := "netemu"
+			if b.Name() == (experiment.Kernel{}).Name() {
+				name = "kernel"
+			}
+			fmt.Fprintf(tw, "\treference\t%s\tmodel\t%s vs reference\t\n", name, name)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", ref.Label, fmtDur(ref.Time), fmtDur(got), fmtDur(model), pct(experiment.Ms(got), experiment.Ms(ref.Time)))
+	}
+	if tw != nil {
+		tw.Flush()
+		note := reproduceNote
+		if lastKernel != nil {
+			f := lastKernel
+			note = fmt.Sprintf(kernelNote, f.Kernel, f.HZ, f.Link, f.CongestionControl, f.PingpongThresh, f.SlowStartAfterIdle)
+		}
+		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(note))
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+const kernelNote = `
+reference: Linux TCP over tc netem, as published. kernel: this machine's kernel TCP in two network namespaces:
+kernel %s (HZ %d), link %s, cc %s, tcp_pingpong_thresh %s, tcp_slow_start_after_idle %s. model: round trips × RTT
++ bytes ÷ rate (+ delayed-ACK waits for nagle).`
+
+const reproduceNote = `
+reference: Linux TCP over tc netem, as published. netemu: gVisor TCP (cubic) on the emulated link, virtual clock,
+1000-packet queue, 40 ms delayed ACK. model: round trips × RTT + bytes ÷ rate (+ delayed-ACK waits for nagle).
+At RTT 0 the reference figures are the kernel's processing time; the virtual clock counts no CPU time, so netemu
+shows 0 there and no difference is computed.`

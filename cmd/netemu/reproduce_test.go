@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/reproduce.golden from this build")
+
+// Every reference cell on the virtual clock, pinned: each record of
+// `netemu reproduce --json` (elapsed time to the nanosecond, trace
+// SHA-256, every counter) must equal the golden file byte for byte. A
+// change that moves a result regenerates it with -update, and the diff
+// shows which cells moved.
+func TestReproduceGolden(t *testing.T) {
+	code, out, errOut := runCmd("reproduce", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	const golden = "testdata/reproduce.golden"
+	if *update {
+		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (create it with go test ./cmd/netemu -run Golden -update)", err)
+	}
+	got, wantLines := strings.Split(out, "\n"), strings.Split(string(want), "\n")
+	if len(got) != len(wantLines) {
+		t.Fatalf("%d records, golden has %d", len(got)-1, len(wantLines)-1)
+	}
+	for i := range got {
+		if got[i] != wantLines[i] {
+			t.Errorf("record %d differs from %s:\n got: %s\nwant: %s", i+1, golden, got[i], wantLines[i])
+		}
+	}
+	if !bytes.Equal([]byte(out), want) {
+		t.Error("output differs from the golden file")
+	}
+}

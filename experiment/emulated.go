@@ -1,0 +1,45 @@
+package experiment
+
+import (
+	"context"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/workloads"
+)
+
+// Emulated runs cases on two gVisor hosts joined by netemu's link, on the
+// case's clock and seed (package emu).
+type Emulated struct{}
+
+// Name implements Backend.
+func (Emulated) Name() string { return "emulated" }
+
+// Run implements Backend.
+func (e Emulated) Run(ctx context.Context, c Case) (workloads.Result, Record, error) {
+	if err := c.Workload.Validate(); err != nil {
+		return workloads.Result{}, Record{}, err
+	}
+	n, err := emu.New(emu.Config{Link: c.Link, TCP: c.TCP, Clock: c.Clock, Seed: c.Seed, Probe: c.Probe})
+	if err != nil {
+		return workloads.Result{}, Record{}, err
+	}
+	defer n.Close()
+	if c.Observe != nil {
+		n.Observe(c.Observe)
+	}
+	var r workloads.Result
+	err = n.Run(ctx, func(ctx context.Context) error {
+		var err error
+		r, err = workloads.Run(ctx, c.Workload, n, c.Path())
+		return err
+	})
+	if err != nil {
+		return workloads.Result{}, Record{}, err
+	}
+	st := n.Stats()
+	rec := newRecord(e.Name(), c, r, st.Link)
+	rec.Seed = &c.Seed
+	rec.ACKsHeld = st.Link[0].ACKsHeld + st.Link[1].ACKsHeld
+	rec.TraceSHA256 = st.TraceSHA256
+	return r, rec, nil
+}

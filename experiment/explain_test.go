@@ -1,0 +1,87 @@
+package experiment
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/report/explain"
+	"github.com/netemu/netemu/workloads"
+)
+
+func explainRun(t *testing.T, w workloads.Workload, rtt time.Duration, rate float64) (workloads.Result, explain.Breakdown) {
+	t.Helper()
+	rec := &explain.Recorder{}
+	c := Case{Workload: w, Link: link.Config{Delay: rtt / 2, Rate: rate, DelayedACK: link.LinuxDelayedACK}, Seed: 1, Observe: rec.Observe}
+	r, _, err := Emulated{}.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := explain.Analyze(rec.Records(), 0, r.Elapsed)
+	var sum time.Duration
+	for _, c := range explain.Categories() {
+		sum += b.Time[c]
+	}
+	if sum != r.Elapsed {
+		t.Errorf("categories add up to %v, elapsed %v", sum, r.Elapsed)
+	}
+	return r, b
+}
+
+// The 40 ms Nagle stall is time spent waiting for delayed ACKs.
+func TestNagleIsDelayedACKs(t *testing.T) {
+	_, b := explainRun(t, workloads.Nagle{}, 0, 0)
+	if s := b.Share(explain.DelayedACK); s < 0.9 {
+		t.Errorf("delayed-ACK holds are %.0f%% of the time; want at least 90%%", s*100)
+	}
+	var held int
+	for _, h := range b.Holds {
+		if h.Held == 40*time.Millisecond && h.Released {
+			held++
+		}
+	}
+	if held != 49 || len(b.Waiting) != 49 {
+		t.Errorf("%d ACKs held 40 ms by the timer, %d segments waited; want 49 and 49", held, len(b.Waiting))
+	}
+	for _, w := range b.Waiting {
+		if w.Waited != 40*time.Millisecond || w.Len != 4 {
+			t.Errorf("waiting segment %+v; want 4 bytes after 40ms", w)
+		}
+	}
+	_, off := explainRun(t, workloads.Nagle{NoDelay: true, Rounds: 10}, 20*time.Millisecond, 0)
+	if off.Time[explain.DelayedACK] != 0 || len(off.Waiting) != 0 || off.Share(explain.RoundTrip)+off.Share(explain.Handshake) < 0.99 {
+		t.Errorf("Nagle off at 20 ms: %+v; want round trips only", off.Time)
+	}
+}
+
+// Bulk at a low rate is serialization; keep-alive requests at a long RTT
+// are round trips.
+func TestBulkAndKeepAliveShapes(t *testing.T) {
+	_, bulk := explainRun(t, workloads.Bulk{Size: 1 << 20}, 50*time.Millisecond, 5e6)
+	if s := bulk.Share(explain.Serialization); s < 0.8 {
+		t.Errorf("bulk at 5 mbit: serialization %.0f%%; want most of the time", s*100)
+	}
+	_, ka := explainRun(t, workloads.KeepAlive{Mode: workloads.Fresh, Requests: 5}, 100*time.Millisecond, 0)
+	if ka.Share(explain.Handshake) < 0.45 || ka.Share(explain.RoundTrip) < 0.45 {
+		t.Errorf("keepalive fresh: handshakes %.0f%%, requests %.0f%%; want about half each", ka.Share(explain.Handshake)*100, ka.Share(explain.RoundTrip)*100)
+	}
+}
+
+// A retransmission after a silence of an RTO is counted as a timeout.
+func TestTimeoutAttributed(t *testing.T) {
+	rec := &explain.Recorder{}
+	c := Case{
+		Workload: workloads.Bulk{Size: 64 << 10},
+		Link:     link.Config{Delay: 10 * time.Millisecond, Outages: []link.Outage{{Start: 25 * time.Millisecond, End: 600 * time.Millisecond}}},
+		Seed:     1, Observe: rec.Observe,
+	}
+	r, _, err := Emulated{}.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := explain.Analyze(rec.Records(), 0, r.Elapsed)
+	if b.Retransmits == 0 || b.Time[explain.Timeout] < 200*time.Millisecond {
+		t.Errorf("across a 575 ms outage: %d retransmits, %v of timeouts; want some of each", b.Retransmits, b.Time[explain.Timeout])
+	}
+}

@@ -1,0 +1,171 @@
+package experiment
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/report/explain"
+	"github.com/netemu/netemu/report/pcap"
+	"github.com/netemu/netemu/report/timeline"
+	"github.com/netemu/netemu/tcpstack"
+	"github.com/netemu/netemu/workloads"
+)
+
+// Instruments say what to watch in a run. The zero value watches only the
+// totals that go into the record (retransmits, largest window, SRTT).
+type Instruments struct {
+	Pcap     string // write every packet delivered across the link to this pcap file
+	Timeline string // write TCP state and queue occupancy to this CSV file
+	// KeepTimeline keeps the timeline in memory (for a figure) even
+	// without a file.
+	KeepTimeline bool
+	// Explain records every link event for explain.Analyze.
+	Explain bool
+}
+
+// OutputError is an output file of an instrument that could not be
+// created.
+type OutputError struct {
+	Instrument string // "pcap" or "timeline"
+	Err        error
+}
+
+func (e *OutputError) Error() string { return e.Instrument + ": " + e.Err.Error() }
+func (e *OutputError) Unwrap() error { return e.Err }
+
+// Watch is the instruments attached to one run. Its files are open
+// from Attach to Finish.
+type Watch struct {
+	pcapFile     *os.File
+	pcapBuf      *bufio.Writer
+	pcap         *pcap.Writer
+	timelineFile *os.File
+	timeline     *timeline.Timeline
+	recorder     *explain.Recorder
+	tally        explain.Tally
+}
+
+// Attach readies the instruments on case c and wires them into its
+// Observe and Probe. Files are created now, so that a bad path fails
+// before the run; Finish completes and closes them.
+func (in Instruments) Attach(c *Case) (w *Watch, err error) {
+	w = &Watch{}
+	defer func() {
+		if err != nil {
+			w.close()
+			w = nil
+		}
+	}()
+	observers := []link.Observer{w.tally.Observe}
+	probes := []func(tcpstack.Sample){w.tally.TCP}
+	if in.Pcap != "" {
+		if w.pcapFile, err = os.Create(in.Pcap); err != nil {
+			return nil, &OutputError{"pcap", err}
+		}
+		w.pcapBuf = bufio.NewWriterSize(w.pcapFile, 1<<16)
+		if w.pcap, err = pcap.NewWriter(w.pcapBuf); err != nil {
+			return nil, err
+		}
+	}
+	if in.Timeline != "" {
+		if w.timelineFile, err = os.Create(in.Timeline); err != nil {
+			return nil, &OutputError{"timeline", err}
+		}
+	}
+	if in.Timeline != "" || in.KeepTimeline {
+		w.timeline = &timeline.Timeline{}
+		observers = append(observers, w.timeline.Observe)
+		probes = append(probes, w.timeline.TCP)
+	}
+	if in.Explain {
+		w.recorder = &explain.Recorder{}
+		observers = append(observers, w.recorder.Observe)
+	}
+	pw := w.pcap
+	c.Observe = func(e link.Event) {
+		if pw != nil && e.Kind == link.EventDeliver {
+			pw.Packet(e.Time, e.Packet)
+		}
+		for _, f := range observers {
+			f(e)
+		}
+	}
+	c.Probe = func(s tcpstack.Sample) {
+		for _, f := range probes {
+			f(s)
+		}
+	}
+	return w, nil
+}
+
+// Timeline returns what the timeline collected; nil unless asked for.
+func (w *Watch) Timeline() *timeline.Timeline { return w.timeline }
+
+// Recorder returns the explain recorder; nil unless asked for.
+func (w *Watch) Recorder() *explain.Recorder { return w.recorder }
+
+// Finish writes what the instruments collected and closes their files.
+func (w *Watch) Finish() error {
+	var err error
+	if w.pcap != nil {
+		err = w.pcap.Err()
+		if ferr := w.pcapBuf.Flush(); err == nil && ferr != nil {
+			err = fmt.Errorf("pcap: %w", ferr)
+		}
+	}
+	if w.timelineFile != nil && err == nil {
+		err = w.timeline.WriteCSV(w.timelineFile)
+	}
+	if cerr := w.close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// close closes the instruments' files.
+func (w *Watch) close() error {
+	var err error
+	for _, f := range []*os.File{w.pcapFile, w.timelineFile} {
+		if f != nil {
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}
+	w.pcapFile, w.timelineFile = nil, nil
+	return err
+}
+
+// Summarize adds the totals the instruments counted to rec:
+// retransmissions (from the link's events) and, where the TCP state was
+// sampled (the emulated hosts), the largest congestion window and the
+// sender's last smoothed RTT.
+func (w *Watch) Summarize(rec *Record) {
+	retransmits, cwnd, srtt := w.tally.Totals()
+	rec.Retransmits = ptr(retransmits)
+	if cwnd > 0 {
+		rec.MaxCwndBytes = ptr(cwnd)
+		rec.SRTTms = ptr(Ms(srtt))
+	}
+}
+
+// Measure runs c on b watched by in: it attaches the instruments, runs,
+// finishes their files and adds their totals to the record.
+func Measure(ctx context.Context, b Backend, c Case, in Instruments) (workloads.Result, Record, *Watch, error) {
+	w, err := in.Attach(&c)
+	if err != nil {
+		return workloads.Result{}, Record{}, nil, err
+	}
+	r, rec, err := b.Run(ctx, c)
+	if ferr := w.Finish(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return workloads.Result{}, Record{}, nil, err
+	}
+	w.Summarize(&rec)
+	return r, rec, w, nil
+}

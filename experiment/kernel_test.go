@@ -1,0 +1,118 @@
+package experiment
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/netemu/netemu/kernel"
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/workloads"
+)
+
+// needRoot skips tests that need namespaces and TUN devices where the
+// process cannot make them.
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("kernel mode needs root (network namespaces, TUN devices); run the tests as root")
+	}
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skipf("kernel mode needs /dev/net/tun: %v", err)
+	}
+}
+
+func reference(t *testing.T, table, label string) workloads.Reference {
+	t.Helper()
+	for _, r := range workloads.References() {
+		if r.Table == table && r.Label == label {
+			return r
+		}
+	}
+	t.Fatalf("no reference cell %q / %q", table, label)
+	return workloads.Reference{}
+}
+
+// The emulator (gVisor TCP, virtual clock) and kernel TCP agree on the
+// same link: bulk and keepalive within 5 %, page within 8 %, judged on
+// the median of three kernel runs; the spread of the runs is reported.
+// One cell of each reference table; `netemu reproduce --backend kernel`
+// runs them all.
+func TestEmulatedMatchesKernel(t *testing.T) {
+	needRoot(t)
+	if testing.Short() {
+		t.Skip("runs kernel TCP in real time (about 10 s)")
+	}
+	const runs = 3
+	for _, c := range []struct {
+		table, label string
+		tol          float64
+	}{
+		{"bulk, RTT 50 ms", "10mbit", 0.05},
+		{"keepalive, RTT 55 ms", "reuse", 0.05},
+		{"keepalive, RTT 55 ms", "fresh", 0.05},
+		{"page, RTT 50 ms", "10mbit", 0.08},
+		{"page, rate 10 mbit", "100ms", 0.08},
+	} {
+		cs := ReferenceCase(reference(t, c.table, c.label), 1)
+		emu, _, err := Emulated{}.Run(context.Background(), cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kern []time.Duration
+		for range runs {
+			k, _, err := Kernel{Via: kernel.TUN}.Run(context.Background(), cs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kern = append(kern, k.Elapsed)
+		}
+		slices.Sort(kern)
+		med := kern[runs/2]
+		d := float64(emu.Elapsed-med) / float64(med)
+		msg := "%s %s: emulated %v, kernel median %v (%+.1f%%) of %d runs spanning %v–%v"
+		args := []any{c.table, c.label, emu.Elapsed, med.Round(time.Microsecond), d * 100, runs, kern[0].Round(time.Microsecond), kern[runs-1].Round(time.Microsecond)}
+		if d < -c.tol || d > c.tol {
+			t.Errorf(msg+"; want within ±%.0f%%", append(args, c.tol*100)...)
+		} else {
+			t.Logf(msg, args...)
+		}
+	}
+}
+
+// Workloads run over the TUN bridge through the Kernel backend, and its
+// record says what ran.
+func TestKernelBackend(t *testing.T) {
+	needRoot(t)
+	const rtt = 20 * time.Millisecond
+	lc := link.Config{Delay: rtt / 2, Rate: 20e6, DelayedACK: link.LinuxDelayedACK}
+	b := Kernel{Via: kernel.TUN}
+
+	ka, rec, err := b.Run(context.Background(), Case{Workload: workloads.KeepAlive{Mode: workloads.Reuse, Requests: 5}, Link: lc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Shapes, never speed: 6 round trips at least, and not wildly more.
+	if ka.Elapsed < 6*rtt || ka.Elapsed > 20*rtt || ka.Conns != 1 {
+		t.Errorf("keepalive reuse, 5 requests at RTT %v: %v over %d conns", rtt, ka.Elapsed, ka.Conns)
+	}
+	f := rec.Kernel
+	if rec.Backend != "kernel" || rec.Clock != "real" || rec.Seed != nil || rec.DelackMs != 0 || rec.TraceSHA256 != "" ||
+		f == nil || f.Link != kernel.TUN || f.CongestionControl != "cubic" || f.Kernel == "" || rec.LateMeanUs == nil {
+		t.Errorf("record %+v, facts %+v", rec, f)
+	}
+
+	bulk, rec, err := b.Run(context.Background(), Case{Workload: workloads.Bulk{Size: 1 << 20}, Link: lc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := bulk.Detail.(workloads.BulkDetail).Goodput; g > 20e6 || bulk.Bytes != 1<<20 {
+		t.Errorf("bulk: goodput %.1f Mbit/s above the 20 Mbit/s link, or %d bytes", g/1e6, bulk.Bytes)
+	}
+	if rec.Drops == nil || *rec.Drops != 0 {
+		t.Errorf("bridge drops %v; want 0", rec.Drops)
+	}
+	t.Logf("keepalive %v, bulk %v; delivery lateness mean %.0f µs p99 %.0f µs", ka.Elapsed, bulk.Elapsed, *rec.LateMeanUs, *rec.LateP99Us)
+}

@@ -1,0 +1,142 @@
+package experiment
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+
+	"github.com/netemu/netemu/kernel"
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
+	"github.com/netemu/netemu/workloads"
+)
+
+// Record is one measured case as one JSON object (a line of --json): the
+// setup, the outcome every workload has, the workload's own fields (its
+// Detail), and what instruments, the backend and a reference table add.
+// Times are in milliseconds (µs where the name says so), rates in bits
+// per second. Pointer fields are omitted where they are unknown.
+type Record struct {
+	Setup
+	Outcome
+	Detail workloads.Detail `json:"-"` // marshalled in place, between Outcome and Extra
+	Extra
+}
+
+// Setup is what ran.
+type Setup struct {
+	Workload     string  `json:"workload"`
+	Backend      string  `json:"backend"`
+	Clock        string  `json:"clock"`
+	RTTms        float64 `json:"rtt_ms"`
+	RateBps      float64 `json:"rate_bps"`
+	QueuePackets int     `json:"queue_packets,omitempty"`
+	QueueBytes   int     `json:"queue_bytes,omitempty"`
+	DelackMs     float64 `json:"delack_ms"`
+	MTU          int     `json:"mtu"`
+	CC           string  `json:"cc"`
+	Seed         *uint64 `json:"seed,omitempty"` // emulated only
+}
+
+// Outcome is what every run measures.
+type Outcome struct {
+	ElapsedMs       float64 `json:"elapsed_ms"`
+	ModelMs         float64 `json:"model_ms"`
+	ModelRoundTrips float64 `json:"model_round_trips"`
+	Conns           int     `json:"conns"`
+	Requests        int     `json:"requests"`
+	Bytes           int64   `json:"bytes"`
+	Drops           *uint64 `json:"drops,omitempty"`
+	PeakQueue       *int    `json:"peak_queue_packets,omitempty"`
+	ACKsHeld        uint64  `json:"acks_held"`
+	TraceSHA256     string  `json:"trace_sha256"` // "" where the backend has no trace
+}
+
+// Extra is what instruments, the backend and a reference table add.
+type Extra struct {
+	Retransmits    *int          `json:"retransmits,omitempty"`
+	MaxCwndBytes   *int          `json:"max_cwnd_bytes,omitempty"`
+	SRTTms         *float64      `json:"srtt_ms,omitempty"`
+	Explain        *Explanation  `json:"explain,omitempty"`
+	Kernel         *kernel.Facts `json:"kernel,omitempty"`
+	LateMeanUs     *float64      `json:"delivery_late_us_mean,omitempty"`
+	TUNWriteErrors *uint64       `json:"tun_write_errors,omitempty"`
+	LateP99Us      *float64      `json:"delivery_late_us_p99,omitempty"`
+	Table          string        `json:"table,omitempty"`
+	ReferenceMs    *float64      `json:"reference_ms,omitempty"`
+	DiffPct        *float64      `json:"diff_pct,omitempty"`
+}
+
+// Explanation is explain's breakdown of a run.
+type Explanation struct {
+	Ms          map[string]float64 `json:"ms"`           // time per category
+	DelayedACKs int                `json:"delayed_acks"` // ACKs held for some time (acks_held also counts those replaced at once)
+	DelayedMs   float64            `json:"delayed_ms"`
+	Waited      int                `json:"segments_waited"`
+	Retransmits int                `json:"retransmits"`
+	Drops       int                `json:"drops"`
+}
+
+// MarshalJSON writes one flat object: Setup's fields, Outcome's, the
+// Detail's, then Extra's.
+func (r Record) MarshalJSON() ([]byte, error) {
+	parts := []any{r.Setup, r.Outcome}
+	if r.Detail != nil {
+		parts = append(parts, r.Detail)
+	}
+	parts = append(parts, r.Extra)
+	out := []byte{'{'}
+	for _, p := range parts {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		b = bytes.TrimSpace(b)
+		inner := b[1 : len(b)-1] // every part is an object
+		if len(inner) == 0 {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, inner...)
+	}
+	return append(out, '}'), nil
+}
+
+// Ms is a duration in milliseconds, as records write it.
+func Ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func ptr[T any](v T) *T { return &v }
+
+// newRecord describes a run of c on the named backend; st is its link's
+// counters.
+func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record {
+	lc := c.Link
+	queue := lc.QueuePackets
+	if queue == 0 && lc.QueueBytes == 0 {
+		queue = link.DefaultQueuePackets
+	}
+	mtu := lc.MTU
+	if mtu == 0 {
+		mtu = link.DefaultMTU
+	}
+	cc := c.TCP.CongestionControl
+	if cc == "" {
+		cc = tcpstack.Cubic
+	}
+	return Record{
+		Setup: Setup{
+			Workload: r.Workload, Backend: backend, Clock: c.Clock.String(),
+			RTTms: Ms(2 * lc.Delay), RateBps: lc.Rate, QueuePackets: queue, QueueBytes: lc.QueueBytes,
+			DelackMs: Ms(lc.DelayedACK), MTU: mtu, CC: string(cc),
+		},
+		Outcome: Outcome{
+			ElapsedMs: Ms(r.Elapsed), ModelMs: Ms(r.Model.Elapsed), ModelRoundTrips: r.Model.RoundTrips,
+			Conns: r.Conns, Requests: r.Requests, Bytes: r.Bytes,
+			Drops:     ptr(st[0].Drops.Total() + st[1].Drops.Total()),
+			PeakQueue: ptr(max(st[0].PeakQueuePackets, st[1].PeakQueuePackets)),
+		},
+		Detail: r.Detail,
+	}
+}

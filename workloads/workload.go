@@ -1,0 +1,124 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/netemu/netemu/emu"
+)
+
+// A Workload is one experiment's traffic: it runs against a network and
+// knows its analytical model. Implementations are comparable values whose
+// zero fields mean the documented defaults.
+type Workload interface {
+	// Name is the workload's name on the command line, e.g. "page".
+	Name() string
+	// Variant tells this workload apart from its siblings of one command
+	// line, e.g. "fresh" or "nagle on, split"; "" when it has none.
+	Variant() string
+	// WithDefaults returns the workload with its defaults filled in, so
+	// that two spellings of one workload compare equal.
+	WithDefaults() Workload
+	// Validate reports the first invalid parameter.
+	Validate() error
+	// Model is the analytical estimate of the run on path.
+	Model(path Path) Model
+	// Run runs the workload on env. Callers use the package's Run, which
+	// validates, fills the result's name and model, and names the
+	// workload in errors.
+	Run(ctx context.Context, env emu.Env, path Path) (Result, error)
+}
+
+// Run runs w on env: it validates w, runs it with its defaults, and fills
+// the result's Workload and Model. An error says which workload failed,
+// once.
+func Run(ctx context.Context, w Workload, env emu.Env, path Path) (Result, error) {
+	if err := w.Validate(); err != nil {
+		return Result{}, err
+	}
+	w = w.WithDefaults()
+	r, err := w.Run(ctx, env, path)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", w.Name(), err)
+	}
+	r.Workload = w.Name()
+	r.Model = w.Model(path)
+	return r, nil
+}
+
+// Path is what the analytical model knows of the network.
+type Path struct {
+	RTT        time.Duration
+	Rate       float64       // bits per second; 0 means unlimited
+	DelayedACK time.Duration // 0 means none
+}
+
+// transfer is the time n bytes take at the path's rate.
+func (p Path) transfer(n int64) time.Duration {
+	if p.Rate == 0 {
+		return 0
+	}
+	return time.Duration(float64(n) * 8 / p.Rate * 1e9)
+}
+
+// Model is the analytical estimate: RoundTrips × RTT + Bytes ÷ Rate, plus
+// delayed-ACK stalls where the workload has them.
+type Model struct {
+	Elapsed    time.Duration
+	RoundTrips float64       // round trips the model assumed
+	Transfer   time.Duration // bytes ÷ rate
+	Stalls     time.Duration // delayed-ACK waits (nagle)
+}
+
+func model(p Path, roundTrips float64, bytes int64, stalls time.Duration) Model {
+	m := Model{RoundTrips: roundTrips, Transfer: p.transfer(bytes), Stalls: stalls}
+	m.Elapsed = time.Duration(roundTrips*float64(p.RTT)) + m.Transfer + stalls
+	return m
+}
+
+// Result is the outcome of one workload run: the figures every workload
+// has, and the workload's own in Detail.
+type Result struct {
+	Workload string
+	Started  time.Time     // on the run's clock, just before the first dial
+	Elapsed  time.Duration // first dial to last byte
+	Model    Model
+	Bytes    int64 // payload bytes the client received
+	Conns    int   // connections opened
+	Requests int
+
+	// Detail is the workload's own figures (PageDetail, BulkDetail, ...).
+	Detail Detail
+}
+
+// Detail is a workload's own figures for one run. It marshals to a JSON
+// object whose fields join the run's record; Summary is the table's last
+// column.
+type Detail interface {
+	Summary() string
+}
+
+// Headliner is implemented by a Detail whose headline figure is not the
+// whole run (nagle: the median round).
+type Headliner interface {
+	Headline() (got, model time.Duration)
+}
+
+// Headline is the figure a result is judged by, with its model: the
+// Detail's Headline where it has one, the whole run otherwise.
+func (r Result) Headline() (got, model time.Duration) {
+	if h, ok := r.Detail.(Headliner); ok {
+		return h.Headline()
+	}
+	return r.Elapsed, r.Model.Elapsed
+}
+
+// Same reports whether a and b are the same workload once defaults are
+// filled in (Page{} and Page{Resources: 40} are the same).
+func Same(a, b Workload) bool {
+	return a.WithDefaults() == b.WithDefaults()
+}
+
+// ms is a duration in milliseconds, as the JSON records write it.
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
