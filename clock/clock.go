@@ -13,8 +13,8 @@ type Clock interface {
 
 	// Wake arranges for f to run as an event of its own: on the virtual
 	// clock once the run is idle, after the wakes queued before it; on the
-	// real clock at once, on the caller's goroutine. f must not block; it
-	// typically readies a goroutine parked on a channel.
+	// wall clocks (Real, Precise) at once, on the caller's goroutine. f
+	// must not block; it typically readies a goroutine parked on a channel.
 	//
 	// Wake is how code outside the scheduler (a TCP stack notifying a
 	// reader) hands control back in order, which keeps virtual runs

@@ -1,9 +1,9 @@
 // Package clock is the one clock of an emulated run.
 //
 // Everything inside the emulated world reads time through a Clock: the
-// link's timers, both TCP stacks, the workloads' stopwatches and the
-// capture timestamps. Nothing there calls time.Now, time.Sleep or
-// time.AfterFunc directly; that is what makes virtual time possible.
+// link's timers, both TCP stacks, the workloads' stopwatches and the pcap
+// timestamps. Nothing there calls time.Now, time.Sleep or time.AfterFunc
+// directly; that is what makes virtual time possible.
 //
 // Three implementations exist:
 //
@@ -21,5 +21,7 @@
 //
 // Sleep waits on any Clock; Signal hands a wakeup back to the scheduler
 // (Wake) so that goroutines readied at one instant resume in a fixed
-// order.
+// order. A component with a faster or more faithful path for some clocks
+// asks for the optional interfaces Sequential, SpawningTimers and
+// Monotonic, never for a concrete clock type.
 package clock

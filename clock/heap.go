@@ -2,9 +2,9 @@ package clock
 
 import "time"
 
-// timer is a pending call, as both clocks keep them: due at when (on the
-// clock's own scale), ties broken by seq, the order in which timers were
-// set. index is its place in a timerHeap, -1 when not pending.
+// timer is a pending call, as Virtual and Precise keep them: due at when
+// (on the clock's own scale), ties broken by seq, the order in which
+// timers were set. index is its place in a timerHeap, -1 when not pending.
 type timer struct {
 	f     func()
 	when  time.Duration

@@ -252,34 +252,20 @@ func newIdleProbe() *idleProbe {
 	}}
 }
 
-// syscallPatience is how many checks in a row a goroutine may stay in a
-// system call, with nothing else running, before the probe takes it to be
-// blocked there for good.
+// syscallPatience is how many checks in a row (several milliseconds) a
+// goroutine may stay in a system call, with nothing else running, before
+// the probe takes it to be blocked there for good.
 const syscallPatience = 200
 
 // wait yields until the process has settled: nothing runnable, nothing
 // running but the caller and nothing in a system call, seen twice in a
 // row. A goroutine that stays in a system call for syscallPatience checks
-// (several milliseconds) is taken to be blocked there for good and no
-// longer holds the run back.
+// is taken to be blocked there for good and no longer holds the run back.
 //
-// Yielding alone can starve: a goroutine queued on another processor's
-// local run queue is only stolen by a processor with nothing else to run,
-// and the yielding prober is always something to run. Yielding also
-// occupies a processor that the run's goroutines could use in parallel.
-// After a few busy yields the prober therefore naps briefly, which lets
-// the runtime rebalance, then goes back to yielding.
-//
-// The nap is a nanosleep system call, not time.Sleep: with every other
-// processor idle, the runtime waits for timers in epoll with millisecond
-// resolution, so time.Sleep(20µs) took about 750µs here, and those naps
-// were half the wall time of a bulk run. A nanosleep of 20µs takes about
-// 90µs (the kernel's 50µs timer slack included). Going back to yielding
-// after each nap, rather than napping until the run settles, also helps.
-// 5 MiB at 5 mbit / 50 ms took a median 52 ms of wall time before, 35 ms
-// after (docs/PERFORMANCE.md). Spinning instead of napping while another
-// goroutine runs was slower still (75–100 ms): the prober then holds a
-// processor the run needs.
+// Yielding alone can starve a goroutine queued on another processor and
+// holds a processor the run could use, so after a few busy yields the
+// prober naps in nanosleep (a short time.Sleep can last until the
+// runtime's next millisecond poll), then yields again (docs/PERFORMANCE.md).
 func (p *idleProbe) wait() {
 	calm, busy, syscall := 0, 0, 0
 	for calm < 2 {

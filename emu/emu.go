@@ -150,9 +150,9 @@ func (n *Net) deliver(dir link.Dir, pkt []byte) {
 	binary.BigEndian.PutUint32(n.hdr[9:13], uint32(len(pkt)))
 	n.trace.Write(n.hdr[:])
 	if n.virtual != nil {
-		// On the real clock arrival times never repeat, so hashing the
-		// bytes too would buy nothing; it cost 14 % of the CPU of an
-		// unshaped real-clock transfer.
+		// Only the virtual trace can repeat: on the real clock arrival
+		// times never do, so the payload is left out of its hash
+		// (docs/PERFORMANCE.md).
 		n.trace.Write(pkt)
 	}
 	n.traceMu.Unlock()

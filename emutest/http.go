@@ -221,7 +221,8 @@ func (s *Server) idleTimer(c net.Conn) (stop func()) {
 		t := s.clk.AfterFunc(s.IdleTimeout, func() { c.Close() })
 		return func() { t.Stop() }
 	}
-	// An env without a clock (the kernel backend): sleep on its clock.
+	// An env that does not expose its clock (the kernel backend): sleep
+	// through env.Sleep.
 	ctx, cancel := context.WithCancel(context.Background())
 	s.sleeper.Add(1)
 	go func() {

@@ -21,7 +21,7 @@ import (
 	"gvisor.dev/gvisor/pkg/waiter"
 )
 
-// waiter blocks a goroutine until the endpoint signals one of mask. The
+// waitPoint blocks a goroutine until the endpoint signals one of mask. The
 // signal goes through the clock's Wake, so that on the virtual clock the
 // goroutine resumes as an event of its own, in order.
 type waitPoint struct {
@@ -104,7 +104,7 @@ func (d *deadline) done() <-chan struct{} {
 }
 
 // Conn is a TCP connection of an emulated host. It implements net.Conn;
-// deadlines are instants of the run's clock (see emu.Net.Now).
+// deadlines are instants of the run's clock (the host's Clock).
 type Conn struct {
 	h  *Host
 	ep tcpip.Endpoint

@@ -207,12 +207,10 @@ func (h *Host) setTCPOptions() error {
 		}(),
 		func() *tcpip.TCPSACKEnabled { o := tcpip.TCPSACKEnabled(true); return &o }(),
 		func() *tcpip.TCPDelayEnabled { o := tcpip.TCPDelayEnabled(false); return &o }(),
-		// RACK loss detection is off: gVisor's RACK (rack.go, detectLoss)
-		// breaks ties between segments sent at the same instant the wrong
-		// way round and marks the later ones lost. On the virtual clock a
-		// whole burst shares one instant, so every loss episode turned
-		// into spurious retransmissions (1 MiB at 20 mbit with 3 drops:
-		// 5.5 s instead of 0.84 s). Recovery is SACK-based (RFC 6675).
+		// RACK is off: gVisor's RACK (rack.go, detectLoss) breaks ties
+		// between segments sent at one instant wrongly, marking later ones
+		// lost, and on the virtual clock a burst shares one instant.
+		// Recovery is SACK-based, RFC 6675 (docs/PERFORMANCE.md).
 		func() *tcpip.TCPRecovery { o := tcpip.TCPRecovery(0); return &o }(),
 		func() *tcpip.TCPModerateReceiveBufferOption {
 			o := tcpip.TCPModerateReceiveBufferOption(true)
@@ -263,11 +261,10 @@ func (h *Host) Close() {
 // nicEndpoint is the stack's link endpoint: outbound packets go to send,
 // inbound ones come through deliver. It has no link-layer header.
 //
-// Both directions run once per packet, so the endpoint's state is read
-// with atomic loads rather than under a lock, and outbound packets are
-// gathered into a reused buffer (send copies what it keeps) instead of a
-// new gVisor view per packet; a packet that already lies in one view goes
-// out without a copy.
+// Both directions run once per packet: the endpoint's state is read with
+// atomic loads, and an outbound packet is gathered into a reused buffer
+// (send copies what it keeps), or goes out without a copy if it lies in
+// one view (docs/PERFORMANCE.md).
 type nicEndpoint struct {
 	mtu  uint32
 	send func([]byte)

@@ -2,6 +2,9 @@ package workloads
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"net"
 	"runtime"
 	"strings"
 	"testing"
@@ -190,6 +193,30 @@ func TestValidation(t *testing.T) {
 		_, err := Run(context.Background(), c.w, nil, Path{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v; want an error containing %q", c.w, err, c.want)
+		}
+	}
+}
+
+// failingEnv is a network whose every Listen and Dial fails.
+type failingEnv struct{ emu.Env }
+
+var errNoNetwork = errors.New("no network")
+
+func (failingEnv) Listen(uint16) (net.Listener, error) { return nil, errNoNetwork }
+func (failingEnv) Dial(context.Context, uint16) (emu.Conn, error) {
+	return nil, errNoNetwork
+}
+
+// An error names its workload once, and keeps its cause.
+func TestErrorsNameTheWorkloadOnce(t *testing.T) {
+	for _, k := range Kinds() {
+		ws, err := k.Flags(flag.NewFlagSet(k.Name, flag.ContinueOnError))()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Run(context.Background(), ws[0], failingEnv{}, Path{})
+		if err == nil || !errors.Is(err, errNoNetwork) || strings.Count(err.Error(), k.Name) != 1 || !strings.HasPrefix(err.Error(), k.Name+": ") {
+			t.Errorf("%s on a failing network: %v; want one error that starts with %q, names it once and wraps the cause", k.Name, err, k.Name+": ")
 		}
 	}
 }

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/netemu/netemu/workloads"
 )
 
 func runCmd(args ...string) (code int, stdout, stderr string) {
@@ -243,4 +246,39 @@ func TestBulkOnAnIdealLinkIsValidJSON(t *testing.T) {
 	if rec["elapsed_ms"].(float64) != 0 || rec["goodput_bps"] != nil && rec["goodput_bps"].(float64) != 0 {
 		t.Errorf("record %v", rec)
 	}
+}
+
+// Every registered workload runs through the command with no code of its
+// own in cmd/netemu: run, its JSON record with its own fields, and help.
+func TestEveryWorkload(t *testing.T) {
+	_, help, _ := runCmd("help")
+	for _, k := range workloads.Kinds() {
+		code, out, errOut := runCmd("run", k.Name, "--rtt", "10ms", "--rate", "100mbit", "--json")
+		if code != 0 {
+			t.Fatalf("run %s: exit %d: %s", k.Name, code, errOut)
+		}
+		for _, rec := range decode(t, out) {
+			if rec["workload"] != k.Name || rec["elapsed_ms"].(float64) <= 0 || len(rec) <= 23 { // 23: the fields every emulated record has
+				t.Errorf("run %s: record %v; want the workload's name, a time and its own fields", k.Name, rec)
+			}
+		}
+		if !strings.Contains(help, "\n  "+k.Name+" ") {
+			t.Errorf("help does not list %s:\n%s", k.Name, help)
+		}
+	}
+}
+
+// help lists every shared flag.
+func TestHelpListsEveryFlag(t *testing.T) {
+	listed := map[string]bool{}
+	for _, g := range flagGroups {
+		for _, n := range g.names {
+			listed[n] = true
+		}
+	}
+	newFlagSet("x", &options{}).VisitAll(func(f *flag.Flag) {
+		if !listed[f.Name] {
+			t.Errorf("--%s is not in help's flagGroups", f.Name)
+		}
+	})
 }
