@@ -75,3 +75,73 @@ func TestLinkPathAllocatesNothing(t *testing.T) {
 		t.Errorf("packets delivered: %d, %d; want 1000 or more each way", st[AtoB].Packets, st[BtoA].Packets)
 	}
 }
+
+// stageConfigs are the link's stages one at a time, and all at once, for
+// the per-stage benchmark and the allocation test.
+var stageConfigs = []struct {
+	name string
+	cfg  Config
+}{
+	{"plain", Config{Rate: 1e9, Delay: time.Millisecond}},
+	{"delack", Config{Rate: 1e9, Delay: time.Millisecond, DelayedACK: LinuxDelayedACK}},
+	{"loss", Config{Rate: 1e9, Delay: time.Millisecond, Loss: RandomLoss(0.01, 0.25)}},
+	{"gemodel", Config{Rate: 1e9, Delay: time.Millisecond, Loss: GELoss(0.01, 0.3)}},
+	{"duplicate", Config{Rate: 1e9, Delay: time.Millisecond, Duplicate: Chance{P: 0.01}}},
+	{"corrupt", Config{Rate: 1e9, Delay: time.Millisecond, Corrupt: Chance{P: 0.01}}},
+	{"reorder", Config{Rate: 1e9, Delay: time.Millisecond, Reorder: Chance{P: 0.1}}},
+	{"jitter", Config{Rate: 1e9, Delay: time.Millisecond, Jitter: 200 * time.Microsecond, Distribution: Normal}},
+	{"overhead", Config{Rate: 1e9, Delay: time.Millisecond, PacketOverhead: 14, CellSize: 48, CellOverhead: 5}},
+	{"all", Config{Rate: 1e9, Delay: time.Millisecond, DelayedACK: LinuxDelayedACK, Loss: RandomLoss(0.01, 0.25), Duplicate: Chance{P: 0.01},
+		Corrupt: Chance{P: 0.01}, Reorder: Chance{P: 0.1}, Jitter: 200 * time.Microsecond, Distribution: Normal, PacketOverhead: 14}},
+}
+
+// benchStage sends bursts of full-sized data segments through a link
+// with cfg on the virtual clock.
+func benchStage(b *testing.B, cfg Config) {
+	clk := clock.NewVirtual(0, nil)
+	defer clk.Close()
+	l, err := New(cfg, clk, func(Dir, []byte) {})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	data := dataAB(iss+1, mss)
+	const burst = 64
+	send := func() {
+		for range burst {
+			l.Send(AtoB, data)
+		}
+	}
+	for range 20 { // warm the buffers, rings and heaps
+		clk.AfterFunc(0, send)
+		clock.Sleep(context.Background(), clk, 10*time.Millisecond)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += burst {
+		clk.AfterFunc(0, send)
+		clock.Sleep(context.Background(), clk, 10*time.Millisecond)
+	}
+}
+
+// BenchmarkLinkStage is the link's per-packet cost with each stage on
+// alone, and with all of them (docs/PERFORMANCE.md).
+func BenchmarkLinkStage(b *testing.B) {
+	for _, s := range stageConfigs {
+		b.Run(s.name, func(b *testing.B) { benchStage(b, s.cfg) })
+	}
+}
+
+// Every stage, and all of them together, keep the per-packet path free
+// of allocations once warm.
+func TestStagesAllocateNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("benchmarks every stage")
+	}
+	for _, s := range stageConfigs {
+		r := testing.Benchmark(func(b *testing.B) { benchStage(b, s.cfg) })
+		if a := r.AllocsPerOp(); a != 0 {
+			t.Errorf("%s: %d allocations per packet; want 0", s.name, a)
+		}
+	}
+}

@@ -20,9 +20,10 @@ const (
 	LinuxDelayedACK = 40 * time.Millisecond
 )
 
-// Config describes a link. Both directions get the same parameters. The
-// zero value is an ideal link: no delay, unlimited rate, a 1000-packet
-// queue, MTU 1500, no delayed-ACK emulation.
+// Config describes a link. Both directions get the same parameters unless
+// BtoA gives direction B→A its own. The zero value is an ideal link: no
+// delay, unlimited rate, a 1000-packet queue, MTU 1500, no delayed-ACK
+// emulation, no impairment.
 type Config struct {
 	// Delay is the one-way propagation delay of each direction (half the
 	// round-trip time). 0 means none.
@@ -57,6 +58,84 @@ type Config struct {
 	// (DropOutage); see Outage. nil means none. The link keeps its own
 	// copy.
 	Outages []Outage
+
+	// Netem's impairments, per direction, in netem's order (impair.go).
+	// Probabilities and correlations are fractions: 0.01 is 1 %.
+
+	// Loss drops packets (DropLoss): random, 4-state or Gilbert-Elliott.
+	Loss Loss
+	// Duplicate sends a packet twice; the copy goes first and meets loss
+	// and corruption on its own, as in netem.
+	Duplicate Chance
+	// Corrupt flips one random bit of a packet; the receiver's checksum
+	// then discards it.
+	Corrupt Chance
+	// Reorder delivers a packet at once, skipping the rate and the delay,
+	// so that it overtakes those ahead of it; ReorderGap makes only every
+	// ReorderGap-th packet a candidate (0 means 1). Needs a Delay.
+	Reorder    Chance
+	ReorderGap int
+
+	// Jitter spreads each packet's delay around Delay: uniformly over
+	// ±Jitter, or by Distribution scaled by Jitter, as netem's tabledist
+	// does; JitterCorr weighs the previous draw into the next. At most
+	// MaxJitter. Packets whose delays differ by more than their spacing
+	// arrive out of order, as netem's do without a rate; KeepOrder makes
+	// each packet wait for the one before it instead.
+	Jitter       time.Duration
+	JitterCorr   float64
+	Distribution Distribution
+	KeepOrder    bool
+
+	// PacketOverhead is added to each packet's size for the rate (14 for
+	// Ethernet framing; may be negative). With CellSize > 0 the rate
+	// counts whole cells of CellSize bytes plus CellOverhead each (ATM:
+	// 48 and 5), as netem's rate options do.
+	PacketOverhead int
+	CellSize       int
+	CellOverhead   int
+
+	// Seed seeds the impairments' random decisions; each direction draws
+	// from its own generator. The same seed gives the same decisions.
+	Seed uint64
+
+	// BtoA, if not nil, shapes direction B→A (server to client) instead of
+	// the fields above: its Delay, Rate, queue limits and impairments.
+	// Its MTU, DelayedACK, Outages, Seed and BtoA must be zero: those
+	// belong to the link.
+	BtoA *Config
+}
+
+// Chance is a probability with netem's correlation: Corr weighs the
+// previous random value into the next (0: independent draws).
+type Chance struct {
+	P, Corr float64
+}
+
+// Limits of durations, so that no time arithmetic overflows.
+const (
+	MaxDelay  = 24 * time.Hour
+	MaxJitter = time.Duration(math.MaxInt32) // netem's tabledist takes 32-bit nanoseconds
+)
+
+// direction returns the parameters of direction dir, defaults filled in.
+func (c Config) direction(dir Dir) Config {
+	c = c.withDefaults()
+	if dir == BtoA && c.BtoA != nil {
+		d := c.BtoA.withDefaults()
+		d.MTU, d.DelayedACK, d.Outages, d.Seed = c.MTU, c.DelayedACK, c.Outages, c.Seed
+		c = d
+	}
+	c.BtoA = nil
+	return c
+}
+
+// Impaired reports whether any impairment is on in either direction.
+func (c Config) Impaired() bool {
+	imp := func(c Config) bool {
+		return !c.Loss.IsZero() || c.Duplicate.P > 0 || c.Corrupt.P > 0 || c.Reorder.P > 0 || c.Jitter > 0
+	}
+	return imp(c) || c.BtoA != nil && imp(*c.BtoA)
 }
 
 // withDefaults returns c with zero fields replaced by their defaults.
@@ -68,29 +147,86 @@ func (c Config) withDefaults() Config {
 		c.MTU = DefaultMTU
 	}
 	c.Outages = slices.Clone(c.Outages) // the link's own copy (outage.go)
+	if c.Reorder.P > 0 && c.ReorderGap == 0 {
+		c.ReorderGap = 1
+	}
 	return c
 }
 
 // Validate reports the first field that holds nonsense, naming the field
 // and the accepted range.
 func (c Config) Validate() error {
+	if err := c.validateDirection(""); err != nil {
+		return err
+	}
+	if b := c.BtoA; b != nil {
+		if b.MTU != 0 || b.DelayedACK != 0 || b.Outages != nil || b.Seed != 0 || b.BtoA != nil {
+			return fmt.Errorf("link: BtoA sets MTU, DelayedACK, Outages, Seed or BtoA; those belong to the whole link: set them on the outer Config")
+		}
+		if err := b.validateDirection("BtoA."); err != nil {
+			return err
+		}
+		if b.QueueBytes > 0 && b.QueueBytes < c.withDefaults().MTU {
+			return fmt.Errorf("link: BtoA.QueueBytes is %d; want at least the MTU (%d bytes) so that a full-sized packet fits", b.QueueBytes, c.withDefaults().MTU)
+		}
+	}
 	switch {
-	case c.Delay < 0:
-		return fmt.Errorf("link: Delay is %v; want a duration of 0 or more (0 means no delay)", c.Delay)
-	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) || c.Rate < 0:
-		return fmt.Errorf("link: Rate is %v; want bits per second, a finite number of 0 or more (0 means unlimited)", c.Rate)
-	case c.Rate > 0 && c.Rate < 8:
-		return fmt.Errorf("link: Rate is %v bit/s; want at least 8 bit/s, or 0 for unlimited", c.Rate)
-	case c.QueuePackets < 0:
-		return fmt.Errorf("link: QueuePackets is %d; want at least 1 packet (0 means the default, %d)", c.QueuePackets, DefaultQueuePackets)
-	case c.QueueBytes < 0:
-		return fmt.Errorf("link: QueueBytes is %d; want at least one packet's size in bytes (0 means no byte limit)", c.QueueBytes)
 	case c.MTU < 0 || (c.MTU > 0 && c.MTU < MinMTU) || c.MTU > MaxMTU:
 		return fmt.Errorf("link: MTU is %d; want %d to %d bytes (0 means %d)", c.MTU, MinMTU, MaxMTU, DefaultMTU)
 	case c.QueueBytes > 0 && c.QueueBytes < c.withDefaults().MTU:
 		return fmt.Errorf("link: QueueBytes is %d; want at least the MTU (%d bytes) so that a full-sized packet fits", c.QueueBytes, c.withDefaults().MTU)
-	case c.DelayedACK < 0:
-		return fmt.Errorf("link: DelayedACK is %v; want a duration of 0 or more (0 disables, 40ms is Linux)", c.DelayedACK)
+	case c.DelayedACK < 0 || c.DelayedACK > MaxDelay:
+		return fmt.Errorf("link: DelayedACK is %v; want a duration from 0 to %v (0 disables, 40ms is Linux)", c.DelayedACK, MaxDelay)
 	}
 	return validateOutages(c.Outages) // outage.go
+}
+
+// validateDirection checks the fields a direction may set; where prefixes
+// the field names ("BtoA.").
+func (c Config) validateDirection(where string) error {
+	fraction := func(name string, v float64) error {
+		if v < 0 || v > 1 || v != v {
+			return fmt.Errorf("link: %s%s is %v; want a fraction from 0 to 1 (0.01 is 1%%)", where, name, v)
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"Duplicate.P", c.Duplicate.P}, {"Duplicate.Corr", c.Duplicate.Corr}, {"Corrupt.P", c.Corrupt.P}, {"Corrupt.Corr", c.Corrupt.Corr},
+		{"Reorder.P", c.Reorder.P}, {"Reorder.Corr", c.Reorder.Corr}, {"JitterCorr", c.JitterCorr}} {
+		if err := fraction(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	if err := c.Loss.validate(where); err != nil {
+		return err
+	}
+	switch {
+	case c.Delay < 0 || c.Delay > MaxDelay:
+		return fmt.Errorf("link: %sDelay is %v; want a duration from 0 to %v (0 means no delay)", where, c.Delay, MaxDelay)
+	case c.Jitter < 0 || c.Jitter > MaxJitter:
+		return fmt.Errorf("link: %sJitter is %v; want a duration from 0 to %v (netem's limit)", where, c.Jitter, MaxJitter)
+	case c.Distribution > ParetoNormal:
+		return fmt.Errorf("link: %sDistribution is %d; want Uniform, Normal, Pareto or ParetoNormal", where, c.Distribution)
+	case c.ReorderGap < 0:
+		return fmt.Errorf("link: %sReorderGap is %d; want 0 or more (0 means 1)", where, c.ReorderGap)
+	case c.Reorder.P > 0 && c.Delay == 0:
+		return fmt.Errorf("link: %sReorder needs a Delay: a reordered packet is one delivered without it", where)
+	case c.CellSize < 0:
+		return fmt.Errorf("link: %sCellSize is %d; want 0 (no cells) or more bytes", where, c.CellSize)
+	case c.PacketOverhead < -MaxMTU || c.PacketOverhead > MaxMTU || c.CellOverhead < -MaxMTU || c.CellOverhead > MaxMTU:
+		return fmt.Errorf("link: %sPacketOverhead or CellOverhead is out of range; want -%d to %d bytes", where, MaxMTU, MaxMTU)
+	}
+	switch {
+	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) || c.Rate < 0:
+		return fmt.Errorf("link: %sRate is %v; want bits per second, a finite number of 0 or more (0 means unlimited)", where, c.Rate)
+	case c.Rate > 0 && c.Rate < 8:
+		return fmt.Errorf("link: %sRate is %v bit/s; want at least 8 bit/s, or 0 for unlimited", where, c.Rate)
+	case c.QueuePackets < 0:
+		return fmt.Errorf("link: %sQueuePackets is %d; want at least 1 packet (0 means the default, %d)", where, c.QueuePackets, DefaultQueuePackets)
+	case c.QueueBytes < 0:
+		return fmt.Errorf("link: %sQueueBytes is %d; want at least one packet's size in bytes (0 means no byte limit)", where, c.QueueBytes)
+	}
+	return nil
 }

@@ -68,8 +68,8 @@ type holdQueue struct {
 
 // push appends s. When the slice is full it first slides the live part
 // down over the slots already popped: holds overlap for the whole of a
-// bulk transfer, so the queue is rarely empty, and appending alone grew
-// the slice (and reallocated it) without bound.
+// bulk transfer, so the queue is rarely empty, and appending alone would
+// grow the slice without bound (docs/PERFORMANCE.md).
 func (q *holdQueue) push(s holdSlot) {
 	if q.head > 0 && len(q.slots) == cap(q.slots) {
 		n := copy(q.slots, q.slots[q.head:])
@@ -124,8 +124,8 @@ func (l *Link) received(s *segment, now time.Duration) {
 			l.flows[s.key] = f
 		}
 		// A new connection on the same addresses and ports: the old one's
-		// held ACK is moot (found by FuzzLinkSend: it used to vanish
-		// uncounted).
+		// held ACK is moot, and counted as superseded (FuzzLinkSend checks
+		// that every packet is accounted for).
 		l.dropHold(f, now)
 		*f = flow{synced: true, rcvMSS: defaultMSS, quick: maxQuickACKs, gen: f.gen}
 		return
@@ -147,7 +147,7 @@ func (l *Link) received(s *segment, now time.Duration) {
 	if s.seqLen() == 0 {
 		return
 	}
-	if f.hadData && now-f.lastData > minRTO+2*l.cfg.Delay {
+	if f.hadData && now-f.lastData > minRTO+l.dirs[AtoB].cfg.Delay+l.dirs[BtoA].cfg.Delay {
 		// Idle longer than an RTO: Linux re-enters quick-ACK mode.
 		f.quick = maxQuickACKs
 	}

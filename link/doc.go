@@ -2,8 +2,8 @@
 // packets between two sides, A and B (by convention the client and the
 // server).
 //
-// Each direction passes a packet through these stages, composed in Send
-// and deliverNext:
+// Each direction passes a packet through these stages, composed in Send,
+// enqueue and deliverNext:
 //
 //  1. delayed ACK: a pure TCP ACK may be held the way a Linux receiver
 //     delays it (see delack.go), and is discarded if a newer ACK of the
@@ -22,10 +22,10 @@
 // rate units, 150KB, 5MiB, a packet count).
 //
 // The link knows nothing about TCP stacks or kernels. It reads time only
-// from the clock it is given and delivers packets in order. On the
-// virtual clock it runs no goroutine of its own and delivers one packet
-// per timer event (a clock.Sequential). On the real clock (a
-// clock.SpawningTimers) each direction has a
-// delivery goroutine owned by the link, which timers and sends wake;
-// Close waits for those goroutines.
+// from the clock it is given and delivers packets in order. On a
+// clock.Sequential (the virtual clock) it runs no goroutine of its own and
+// delivers one packet per timer event. On a clock.SpawningTimers (the real
+// clock) each direction has a delivery goroutine owned by the link, which
+// timers and sends wake; Close waits for those goroutines. On any other
+// clock (clock.Precise) a timer delivers every packet that is due.
 package link

@@ -26,6 +26,8 @@ type Link struct {
 	pump  bool
 	done  chan struct{}
 	pumps sync.WaitGroup
+	// mono, if the clock is one, reads time since start cheaply.
+	mono clock.Monotonic
 
 	mu     sync.Mutex
 	obs    Observer // see Observe
@@ -35,27 +37,43 @@ type Link struct {
 	free   [][]byte          // spare packet buffers of capacity MTU
 }
 
-// entry is a packet in flight: queued, on the wire or propagating.
+// entry is a packet between the rate stage and the far end.
 type entry struct {
-	buf    []byte
+	buf     []byte
+	due     time.Duration // arrival at the far end
+	seq     uint64        // order of entry into the delivery queue; breaks ties
+	front   bool          // reordered: delivered before anything else due
+	corrupt bool          // a bit was flipped (impair.go)
+}
+
+// span is a packet that occupies the queue: waiting or on the wire.
+type span struct {
 	finish time.Duration // last bit serialized
-	due    time.Duration // arrival at the far end
+	size   int
 }
 
 type direction struct {
 	dir Dir
+	cfg Config // this direction's parameters (Config.direction)
 
-	// ring holds entries in order from head, n of them. Those from
-	// index wire on (relative to head) are still queued or being
-	// serialized; earlier ones are propagating.
-	ring      []entry
-	head, n   int
-	wire      int
-	wireBytes int
-	busyUntil time.Duration // when the serializer is next free
+	// The delivery queue is netem's tfifo: entries that arrive in order
+	// (due no earlier than the last one in) go to ring, a FIFO of n from
+	// head; the others to late, a heap. The next delivery is the earlier
+	// of the two heads. Without jitter or reordering late stays empty.
+	ring    []entry
+	head, n int
+	late    lateHeap
+	seq     uint64
+	lastDue time.Duration // the latest due time given (KeepOrder)
 
-	holds holdQueue
-
+	// busy holds the packets waiting for the serializer or on the wire,
+	// oldest first: bn of them from bhead, wireBytes bytes in all.
+	busy         []span
+	bhead, bn    int
+	wireBytes    int
+	busyUntil    time.Duration // when the serializer is next free
+	impair       impairments   // impair.go
+	holds        holdQueue
 	deliverTimer clock.Timer
 	holdTimer    clock.Timer
 	wake         chan struct{} // pump mode: buffered(1), readies the goroutine
@@ -80,6 +98,7 @@ func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
 		flows:   make(map[flowKey]*flow),
 	}
 	_, l.oneByOne = clk.(clock.Sequential)
+	l.mono, _ = clk.(clock.Monotonic)
 	_, l.pump = clk.(clock.SpawningTimers)
 	if l.pump {
 		l.done = make(chan struct{})
@@ -87,7 +106,10 @@ func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
 	for i := range l.dirs {
 		d := &l.dirs[i]
 		d.dir = Dir(i)
+		d.cfg = cfg.direction(d.dir)
+		d.impair = newImpairments(d.cfg, d.dir)
 		d.ring = make([]entry, 64)
+		d.busy = make([]span, 64)
 		if l.pump {
 			d.wake = make(chan struct{}, 1)
 			d.deliverTimer = clk.AfterFunc(time.Hour, d.signal)
@@ -107,13 +129,10 @@ func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
 	return l, nil
 }
 
-// pumpLoop delivers the packets of d as they fall due, until Close. It is
-// the real clock's delivery path: a real timer runs its function on a new
-// goroutine, whose stack then grew anew through gVisor's receive path on
-// every batch (a quarter of the CPU of an unshaped transfer); timers and
-// sends now only wake this long-lived goroutine, and an unshaped link
-// needs no timer at all (unshaped goodput 1.4 → 2.25 Gbit/s, CPU per
-// packet 6.5 → 4.9 µs; docs/PERFORMANCE.md).
+// pumpLoop delivers the packets of d as they fall due, until Close. On a
+// clock.SpawningTimers, timers and sends only wake this long-lived
+// goroutine, whose stack grows once for gVisor's receive path rather than
+// on every batch; an unshaped link needs no timer (docs/PERFORMANCE.md).
 func (l *Link) pumpLoop(d *direction) {
 	defer l.pumps.Done()
 	for {
@@ -136,8 +155,8 @@ func (d *direction) signal() {
 }
 
 // arm schedules the delivery of d's head packet wait from now: at once on
-// the delivery goroutine if it is due and the clock is real, otherwise by
-// d's timer. l.mu is held.
+// the delivery goroutine if it is due and the link pumps (a
+// clock.SpawningTimers), otherwise by d's timer. l.mu is held.
 func (l *Link) arm(d *direction, wait time.Duration) {
 	if l.pump && wait <= 0 {
 		d.signal()
@@ -150,9 +169,8 @@ func (l *Link) arm(d *direction, wait time.Duration) {
 func (l *Link) Config() Config { return l.cfg.withDefaults() } // a copy: Outages too
 
 func (l *Link) now() time.Duration {
-	if l.pump {
-		// The real clock: time.Since reads only the monotonic clock.
-		return time.Since(l.start)
+	if l.mono != nil {
+		return l.mono.Since(l.start)
 	}
 	return l.clk.Now().Sub(l.start)
 }
@@ -186,102 +204,185 @@ func (l *Link) Send(dir Dir, pkt []byte) {
 	l.enqueue(d, pkt, now)
 }
 
-// enqueue runs the rate, queue and delay stages for pkt at time now.
-// l.mu is held.
+// enqueue runs pkt through the impairments, the outage, the queue, the
+// rate and the delay, at time now. l.mu is held.
 func (l *Link) enqueue(d *direction, pkt []byte, now time.Duration) {
+	l.impaired(d, pkt, now, true) // impair.go: calls admit for each packet that goes on
+}
+
+// admit runs the outage, queue, rate and delay stages for pkt, which the
+// impairments let through (corrupt: with a bit flipped; reorder: sent
+// ahead of the delay). l.mu is held.
+func (l *Link) admit(d *direction, pkt []byte, now time.Duration, corrupt bool) {
 	if l.down(now) { // the outage stage, outage.go
 		l.drop(d, DropOutage, pkt, now)
 		return
 	}
 	// Packets whose last bit has left no longer occupy the queue.
-	for d.wire < d.n {
-		e := &d.ring[(d.head+d.wire)%len(d.ring)]
-		if e.finish > now {
-			break
-		}
-		d.wireBytes -= len(e.buf)
-		d.wire++
+	for d.bn > 0 && d.busy[d.bhead].finish <= now {
+		d.wireBytes -= d.busy[d.bhead].size
+		d.bhead = (d.bhead + 1) % len(d.busy)
+		d.bn--
 	}
-	queued := d.n - d.wire
-	if queued >= l.cfg.QueuePackets || (l.cfg.QueueBytes > 0 && d.wireBytes+len(pkt) > l.cfg.QueueBytes) {
+	if d.bn >= d.cfg.QueuePackets || (d.cfg.QueueBytes > 0 && d.wireBytes+len(pkt) > d.cfg.QueueBytes) {
 		l.drop(d, DropQueueFull, pkt, now)
 		return
 	}
-	start := max(now, d.busyUntil)
-	finish := start + l.serialization(len(pkt))
-	d.busyUntil = finish
-
-	if d.n == len(d.ring) {
-		d.grow()
+	buf := append(l.buffer(), pkt...)
+	if corrupt {
+		d.impair.corrupt(buf)
 	}
-	e := &d.ring[(d.head+d.n)%len(d.ring)]
-	e.buf = append(l.buffer(), pkt...)
-	e.finish = finish
-	e.due = finish + l.cfg.Delay
-	d.n++
+	if d.impair.reorder() {
+		// netem puts a reordered packet at the head of its queue, to be
+		// sent at once: no rate, no delay.
+		d.stats.Reordered++
+		l.schedule(d, entry{buf: buf, due: now, front: true, corrupt: corrupt}, now)
+		return
+	}
+	start := max(now, d.busyUntil)
+	finish := start + d.serialization(len(pkt))
+	d.busyUntil = finish
+	if d.bn == len(d.busy) {
+		d.busy = grow(d.busy, d.bhead, d.bn)
+		d.bhead = 0
+	}
+	d.busy[(d.bhead+d.bn)%len(d.busy)] = span{finish, len(pkt)}
+	d.bn++
 	d.wireBytes += len(pkt)
-	if q := d.n - d.wire; q > d.stats.PeakQueuePackets {
-		d.stats.PeakQueuePackets = q
+	if d.bn > d.stats.PeakQueuePackets {
+		d.stats.PeakQueuePackets = d.bn
 	}
 	if d.wireBytes > d.stats.PeakQueueBytes {
 		d.stats.PeakQueueBytes = d.wireBytes
 	}
-	if l.obs != nil {
-		l.emit(Event{Kind: EventQueue, Dir: d.dir, At: now, Packet: pkt, Start: start, Finish: finish, Due: e.due, Queue: d.n - d.wire})
+	due := finish + max(d.impair.delay(d.cfg.Delay), 0)
+	if d.cfg.KeepOrder {
+		due = max(due, d.lastDue)
 	}
-	if d.n == 1 {
+	if l.obs != nil {
+		l.emit(Event{Kind: EventQueue, Dir: d.dir, At: now, Packet: pkt, Start: start, Finish: finish, Due: due, Queue: d.bn})
+	}
+	l.schedule(d, entry{buf: buf, due: due, corrupt: corrupt}, now)
+}
+
+// schedule puts e into d's delivery queue and arms the timer if e is now
+// the next to go. l.mu is held.
+func (l *Link) schedule(d *direction, e entry, now time.Duration) {
+	d.seq++
+	e.seq = d.seq
+	next, ok := d.peek()
+	if !e.front && (d.n == 0 || e.due >= d.ring[(d.head+d.n-1)%len(d.ring)].due) {
+		if d.n == len(d.ring) {
+			d.ring = grow(d.ring, d.head, d.n)
+			d.head = 0
+		}
+		d.ring[(d.head+d.n)%len(d.ring)] = e
+		d.n++
+	} else {
+		d.late.push(e)
+	}
+	d.lastDue = max(d.lastDue, e.due)
+	if !ok || e.before(next) {
 		l.arm(d, e.due-now)
 	}
 }
 
-// serialization is the time n bytes occupy the wire.
-func (l *Link) serialization(n int) time.Duration {
-	if l.cfg.Rate == 0 {
-		return 0
+// before orders deliveries: by due time, a reordered packet first, then
+// first in, first out.
+func (e *entry) before(o *entry) bool {
+	if e.due != o.due {
+		return e.due < o.due
 	}
-	return time.Duration(float64(n)*8*1e9/l.cfg.Rate + 0.5)
+	if e.front != o.front {
+		return e.front
+	}
+	return e.seq < o.seq
 }
 
-// deliverDue delivers the packets of d that are due. On the virtual clock
+// peek returns the next entry to deliver, if any.
+func (d *direction) peek() (*entry, bool) {
+	var r, h *entry
+	if d.n > 0 {
+		r = &d.ring[d.head]
+	}
+	if len(d.late) > 0 {
+		h = &d.late[0]
+	}
+	switch {
+	case r == nil:
+		return h, h != nil
+	case h == nil || r.before(h):
+		return r, true
+	}
+	return h, true
+}
+
+// pop removes the next entry to deliver.
+func (d *direction) pop() entry {
+	if d.n > 0 && (len(d.late) == 0 || d.ring[d.head].before(&d.late[0])) {
+		e := d.ring[d.head]
+		d.ring[d.head].buf = nil
+		d.head = (d.head + 1) % len(d.ring)
+		d.n--
+		return e
+	}
+	return d.late.pop()
+}
+
+// serialization is the time n bytes occupy the wire, counted as netem's
+// rate counts them (packet_time_ns): plus PacketOverhead, in whole cells
+// of CellSize bytes plus CellOverhead each when CellSize is set.
+func (d *direction) serialization(n int) time.Duration {
+	if d.cfg.Rate == 0 {
+		return 0
+	}
+	n += d.cfg.PacketOverhead
+	if cs := d.cfg.CellSize; cs > 0 {
+		cells := max(n, 0) / cs
+		if n > cells*cs {
+			cells++
+		}
+		n = cells * (cs + d.cfg.CellOverhead)
+	}
+	return time.Duration(float64(max(n, 0))*8*1e9/d.cfg.Rate + 0.5)
+}
+
+// deliverDue delivers the packets of d that are due. On a clock.Sequential
 // it delivers one and lets the timer fire again for the next: one packet
-// per event keeps the receivers' work in a canonical order. On the real
-// clock a timer fires late (by a fraction of a millisecond), so it
-// delivers every packet due by then.
+// per event keeps the receivers' work in a canonical order. On other
+// clocks a timer can fire late, so it delivers every packet due by then.
 func (l *Link) deliverDue(d *direction) {
 	for l.deliverNext(d) && !l.oneByOne {
 	}
 }
 
-// deliverNext hands the head packet of d to the far end if it is due and
-// arms the timer for the next one. It reports whether it delivered.
+// deliverNext hands the next packet of d to the far end if it is due and
+// arms the timer for the one after. It reports whether it delivered.
 func (l *Link) deliverNext(d *direction) bool {
 	l.mu.Lock()
-	if l.closed || d.n == 0 {
+	if l.closed {
+		l.mu.Unlock()
+		return false
+	}
+	next, ok := d.peek()
+	if !ok {
 		l.mu.Unlock()
 		return false
 	}
 	now := l.now()
-	e := &d.ring[d.head]
-	if e.due > now {
-		l.arm(d, e.due-now)
+	if next.due > now {
+		l.arm(d, next.due-now)
 		l.mu.Unlock()
 		return false
 	}
+	e := d.pop()
+	if next, ok := d.peek(); ok && !l.pump {
+		d.deliverTimer.Reset(next.due - now)
+	}
 	buf := e.buf
-	e.buf = nil
-	if d.wire == 0 {
-		d.wireBytes -= len(buf)
-	} else {
-		d.wire--
-	}
-	d.head = (d.head + 1) % len(d.ring)
-	d.n--
-	if d.n > 0 && !l.pump {
-		d.deliverTimer.Reset(d.ring[d.head].due - now)
-	}
 	d.stats.Packets++
 	d.stats.Bytes += uint64(len(buf))
-	if l.cfg.DelayedACK > 0 {
+	if l.cfg.DelayedACK > 0 && !e.corrupt { // the receiver discards a corrupt packet
 		var s segment
 		if parseTCP(buf, &s) {
 			l.received(&s, now)
@@ -310,12 +411,13 @@ func (l *Link) buffer() []byte {
 	return make([]byte, 0, l.cfg.MTU)
 }
 
-func (d *direction) grow() {
-	ring := make([]entry, 2*len(d.ring))
-	for i := 0; i < d.n; i++ {
-		ring[i] = d.ring[(d.head+i)%len(d.ring)]
+// grow returns ring, n entries from head, in a ring twice the size from 0.
+func grow[T any](ring []T, head, n int) []T {
+	r := make([]T, 2*len(ring))
+	for i := range n {
+		r[i] = ring[(head+i)%len(ring)]
 	}
-	d.ring, d.head = ring, 0
+	return r
 }
 
 // Stats returns a snapshot of the counters.
@@ -344,11 +446,11 @@ func (l *Link) Close() {
 		d := &l.dirs[i]
 		d.deliverTimer.Stop()
 		d.holdTimer.Stop()
-		d.stats.Drops[DropClosed] += uint64(d.n + d.holds.live())
+		d.stats.Drops[DropClosed] += uint64(d.n + len(d.late) + d.holds.live())
 		for j := 0; j < d.n; j++ {
 			d.ring[(d.head+j)%len(d.ring)].buf = nil
 		}
-		d.n, d.wire, d.wireBytes = 0, 0, 0
+		d.n, d.late, d.bn, d.wireBytes = 0, nil, 0, 0
 		d.holds = holdQueue{}
 	}
 	l.flows = nil

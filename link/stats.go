@@ -27,6 +27,7 @@ const (
 	DropTooBig                      // larger than the MTU
 	DropClosed                      // sent to, or pending in, a closed link
 	DropOutage                      // reached the wire during an outage (outage.go)
+	DropLoss                        // lost by the loss stage (loss.go)
 	numDropReasons
 )
 
@@ -40,6 +41,8 @@ func (r DropReason) String() string {
 		return "closed"
 	case DropOutage:
 		return "outage"
+	case DropLoss:
+		return "loss"
 	}
 	return "unknown"
 }
@@ -66,6 +69,13 @@ type DirStats struct {
 
 	PeakQueuePackets int // most packets waiting or on the wire at once
 	PeakQueueBytes   int
+
+	// Impairments (impair.go). Duplicated counts the copies made,
+	// Corrupted the packets with a flipped bit (delivered, then dropped by
+	// the receiver's checksum), Reordered those sent ahead of the delay.
+	Duplicated uint64
+	Corrupted  uint64
+	Reordered  uint64
 
 	// Delayed-ACK stage. An ACK is held, then either released by the timer
 	// or superseded by a later packet of the flow carrying a newer ACK (the

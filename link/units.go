@@ -36,7 +36,7 @@ func ParseRate(s string) (float64, error) {
 				break
 			}
 			r := v * u.mult
-			if math.IsInf(r, 0) { // found by FuzzParseRate
+			if math.IsInf(r, 0) { // 1e308tbit, say (FuzzParseRate)
 				return 0, fmt.Errorf("rate %q is too large; write it like 10mbit, 500kbit or 1gbit (bits/s), 2mbps (bytes/s), or 0 for unlimited", s)
 			}
 			if r != 0 && r < 8 {

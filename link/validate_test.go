@@ -15,7 +15,7 @@ func TestRejectionMessages(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{Delay: -time.Millisecond}, "link: Delay is -1ms; want a duration of 0 or more (0 means no delay)"},
+		{Config{Delay: -time.Millisecond}, "link: Delay is -1ms; want a duration from 0 to 24h0m0s (0 means no delay)"},
 		{Config{Rate: math.Inf(1)}, "link: Rate is +Inf; want bits per second, a finite number of 0 or more (0 means unlimited)"},
 		{Config{Rate: 7}, "link: Rate is 7 bit/s; want at least 8 bit/s, or 0 for unlimited"},
 		{Config{QueuePackets: -1}, "link: QueuePackets is -1; want at least 1 packet (0 means the default, 1000)"},
@@ -23,7 +23,7 @@ func TestRejectionMessages(t *testing.T) {
 		{Config{MTU: 575}, "link: MTU is 575; want 576 to 65535 bytes (0 means 1500)"},
 		{Config{MTU: 65536}, "link: MTU is 65536; want 576 to 65535 bytes (0 means 1500)"},
 		{Config{MTU: 9000, QueueBytes: 8999}, "link: QueueBytes is 8999; want at least the MTU (9000 bytes) so that a full-sized packet fits"},
-		{Config{DelayedACK: -1}, "link: DelayedACK is -1ns; want a duration of 0 or more (0 disables, 40ms is Linux)"},
+		{Config{DelayedACK: -1}, "link: DelayedACK is -1ns; want a duration from 0 to 24h0m0s (0 disables, 40ms is Linux)"},
 		{Config{Outages: []Outage{{Start: 2 * time.Second, End: time.Second}}}, "link: Outages[0] is 2s to 1s; want 0 ≤ Start < End"},
 	} {
 		if err := c.cfg.Validate(); err == nil || !strings.HasPrefix(err.Error(), c.want) {
