@@ -46,7 +46,7 @@ var (
 // hosts with default TCP settings on the virtual clock, seed 0.
 type Config struct {
 	// Link shapes both directions; see link.Config. Direction a>b runs
-	// from the client to the server.
+	// from the client to the server. A zero Link.Seed takes Seed.
 	Link link.Config
 
 	// TCP pins both hosts' TCP settings; see tcpstack.TCPConfig.
@@ -123,16 +123,22 @@ func New(cfg Config) (*Net, error) {
 	} else {
 		n.clk = clock.Real{}
 	}
-	l, err := link.New(cfg.Link, n.clk, n.deliver)
+	lc := cfg.Link
+	if lc.Seed == 0 {
+		lc.Seed = cfg.Seed
+	}
+	l, err := link.New(lc, n.clk, n.deliver)
 	if err != nil {
 		n.closeClock()
 		return nil, err
 	}
 	n.link = l
 	mtu := l.Config().MTU
-	n.client, err = tcpstack.New(tcpstack.Config{Addr: ClientAddr, Clock: n.clk, MTU: mtu, TCP: cfg.TCP, Seed: cfg.Seed, Probe: cfg.Probe}, func(p []byte) { l.Send(link.AtoB, p) })
+	// A link that corrupts needs hosts that check checksums, as kernels do.
+	verify := lc.Corrupt.P > 0 || lc.BtoA != nil && lc.BtoA.Corrupt.P > 0
+	n.client, err = tcpstack.New(tcpstack.Config{Addr: ClientAddr, Clock: n.clk, MTU: mtu, TCP: cfg.TCP, Seed: cfg.Seed, Probe: cfg.Probe, VerifyChecksums: verify}, func(p []byte) { l.Send(link.AtoB, p) })
 	if err == nil {
-		n.server, err = tcpstack.New(tcpstack.Config{Addr: ServerAddr, Clock: n.clk, MTU: mtu, TCP: cfg.TCP, Seed: cfg.Seed, Probe: cfg.Probe}, func(p []byte) { l.Send(link.BtoA, p) })
+		n.server, err = tcpstack.New(tcpstack.Config{Addr: ServerAddr, Clock: n.clk, MTU: mtu, TCP: cfg.TCP, Seed: cfg.Seed, Probe: cfg.Probe, VerifyChecksums: verify}, func(p []byte) { l.Send(link.BtoA, p) })
 	}
 	if err != nil {
 		n.Close()

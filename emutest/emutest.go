@@ -93,6 +93,82 @@ func Outage(start, end time.Duration) Option {
 	})
 }
 
+// Loss drops each packet with probability p (0.01 is 1 %), in both
+// directions: netem's "loss random p".
+func Loss(p float64) Option {
+	return option(func(s *settings) error {
+		if p < 0 || p > 1 || p != p {
+			return fmt.Errorf("emutest.Loss(%v): want a fraction from 0 to 1, like 0.01 for 1%%", p)
+		}
+		s.cfg.Link.Loss = link.RandomLoss(p, 0)
+		return nil
+	})
+}
+
+// Jitter spreads each packet's delay uniformly over ±j around the RTT's
+// half, in both directions: netem's "delay DELAY JITTER". Packets may
+// arrive out of order, as with netem.
+func Jitter(j time.Duration) Option {
+	return option(func(s *settings) error {
+		if j < 0 || j > link.MaxJitter {
+			return fmt.Errorf("emutest.Jitter(%v): want 0 to %v, like 5*time.Millisecond", j, link.MaxJitter)
+		}
+		s.cfg.Link.Jitter = j
+		return nil
+	})
+}
+
+// Netem applies tc's netem options to both directions, as typed after
+// "tc qdisc add dev eth0 root netem": "delay 25ms 5ms loss 1% 25%
+// reorder 10%". Options it names replace what earlier options set.
+func Netem(options string) Option { return netem(options, "Netem", 0) }
+
+// NetemUp applies tc's netem options to the client→server direction only.
+// Give it after the options that shape both directions (RTT, Rate, Netem):
+// from NetemUp or NetemDown on, the directions are set apart.
+func NetemUp(options string) Option { return netem(options, "NetemUp", link.AtoB) }
+
+// NetemDown applies tc's netem options to the server→client direction
+// only (downloads).
+func NetemDown(options string) Option { return netem(options, "NetemDown", link.BtoA) }
+
+func netem(options, name string, dir link.Dir) Option {
+	return option(func(s *settings) error {
+		c, given, err := link.ParseNetem(options)
+		if err != nil {
+			return fmt.Errorf("emutest.%s(%q): %v", name, options, err)
+		}
+		l := &s.cfg.Link
+		switch {
+		case name == "Netem":
+			down := l.BtoA
+			*l = link.ApplyNetem(*l, c, given)
+			if down != nil {
+				d := link.ApplyNetem(*down, c, given)
+				l.BtoA = &d
+			}
+		case dir == link.AtoB:
+			down := l.BtoA
+			if down == nil {
+				d := *l
+				d.MTU, d.DelayedACK, d.Outages, d.Seed = 0, 0, nil, 0
+				down = &d
+			}
+			*l = link.ApplyNetem(*l, c, given)
+			l.BtoA = down
+		default:
+			base := *l
+			if l.BtoA != nil {
+				base = *l.BtoA
+			}
+			d := link.ApplyNetem(base, c, given)
+			d.MTU, d.DelayedACK, d.Outages, d.Seed, d.BtoA = 0, 0, nil, 0, nil
+			l.BtoA = &d
+		}
+		return nil
+	})
+}
+
 // TCP pins both hosts' TCP settings; see tcpstack.TCPConfig.
 func TCP(cfg tcpstack.TCPConfig) Option {
 	return option(func(s *settings) error { s.cfg.TCP = cfg; return nil })

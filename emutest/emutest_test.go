@@ -31,6 +31,10 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{Outage(2*time.Second, time.Second), "emutest.Outage(2s, 1s): want 0 ≤ start < end"},
 		{Outage(time.Second, time.Second), "emutest.Outage(1s, 1s): want 0 ≤ start < end"},
 		{StallTimeout(0), "emutest.StallTimeout(0s): want a positive wall-clock duration"},
+		{Loss(1.5), "emutest.Loss(1.5): want a fraction from 0 to 1"},
+		{Jitter(-time.Millisecond), "emutest.Jitter(-1ms): want 0 to"},
+		{Netem("loss lots"), `emutest.Netem("loss lots"): netem: loss "lots"`},
+		{NetemDown("delay 10"), `emutest.NetemDown("delay 10"): netem: delay "10" is not a time`},
 		{Option{}, "emutest.New: option 0 is the zero Option; use the functions that return one, like emutest.RTT"},
 		{Link(link.Config{MTU: 10}), "emutest.New: link: MTU is 10; want 576 to 65535 bytes"},
 		{Link(link.Config{Outages: []link.Outage{{Start: 2, End: 1}}}), "emutest.New: link: Outages[0] is 2ns to 1ns; want 0 ≤ Start < End"},
@@ -82,6 +86,23 @@ func TestNewAppliesOptions(t *testing.T) {
 	}
 	if r := New(t, RealClock()); r.Config().Clock != emu.Real {
 		t.Errorf("RealClock gave clock %v", r.Config().Clock)
+	}
+}
+
+// Netem sets both directions in tc's words; NetemUp and NetemDown set
+// one each, leaving the other as the shared options made it.
+func TestNetemOptions(t *testing.T) {
+	n := New(t, RTT(50*time.Millisecond), Rate(10e6), Netem("loss 1% 25%"), NetemDown("rate 20mbit delay 30ms"), NetemUp("rate 1mbit"))
+	l := n.Config().Link
+	if l.Rate != 1e6 || l.Delay != 25*time.Millisecond || l.Loss != link.RandomLoss(0.01, 0.25) {
+		t.Errorf("client→server: rate %v, delay %v, loss %+v; want 1 mbit, 25ms, 1%% with 25%%", l.Rate, l.Delay, l.Loss)
+	}
+	if d := l.BtoA; d == nil || d.Rate != 20e6 || d.Delay != 30*time.Millisecond || d.Loss != link.RandomLoss(0.01, 0.25) {
+		t.Errorf("server→client: %+v; want 20 mbit, 30ms, 1%% loss with 25%%", d)
+	}
+	m := New(t, Loss(0.02), Jitter(time.Millisecond), RTT(10*time.Millisecond))
+	if l := m.Config().Link; l.Loss.P != 0.02 || l.Jitter != time.Millisecond || l.BtoA != nil {
+		t.Errorf("Loss and Jitter: %+v", l)
 	}
 }
 

@@ -11,9 +11,9 @@ import (
 
 // Kernel runs cases over kernel TCP in two network namespaces joined by
 // Via (package kernel). It needs root, or a user namespace (see
-// kernel.Reexec). The case's Clock and Seed do not apply: kernel TCP runs
-// in real time and delays its own ACKs, so the link's delayed-ACK stage
-// is off.
+// kernel.Reexec). The case's Clock does not apply: kernel TCP runs in real
+// time and delays its own ACKs, so the link's delayed-ACK stage is off.
+// The Seed seeds the link's impairments, as on the emulated backend.
 type Kernel struct {
 	Via kernel.Via // "" means kernel.Auto
 }
@@ -27,7 +27,11 @@ func (k Kernel) Run(ctx context.Context, c Case) (workloads.Result, Record, erro
 	if err := c.Workload.Validate(); err != nil {
 		return workloads.Result{}, Record{}, err
 	}
-	n, err := kernel.New(kernel.Config{Link: c.Link, Via: k.Via, CongestionControl: c.TCP.CongestionControl})
+	lc := c.Link
+	if lc.Seed == 0 {
+		lc.Seed = c.Seed
+	}
+	n, err := kernel.New(kernel.Config{Link: lc, Via: k.Via, CongestionControl: c.TCP.CongestionControl})
 	if err != nil {
 		return workloads.Result{}, Record{}, err
 	}
@@ -45,6 +49,9 @@ func (k Kernel) Run(ctx context.Context, c Case) (workloads.Result, Record, erro
 	kc.Link.DelayedACK = 0
 	rec := newRecord(k.Name(), kc, r, st.Link)
 	rec.Kernel = &facts
+	if c.Link.Impaired() {
+		rec.Seed = &c.Seed
+	}
 	if facts.Link == kernel.TUN {
 		rec.LateMeanUs = ptr(float64(st.LateMean) / 1e3)
 		rec.LateP99Us = ptr(float64(st.LateP99) / 1e3)

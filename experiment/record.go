@@ -47,9 +47,15 @@ type Outcome struct {
 	Requests        int     `json:"requests"`
 	Bytes           int64   `json:"bytes"`
 	Drops           *uint64 `json:"drops,omitempty"`
-	PeakQueue       *int    `json:"peak_queue_packets,omitempty"`
-	ACKsHeld        uint64  `json:"acks_held"`
-	TraceSHA256     string  `json:"trace_sha256"` // "" where the backend has no trace
+	// DropsBy splits the drops by reason (link.DropReason's names:
+	// queue-full, loss, outage, ...); reasons with none are left out.
+	DropsBy     map[string]uint64 `json:"drops_by_reason,omitempty"`
+	Duplicated  uint64            `json:"duplicated,omitempty"`
+	Corrupted   uint64            `json:"corrupted,omitempty"` // delivered with a flipped bit, then dropped by the receiver's checksum
+	Reordered   uint64            `json:"reordered,omitempty"`
+	PeakQueue   *int              `json:"peak_queue_packets,omitempty"`
+	ACKsHeld    uint64            `json:"acks_held"`
+	TraceSHA256 string            `json:"trace_sha256"` // "" where the backend has no trace
 }
 
 // Extra is what instruments, the backend and a reference table add.
@@ -125,6 +131,15 @@ func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record
 	if cc == "" {
 		cc = tcpstack.Cubic
 	}
+	var by map[string]uint64
+	for r := range link.DropReason(0).Count() {
+		if n := st[0].Drops[r] + st[1].Drops[r]; n > 0 {
+			if by == nil {
+				by = map[string]uint64{}
+			}
+			by[r.String()] = n
+		}
+	}
 	return Record{
 		Setup: Setup{
 			Workload: r.Workload, Backend: backend, Clock: c.Clock.String(),
@@ -134,8 +149,12 @@ func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record
 		Outcome: Outcome{
 			ElapsedMs: Ms(r.Elapsed), ModelMs: Ms(r.Model.Elapsed), ModelRoundTrips: r.Model.RoundTrips,
 			Conns: r.Conns, Requests: r.Requests, Bytes: r.Bytes,
-			Drops:     ptr(st[0].Drops.Total() + st[1].Drops.Total()),
-			PeakQueue: ptr(max(st[0].PeakQueuePackets, st[1].PeakQueuePackets)),
+			Drops:      ptr(st[0].Drops.Total() + st[1].Drops.Total()),
+			DropsBy:    by,
+			Duplicated: st[0].Duplicated + st[1].Duplicated,
+			Corrupted:  st[0].Corrupted + st[1].Corrupted,
+			Reordered:  st[0].Reordered + st[1].Reordered,
+			PeakQueue:  ptr(max(st[0].PeakQueuePackets, st[1].PeakQueuePackets)),
 		},
 		Detail: r.Detail,
 	}

@@ -47,6 +47,9 @@ func (r DropReason) String() string {
 	return "unknown"
 }
 
+// Count is the number of drop reasons: they are 0 to Count()-1.
+func (DropReason) Count() DropReason { return numDropReasons }
+
 // Drops counts drops by reason.
 type Drops [numDropReasons]uint64
 

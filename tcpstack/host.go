@@ -57,6 +57,12 @@ type Config struct {
 	// time the connection processes a segment. It runs inside the stack:
 	// it must be quick and must not call the host.
 	Probe func(Sample)
+
+	// VerifyChecksums makes the host check the IP and TCP checksums of
+	// every packet it receives and discard those that fail, as a kernel
+	// does. Set it when the link may corrupt packets; false skips the
+	// check (the link delivers packets intact).
+	VerifyChecksums bool
 }
 
 // TCPConfig pins the TCP settings of a host. Zero fields take the defaults
@@ -180,7 +186,7 @@ func New(cfg Config, send func(pkt []byte)) (*Host, error) {
 		s.Destroy()
 		return nil, err
 	}
-	h.ep = &nicEndpoint{mtu: uint32(cfg.MTU), send: send}
+	h.ep = &nicEndpoint{mtu: uint32(cfg.MTU), send: send, verify: cfg.VerifyChecksums}
 	if err := s.CreateNIC(nicID, h.ep); err != nil {
 		s.Destroy()
 		return nil, &Error{Op: "create NIC", Err: err}
@@ -266,8 +272,9 @@ func (h *Host) Close() {
 // (send copies what it keeps), or goes out without a copy if it lies in
 // one view (docs/PERFORMANCE.md).
 type nicEndpoint struct {
-	mtu  uint32
-	send func([]byte)
+	mtu    uint32
+	send   func([]byte)
+	verify bool // check checksums on receive
 
 	dispatcher atomic.Pointer[dispatcherRef] // nil until Attach
 	closed     atomic.Bool
@@ -352,9 +359,12 @@ func (*nicEndpoint) ParseHeader(*stack.PacketBuffer) bool    { return true }
 func (*nicEndpoint) Close()                                  {}
 func (*nicEndpoint) SetOnCloseAction(func())                 {}
 
-// Checksums are computed on transmit (captures stay valid) and not
-// verified on receive: the link never corrupts a packet.
-func (*nicEndpoint) Capabilities() stack.LinkEndpointCapabilities {
+// Checksums are computed on transmit (captures stay valid), and verified
+// on receive only when the link may corrupt a packet (Config.VerifyChecksums).
+func (e *nicEndpoint) Capabilities() stack.LinkEndpointCapabilities {
+	if e.verify {
+		return 0
+	}
 	return stack.CapabilityRXChecksumOffload
 }
 

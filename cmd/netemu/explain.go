@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -61,6 +62,9 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 		tw.Flush()
 		fmt.Fprintf(w, "  %d packets, %d retransmits, %d drops; %d ACKs delayed (%s in all); %d segments waited for an ACK; queueing delay %s in all, peak queue %d packets\n",
 			bd.Packets, bd.Retransmits, bd.Drops, len(held), fmtDur(heldFor), len(bd.Waiting), fmtDur(bd.QueueDelay), bd.MaxQueue)
+		if line := impairmentLine(rec); line != "" {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
 		if len(held) > 0 {
 			fmt.Fprintf(w, "  delayed ACKs (%s):\n", listed(len(held)))
 			for _, h := range held[:min(len(held), maxListed)] {
@@ -79,6 +83,29 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// impairmentLine says what the link did to packets besides delaying them:
+// drops by reason, duplicates, corrupted and reordered packets.
+func impairmentLine(rec experiment.Record) string {
+	var parts []string
+	for r := range link.DropReason(0).Count() {
+		if n := rec.DropsBy[r.String()]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d dropped (%s)", n, r))
+		}
+	}
+	for _, c := range []struct {
+		n    uint64
+		what string
+	}{{rec.Duplicated, "duplicated"}, {rec.Corrupted, "corrupted (then dropped by the receiver's checksum)"}, {rec.Reordered, "sent ahead of the delay (reordered)"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "the link: " + strings.Join(parts, "; ")
 }
 
 func listed(n int) string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,6 +71,23 @@ func parseDuration(what string) func(string) (time.Duration, error) {
 	}
 }
 
+// parsePercent reads a probability written as a percentage: 1%, 0.5%, 0.
+func parsePercent(what string) func(string) (float64, error) {
+	return func(s string) (float64, error) {
+		num, pct := strings.CutSuffix(s, "%")
+		v, err := strconv.ParseFloat(num, 64)
+		switch {
+		case err != nil || num == "" || v != v:
+			return 0, fmt.Errorf("%s %q is not a percentage; write it like 1%% or 0.5%%", what, s)
+		case !pct && v != 0:
+			return 0, fmt.Errorf("%s %q needs a %% sign; write it like %s%%", what, s, s)
+		case v < 0 || v > 100:
+			return 0, fmt.Errorf("%s %q is out of range; want 0%% to 100%%", what, s)
+		}
+		return v / 100, nil
+	}
+}
+
 // queueLimit is a parsed --queue: packets or bytes, the other zero.
 type queueLimit struct{ packets, bytes int }
 
@@ -80,23 +98,29 @@ func parseQueue(s string) (queueLimit, error) {
 
 // options are the parsed flags of a command.
 type options struct {
-	kind     workloads.Kind
-	build    func() ([]workloads.Workload, error) // the kind's workloads from its flags
-	rtt      *listFlag[time.Duration]
-	rate     *listFlag[float64]
-	queue    *listFlag[queueLimit]
-	delack   *listFlag[time.Duration]
-	cc       string
-	clock    string
-	seed     uint64
-	mtu      int
-	json     bool
-	backend  string
-	via      string
-	pcap     string
-	timeline string
-	plot     string
-	set      map[string]bool // flags given on the command line
+	kind      workloads.Kind
+	build     func() ([]workloads.Workload, error) // the kind's workloads from its flags
+	rtt       *listFlag[time.Duration]
+	rate      *listFlag[float64]
+	queue     *listFlag[queueLimit]
+	delack    *listFlag[time.Duration]
+	loss      *listFlag[float64]
+	jitter    *listFlag[time.Duration]
+	reorder   *listFlag[float64]
+	duplicate *listFlag[float64]
+	corrupt   *listFlag[float64]
+	netem     [3]string // tc netem lines: both directions, up (client→server), down
+	cc        string
+	clock     string
+	seed      uint64
+	mtu       int
+	json      bool
+	backend   string
+	via       string
+	pcap      string
+	timeline  string
+	plot      string
+	set       map[string]bool // flags given on the command line
 }
 
 func newFlagSet(name string, o *options) *flag.FlagSet {
@@ -106,6 +130,14 @@ func newFlagSet(name string, o *options) *flag.FlagSet {
 	o.rate = newList(fs, "rate", "10mbit", "bottleneck rate in tc units: bit kbit mbit gbit (bits/s), bps kbps mbps gbps (bytes/s); 0 or unlimited", link.ParseRate)
 	o.queue = newList(fs, "queue", "1000", "drop-tail queue per direction: packets (1000) or bytes (150KB)", parseQueue)
 	o.delack = newList(fs, "delack", "40ms", "Linux-style delayed ACK at the link; 0 disables", parseDuration("delayed-ACK timer"))
+	o.loss = newList(fs, "loss", "0", "random loss, as netem's loss random: 1%", parsePercent("loss"))
+	o.jitter = newList(fs, "jitter", "0", "delay jitter, uniform ± this, as netem's delay DELAY JITTER", parseDuration("jitter"))
+	o.reorder = newList(fs, "reorder", "0", "packets sent at once, ahead of the delay, as netem's reorder: 10%", parsePercent("reorder"))
+	o.duplicate = newList(fs, "duplicate", "0", "packets sent twice: 1%", parsePercent("duplicate"))
+	o.corrupt = newList(fs, "corrupt", "0", "packets with one bit flipped (the receiver's checksum drops them): 1%", parsePercent("corrupt"))
+	fs.StringVar(&o.netem[0], "netem", "", "tc's netem options for both directions: \"delay 25ms 5ms distribution normal loss 1% 25%\"")
+	fs.StringVar(&o.netem[1], "netem-up", "", "tc's netem options for the client→server direction only")
+	fs.StringVar(&o.netem[2], "netem-down", "", "tc's netem options for the server→client direction only")
 	fs.StringVar(&o.cc, "cc", string(tcpstack.Cubic), "congestion control of both hosts: cubic or reno")
 	fs.StringVar(&o.clock, "clock", emu.Virtual.String(), "virtual: deterministic and fast; real: wall clock")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of all randomness")
@@ -171,8 +203,8 @@ func setFlags(fs *flag.FlagSet) map[string]bool {
 
 // notApplicable rejects flags that were given but would be ignored.
 func (o *options) notApplicable(cmd string) error {
-	reject := func(name, why string) error {
-		if o.set[name] {
+	reject := func(name, why string, unless ...bool) error {
+		if o.set[name] && !(len(unless) > 0 && unless[0]) {
 			return usagef("%s: --%s does not apply: %s", cmd, name, why)
 		}
 		return nil
@@ -185,7 +217,7 @@ func (o *options) notApplicable(cmd string) error {
 	} else if o.backend == (experiment.Kernel{}).Name() {
 		errs = append(errs,
 			reject("clock", "kernel TCP runs in real time"),
-			reject("seed", "kernel TCP takes no seed"),
+			reject("seed", "kernel TCP takes no seed; the seed applies to the link's impairments (--loss, --netem, ...)", o.impaired()),
 			reject("delack", "kernel TCP delays its own ACKs"))
 	} else {
 		errs = append(errs, reject("link", "it picks the kernel backend's link; add --backend kernel"))
@@ -196,6 +228,16 @@ func (o *options) notApplicable(cmd string) error {
 		}
 	}
 	return nil
+}
+
+// impaired reports whether any impairment flag is given.
+func (o *options) impaired() bool {
+	for _, name := range []string{"loss", "jitter", "reorder", "duplicate", "corrupt", "netem", "netem-up", "netem-down"} {
+		if o.set[name] {
+			return true
+		}
+	}
+	return false
 }
 
 // parseFlags parses args into fs, with flag's messages in netemu's words.
@@ -226,16 +268,90 @@ func kindOfFlag(name string) (string, bool) {
 	return "", false
 }
 
+// axis is a list flag that sweeps: its values, how each names a case and
+// how it sets a link.
+type axis struct {
+	name  string
+	n     int
+	label func(i int) string // "loss 1%", for table cells
+	slug  func(i int) string // "loss1pct", for file names
+	apply func(i int, c *link.Config)
+}
+
+// axes are the list flags in the order they vary, outermost first.
+func (o *options) axes() []axis {
+	pct := func(v float64) string { return strconv.FormatFloat(v*100, 'g', -1, 64) + "%" }
+	raw := func(f interface{ String() string }, i int) string { return strings.Split(f.String(), ",")[i] }
+	chance := func(name string, f *listFlag[float64], set func(*link.Config, float64)) axis {
+		return axis{name, len(f.vals), func(i int) string { return name + " " + pct(f.vals[i]) },
+			func(i int) string { return name + strings.ReplaceAll(pct(f.vals[i]), "%", "pct") },
+			func(i int, c *link.Config) { set(c, f.vals[i]) }}
+	}
+	return []axis{
+		{"rtt", len(o.rtt.vals), func(i int) string { return "rtt " + fmtDur(o.rtt.vals[i]) }, func(i int) string { return "rtt" + raw(o.rtt, i) },
+			func(i int, c *link.Config) { c.Delay = o.rtt.vals[i] / 2 }},
+		{"rate", len(o.rate.vals), func(i int) string { return link.FormatRate(o.rate.vals[i]) }, func(i int) string { return link.FormatRate(o.rate.vals[i]) },
+			func(i int, c *link.Config) { c.Rate = o.rate.vals[i] }},
+		{"queue", len(o.queue.vals), func(i int) string { return "queue " + raw(o.queue, i) }, func(i int) string { return "queue" + raw(o.queue, i) },
+			func(i int, c *link.Config) {
+				c.QueuePackets, c.QueueBytes = o.queue.vals[i].packets, o.queue.vals[i].bytes
+			}},
+		{"delack", len(o.delack.vals), func(i int) string { return "delack " + fmtDur(o.delack.vals[i]) }, func(i int) string { return "delack" + raw(o.delack, i) },
+			func(i int, c *link.Config) { c.DelayedACK = o.delack.vals[i] }},
+		chance("loss", o.loss, func(c *link.Config, v float64) { c.Loss = link.RandomLoss(v, 0) }),
+		{"jitter", len(o.jitter.vals), func(i int) string { return "jitter " + fmtDur(o.jitter.vals[i]) }, func(i int) string { return "jitter" + raw(o.jitter, i) },
+			func(i int, c *link.Config) { c.Jitter = o.jitter.vals[i] }},
+		chance("reorder", o.reorder, func(c *link.Config, v float64) { c.Reorder = link.Chance{P: v} }),
+		chance("duplicate", o.duplicate, func(c *link.Config, v float64) { c.Duplicate = link.Chance{P: v} }),
+		chance("corrupt", o.corrupt, func(c *link.Config, v float64) { c.Corrupt = link.Chance{P: v} }),
+	}
+}
+
+// netemOptions are the flags that set what a netem option also sets.
+var netemOptions = map[string]string{"delay": "rtt", "limit": "queue", "rate": "rate", "loss": "loss", "reorder": "reorder", "duplicate": "duplicate", "corrupt": "corrupt", "seed": "seed"}
+
+// withNetem applies the --netem lines to c: the shared one to both
+// directions, --netem-up to client→server, --netem-down to server→client.
+// An option set both by a flag and by a netem line is a usage error.
+func (o *options) withNetem(c link.Config) (link.Config, error) {
+	names := []string{"netem", "netem-up", "netem-down"}
+	var parsed [3]link.Config
+	var given [3][]string
+	for i, line := range o.netem {
+		if line == "" {
+			continue
+		}
+		var err error
+		if parsed[i], given[i], err = link.ParseNetem(line); err != nil {
+			return c, usagef("--%s %q: %v", names[i], line, strings.TrimPrefix(err.Error(), "netem: "))
+		}
+		for _, g := range given[i] {
+			if f, ok := netemOptions[g]; ok && o.set[f] {
+				return c, usagef("--%s and --%s's %s both set the %s; give it once", f, names[i], g, g)
+			}
+			if g == "jitter" && o.set["jitter"] || g == "delay" && parsed[i].Jitter > 0 && o.set["jitter"] {
+				return c, usagef("--jitter and --%s's delay both set the jitter; give it once", names[i])
+			}
+		}
+	}
+	both := link.ApplyNetem(c, parsed[0], given[0])
+	up := link.ApplyNetem(both, parsed[1], given[1])
+	if o.netem[2] != "" {
+		down := link.ApplyNetem(both, parsed[2], given[2])
+		down.MTU, down.DelayedACK, down.Outages, down.Seed, down.BtoA = 0, 0, nil, 0, nil
+		up.BtoA = &down
+	}
+	return up, nil
+}
+
 // cases expands the options into the cases to run: every combination of
 // the list flags (sweep), times the workload's variants.
 func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
+	axes := o.axes()
 	if !sweep {
-		for _, f := range []struct {
-			name string
-			n    int
-		}{{"rtt", len(o.rtt.vals)}, {"rate", len(o.rate.vals)}, {"queue", len(o.queue.vals)}, {"delack", len(o.delack.vals)}} {
-			if f.n > 1 {
-				return nil, usagef("%s: --%s has %d values; use netemu sweep for lists", cmd, f.name, f.n)
+		for _, a := range axes {
+			if a.n > 1 {
+				return nil, usagef("%s: --%s has %d values; use netemu sweep for lists", cmd, a.name, a.n)
 			}
 		}
 	}
@@ -263,25 +379,39 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 		return nil, usagef("--mtu %d: want %d to %d bytes", o.mtu, link.MinMTU, link.MaxMTU)
 	}
 	var cases []experiment.Case
-	for _, rtt := range o.rtt.vals {
-		for _, rate := range o.rate.vals {
-			for qi, q := range o.queue.vals {
-				for _, da := range o.delack.vals {
-					if q.bytes > 0 && q.bytes < o.mtu {
-						return nil, usagef("--queue %s: want at least the MTU (%d bytes) so a full packet fits", o.queue.raw[qi], o.mtu)
-					}
-					lc := link.Config{Delay: rtt / 2, Rate: rate, QueuePackets: q.packets, QueueBytes: q.bytes, MTU: o.mtu, DelayedACK: da}
-					if err := lc.Validate(); err != nil {
-						return nil, usagef("%v", err)
-					}
-					for _, w := range ws {
-						cases = append(cases, experiment.Case{Workload: w, Link: lc, TCP: tcp, Clock: clk, Seed: o.seed})
-					}
-				}
+	idx := make([]int, len(axes))
+	for {
+		lc := link.Config{MTU: o.mtu}
+		var label []string
+		for k, a := range axes {
+			a.apply(idx[k], &lc)
+			label = append(label, a.label(idx[k]))
+		}
+		if lc.QueueBytes > 0 && lc.QueueBytes < o.mtu {
+			return nil, usagef("--queue %d bytes: want at least the MTU (%d bytes) so a full packet fits", lc.QueueBytes, o.mtu)
+		}
+		lc, err := o.withNetem(lc)
+		if err != nil {
+			return nil, err
+		}
+		if err := lc.Validate(); err != nil {
+			return nil, usagef("%s: %v", strings.Join(label, ", "), strings.TrimPrefix(err.Error(), "link: "))
+		}
+		for _, w := range ws {
+			cases = append(cases, experiment.Case{Workload: w, Link: lc, TCP: tcp, Clock: clk, Seed: o.seed})
+		}
+		// Next combination: the last axis varies fastest.
+		k := len(axes) - 1
+		for ; k >= 0; k-- {
+			if idx[k]++; idx[k] < axes[k].n {
+				break
 			}
+			idx[k] = 0
+		}
+		if k < 0 {
+			return cases, nil
 		}
 	}
-	return cases, nil
 }
 
 func (o *options) clockMode() (emu.ClockMode, error) {

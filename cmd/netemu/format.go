@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"github.com/netemu/netemu/experiment"
@@ -37,23 +38,36 @@ func slug(s string) string {
 	}), "-")
 }
 
-// caseVariant names what distinguishes a case among several: nothing if
-// it runs alone; otherwise the link values (queue and delayed ACK only
-// when they are swept) and the workload's variant.
+// swept names c's values of the list flags given several values, other
+// than the RTT and the rate (which have columns of their own): the value
+// whose setting leaves c's link as it is.
+func (o *options) swept(c experiment.Case) (labels, slugs []string) {
+	for _, a := range o.axes()[2:] {
+		if a.n < 2 {
+			continue
+		}
+		for i := range a.n {
+			lc := c.Link
+			a.apply(i, &lc)
+			if reflect.DeepEqual(lc, c.Link) {
+				labels, slugs = append(labels, a.label(i)), append(slugs, a.slug(i))
+				break
+			}
+		}
+	}
+	return labels, slugs
+}
+
+// caseVariant names what distinguishes a case among several, for file
+// names: nothing if it runs alone; otherwise the RTT and rate, the other
+// swept values and the workload's variant.
 func (o *options) caseVariant(c experiment.Case, many bool) string {
 	if !many {
 		return ""
 	}
 	v := fmt.Sprintf("rtt%s-%s", strings.ReplaceAll(fmtDur(2*c.Link.Delay), " ", ""), link.FormatRate(c.Link.Rate))
-	if len(o.queue.vals) > 1 {
-		if c.Link.QueueBytes > 0 {
-			v += fmt.Sprintf("-queue%dB", c.Link.QueueBytes)
-		} else {
-			v += fmt.Sprintf("-queue%d", c.Link.QueuePackets)
-		}
-	}
-	if len(o.delack.vals) > 1 {
-		v += "-delack" + strings.ReplaceAll(fmtDur(c.Link.DelayedACK), " ", "")
+	if _, slugs := o.swept(c); len(slugs) > 0 {
+		v += "-" + strings.Join(slugs, "-")
 	}
 	if w := c.Workload.Variant(); w != "" {
 		v += "-" + slug(w)
@@ -61,20 +75,10 @@ func (o *options) caseVariant(c experiment.Case, many bool) string {
 	return v
 }
 
-// caseName is the table's case column: the workload's variant, and the
-// queue and delayed ACK when they are swept.
+// caseName is the table's case column: the swept values other than the
+// RTT and the rate, and the workload's variant.
 func (o *options) caseName(c experiment.Case) string {
-	var parts []string
-	if len(o.queue.vals) > 1 {
-		if c.Link.QueueBytes > 0 {
-			parts = append(parts, fmt.Sprintf("queue %d B", c.Link.QueueBytes))
-		} else {
-			parts = append(parts, fmt.Sprintf("queue %d", c.Link.QueuePackets))
-		}
-	}
-	if len(o.delack.vals) > 1 {
-		parts = append(parts, "delack "+fmtDur(c.Link.DelayedACK))
-	}
+	parts, _ := o.swept(c)
 	if v := c.Workload.Variant(); v != "" {
 		parts = append(parts, v)
 	}

@@ -15,6 +15,7 @@ var flagGroups = []struct {
 	names []string
 }{
 	{"Link and stack flags", []string{"rtt", "rate", "queue", "delack", "cc", "mtu", "clock", "seed"}},
+	{"Impairments, as netem applies them (list flags sweep: --loss 0,1%,3%)", []string{"loss", "jitter", "reorder", "duplicate", "corrupt", "netem", "netem-up", "netem-down"}},
 	{"Output flags", []string{"json", "pcap", "timeline", "plot"}},
 	{"Kernel mode (root: network namespaces and TUN devices)", []string{"backend", "link"}},
 }
@@ -48,9 +49,12 @@ func usage() string {
 		for _, name := range g.names {
 			f := fs.Lookup(name)
 			arg := f.DefValue
-			if arg == "" {
+			switch {
+			case strings.HasPrefix(f.Name, "netem"):
+				arg = "OPTIONS"
+			case arg == "":
 				arg = "FILE"
-			} else if arg == "false" {
+			case arg == "false":
 				arg = ""
 			}
 			fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, arg, f.Usage)
