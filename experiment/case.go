@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"time"
+
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/tcpstack"
@@ -22,9 +24,31 @@ type Case struct {
 	Probe   func(tcpstack.Sample)
 }
 
-// Path returns what the model knows of c's link.
+// Path returns what the model knows of c's link: the round trip, and the
+// rate of the server→client direction, where the workloads' bytes flow.
 func (c Case) Path() workloads.Path {
-	return workloads.Path{RTT: 2 * c.Link.Delay, Rate: c.Link.Rate, DelayedACK: c.Link.DelayedACK}
+	return workloads.Path{RTT: c.RTT(), Rate: c.down().Rate, DelayedACK: c.Link.DelayedACK}
+}
+
+// RTT is the round trip of c's link: both directions' delays.
+func (c Case) RTT() time.Duration { return c.Link.Delay + c.down().Delay }
+
+// RateLabel writes the link's rate as tc does, "10mbit", or up/down when
+// the directions differ: "1mbit/20mbit".
+func (c Case) RateLabel() string {
+	up, down := link.FormatRate(c.Link.Rate), link.FormatRate(c.down().Rate)
+	if up == down {
+		return up
+	}
+	return up + "/" + down
+}
+
+// down is the server→client direction's parameters.
+func (c Case) down() link.Config {
+	if c.Link.BtoA != nil {
+		return *c.Link.BtoA
+	}
+	return c.Link
 }
 
 // ReferenceCase returns a published reference cell as a case with netemu's

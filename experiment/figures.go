@@ -73,19 +73,19 @@ func RunFigure(title string, tl *timeline.Timeline) plot.Figure {
 func SweepFigure(cases []Case, results []workloads.Result) plot.Figure {
 	rtts := map[time.Duration]bool{}
 	for _, c := range cases {
-		rtts[c.Link.Delay] = true
+		rtts[c.RTT()] = true
 	}
 	byRTT := len(rtts) > 1
 	xOf := func(c Case) float64 {
 		if byRTT {
-			return Ms(2 * c.Link.Delay)
+			return Ms(c.RTT())
 		}
-		return c.Link.Rate / 1e6
+		return c.Path().Rate / 1e6
 	}
 	seriesName := func(c Case) string {
-		name := "rtt " + link.FormatDuration(2*c.Link.Delay)
+		name := "rtt " + link.FormatDuration(c.RTT())
 		if byRTT {
-			name = "rate " + link.FormatRate(c.Link.Rate)
+			name = "rate " + c.RateLabel()
 		}
 		if v := c.Workload.Variant(); v != "" {
 			name += ", " + v
@@ -114,7 +114,7 @@ func SweepFigure(cases []Case, results []workloads.Result) plot.Figure {
 		ch.Series[j].X = append(ch.Series[j].X, xOf(c))
 		ch.Series[j].Y = append(ch.Series[j].Y, Ms(got))
 		for _, rf := range workloads.References() {
-			if workloads.Same(rf.Workload, c.Workload) && rf.RTT == 2*c.Link.Delay && rf.Rate == c.Link.Rate {
+			if workloads.Same(rf.Workload, c.Workload) && rf.RTT == c.RTT() && rf.Rate == c.Link.Rate && c.Link.BtoA == nil {
 				ref.X = append(ref.X, xOf(c))
 				ref.Y = append(ref.Y, Ms(rf.Time))
 			}

@@ -143,7 +143,7 @@ func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record
 	return Record{
 		Setup: Setup{
 			Workload: r.Workload, Backend: backend, Clock: c.Clock.String(),
-			RTTms: Ms(2 * lc.Delay), RateBps: lc.Rate, QueuePackets: queue, QueueBytes: lc.QueueBytes,
+			RTTms: Ms(c.RTT()), RateBps: lc.Rate, QueuePackets: queue, QueueBytes: lc.QueueBytes,
 			DelackMs: Ms(lc.DelayedACK), MTU: mtu, CC: string(cc),
 		},
 		Outcome: Outcome{

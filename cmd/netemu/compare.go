@@ -9,7 +9,6 @@ import (
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
-	"github.com/netemu/netemu/link"
 )
 
 // cmdCompare runs each case on the emulator (virtual clock) and on kernel
@@ -65,7 +64,7 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 		}
 		eg, model := er.Headline()
 		kg, _ := kr.Headline()
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", er.Workload, fmtDur(2*c.Link.Delay), link.FormatRate(c.Link.Rate),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", er.Workload, fmtDur(c.RTT()), c.RateLabel(),
 			c.Workload.Variant(), fmtDur(eg), fmtDur(kg), fmtDur(model), pct(experiment.Ms(eg), experiment.Ms(kg)))
 		facts = krec.Kernel.String()
 		if krec.LateMeanUs != nil {

@@ -53,7 +53,7 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s, rtt %s, rate %s, %s: %s\n", experiment.Title(c.Workload), fmtDur(2*c.Link.Delay), link.FormatRate(c.Link.Rate), rec.Backend, fmtDur(r.Elapsed))
+		fmt.Fprintf(w, "%s, rtt %s, rate %s, %s: %s\n", experiment.Title(c.Workload), fmtDur(c.RTT()), c.RateLabel(), rec.Backend, fmtDur(r.Elapsed))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "  where the time went\ttime\tshare\t")
 		for _, cat := range explain.Categories() {

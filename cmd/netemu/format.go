@@ -65,7 +65,7 @@ func (o *options) caseVariant(c experiment.Case, many bool) string {
 	if !many {
 		return ""
 	}
-	v := fmt.Sprintf("rtt%s-%s", strings.ReplaceAll(fmtDur(2*c.Link.Delay), " ", ""), link.FormatRate(c.Link.Rate))
+	v := fmt.Sprintf("rtt%s-%s", strings.ReplaceAll(fmtDur(c.RTT()), " ", ""), c.RateLabel())
 	if _, slugs := o.swept(c); len(slugs) > 0 {
 		v += "-" + strings.Join(slugs, "-")
 	}
@@ -87,7 +87,7 @@ func (o *options) caseName(c experiment.Case) string {
 
 // caseLabel names a case for the progress bar.
 func caseLabel(c experiment.Case) string {
-	label := fmt.Sprintf("%s rtt %s rate %s", c.Workload.Name(), fmtDur(2*c.Link.Delay), link.FormatRate(c.Link.Rate))
+	label := fmt.Sprintf("%s rtt %s rate %s", c.Workload.Name(), fmtDur(c.RTT()), c.RateLabel())
 	if v := c.Workload.Variant(); v != "" {
 		label += " " + v
 	}

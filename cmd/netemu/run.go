@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/netemu/netemu/experiment"
-	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -62,7 +61,7 @@ func runCases(ctx context.Context, cmd string, args []string, w, stderr io.Write
 		if rec.Drops != nil {
 			drops = fmt.Sprint(*rec.Drops)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", r.Workload, fmtDur(2*c.Link.Delay), link.FormatRate(c.Link.Rate),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", r.Workload, fmtDur(c.RTT()), c.RateLabel(),
 			o.caseName(c), fmtDur(r.Elapsed), fmtDur(r.Model.Elapsed), pct(experiment.Ms(r.Elapsed), experiment.Ms(r.Model.Elapsed)), r.Conns, drops, r.Detail.Summary())
 	}
 	if sweep && o.plot != "" {
