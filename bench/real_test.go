@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"syscall"
 	"testing"
 	"time"
 
@@ -141,13 +140,4 @@ func move(b *testing.B, w, r net.Conn, size int) {
 	if err != nil {
 		b.Fatal(fmt.Errorf("moving %d bytes: %w", size, err))
 	}
-}
-
-// cpuTime is the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

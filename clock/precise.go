@@ -6,8 +6,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Precise is the wall clock with timers that fire on time. Go's timers
@@ -132,8 +130,7 @@ func (p *Precise) loop() {
 		}
 		if wait > spinWindow {
 			p.mu.Unlock()
-			ts := unix.NsecToTimespec(int64(min(wait-spinWindow, nanoStep)))
-			unix.Nanosleep(&ts, nil)
+			nap(min(wait-spinWindow, nanoStep))
 			continue
 		}
 		if wait > 0 {

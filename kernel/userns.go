@@ -1,3 +1,5 @@
+//go:build linux
+
 package kernel
 
 import (
@@ -10,10 +12,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// ReexecEnv marks a process that Reexec started inside its own user
-// namespace.
-const ReexecEnv = "NETEMU_USERNS"
 
 // CanReexec reports why this process could not run kernel mode without
 // root by starting itself again in a user namespace of its own (nil: it

@@ -1,0 +1,52 @@
+//go:build !linux
+
+package kernel
+
+import (
+	"context"
+	"net"
+	"runtime"
+	"time"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/link"
+)
+
+// Net is a kernel-mode network. Outside Linux there is none: New never
+// returns one, and its methods exist only so that the API is the same.
+type Net struct{}
+
+var _ emu.Env = (*Net)(nil)
+
+// errNotLinux is the error of every entry point here.
+var errNotLinux = notLinux(runtime.GOOS)
+
+// New validates cfg and reports that kernel mode needs Linux.
+func New(cfg Config) (*Net, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return nil, errNotLinux
+}
+
+// CanReexec reports that kernel mode needs Linux.
+func CanReexec() error { return errNotLinux }
+
+// Reexec reports that kernel mode needs Linux.
+func Reexec() (int, error) { return 0, errNotLinux }
+
+// The methods below keep the API of Linux's Net; they do nothing useful.
+
+func (n *Net) Observe(f link.Observer) bool { return false }
+func (n *Net) Facts() Facts                 { return Facts{} }
+func (n *Net) Stats() Stats                 { return Stats{} }
+func (n *Net) Inodes() [2]uint64            { return [2]uint64{} }
+func (n *Net) Close() error                 { return nil }
+func (n *Net) Now() time.Time               { return time.Now() }
+func (n *Net) Go(f func())                  { go f() }
+
+func (n *Net) Sleep(ctx context.Context, d time.Duration) error { return errNotLinux }
+func (n *Net) Listen(port uint16) (net.Listener, error)         { return nil, errNotLinux }
+func (n *Net) Dial(ctx context.Context, port uint16) (emu.Conn, error) {
+	return nil, errNotLinux
+}
