@@ -34,7 +34,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{Loss(1.5), "emutest.Loss(1.5): want a fraction from 0 to 1"},
 		{Jitter(-time.Millisecond), "emutest.Jitter(-1ms): want 0 to"},
 		{Netem("loss lots"), `emutest.Netem("loss lots"): netem: loss "lots"`},
-		{NetemDown("delay 10"), `emutest.NetemDown("delay 10"): netem: delay "10" is not a time`},
+		{NetemDown("delay 10"), `emutest.NetemDown("delay 10"): netem: delay "10"`},
 		{Option{}, "emutest.New: option 0 is the zero Option; use the functions that return one, like emutest.RTT"},
 		{Link(link.Config{MTU: 10}), "emutest.New: link: MTU is 10; want 576 to 65535 bytes"},
 		{Link(link.Config{Outages: []link.Outage{{Start: 2, End: 1}}}), "emutest.New: link: Outages[0] is 2ns to 1ns; want 0 ≤ Start < End"},

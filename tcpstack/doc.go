@@ -1,6 +1,6 @@
 // Package tcpstack turns a gVisor network stack into an emulated host: one
 // NIC with an IPv4 address in [Prefix], TCP settings pinned in one place
-// (TCPConfig: CUBIC, SACK, Linux-like buffers, RACK off), randomness
+// (TCPConfig: CUBIC, SACK, RACK, Linux-like buffers), randomness
 // seeded from the run, every timer on the run's clock, and Dial and
 // Listen returning net.Conn and net.Listener.
 //

@@ -83,10 +83,10 @@ type TCPConfig struct {
 	// MaxSendBuffer and MaxReceiveBuffer bound the buffers; 0 means 4 MiB.
 	MaxSendBuffer, MaxReceiveBuffer int
 
-	// SACK is always on, as on Linux; RACK loss detection is off (see
-	// setTCPOptions). Nagle's algorithm is off by default on every
-	// connection, as with Go's net package; Conn.SetNoDelay(false) turns
-	// it on.
+	// SACK, RACK loss detection and tail-loss probes are always on, as on
+	// Linux (see setTCPOptions). Nagle's algorithm is off by default on
+	// every connection, as with Go's net package; Conn.SetNoDelay(false)
+	// turns it on.
 }
 
 func (c TCPConfig) withDefaults() TCPConfig {
@@ -149,6 +149,7 @@ type Host struct {
 	cfg   Config
 	stack *stack.Stack
 	ep    *nicEndpoint
+	clk   *gclock
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close
@@ -172,16 +173,17 @@ func New(cfg Config, send func(pkt []byte)) (*Host, error) {
 	var seed [32]byte
 	binary.LittleEndian.PutUint64(seed[:], cfg.Seed)
 	binary.LittleEndian.PutUint32(seed[8:], binary.BigEndian.Uint32(cfg.Addr.AsSlice()))
+	gclk := newGClock(cfg.Clock)
 	s := stack.New(stack.Options{
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcpProtocol(cfg)},
-		Clock:              newGClock(cfg.Clock),
+		Clock:              gclk,
 		// gVisor reads both from many goroutines; neither source is safe
 		// for that on its own.
 		RandSource: &lockedSource{src: rand.NewSource(int64(cfg.Seed ^ uint64(binary.BigEndian.Uint32(cfg.Addr.AsSlice()))))},
 		SecureRNG:  &lockedReader{r: randv2.NewChaCha8(seed)},
 	})
-	h := &Host{cfg: cfg, stack: s, done: make(chan struct{})}
+	h := &Host{cfg: cfg, stack: s, clk: gclk, done: make(chan struct{})}
 	if err := h.setTCPOptions(); err != nil {
 		s.Destroy()
 		return nil, err
@@ -213,11 +215,10 @@ func (h *Host) setTCPOptions() error {
 		}(),
 		func() *tcpip.TCPSACKEnabled { o := tcpip.TCPSACKEnabled(true); return &o }(),
 		func() *tcpip.TCPDelayEnabled { o := tcpip.TCPDelayEnabled(false); return &o }(),
-		// RACK is off: gVisor's RACK (rack.go, detectLoss) breaks ties
-		// between segments sent at one instant wrongly, marking later ones
-		// lost, and on the virtual clock a burst shares one instant.
-		// Recovery is SACK-based, RFC 6675 (docs/PERFORMANCE.md).
-		func() *tcpip.TCPRecovery { o := tcpip.TCPRecovery(0); return &o }(),
+		// RACK loss detection and tail-loss probes, as Linux has them;
+		// the host's monotonic clock keeps segments' send times distinct,
+		// which gVisor's RACK needs (gclock.NowMonotonic).
+		func() *tcpip.TCPRecovery { o := tcpip.TCPRACKLossDetection; return &o }(),
 		func() *tcpip.TCPModerateReceiveBufferOption {
 			o := tcpip.TCPModerateReceiveBufferOption(true)
 			return &o
@@ -383,6 +384,10 @@ type gclock struct {
 	seq   clock.Sequential // nil unless the clock is one
 	sbase time.Duration    // seq.Elapsed() at base
 	mono  clock.Monotonic  // nil unless the clock is one
+	last  atomic.Int64     // the last monotonic reading, nanoseconds
+
+	onRead atomic.Pointer[func()] // tests: called on every monotonic read
+	ties   atomic.Bool            // tests: allow equal readings, as gVisor's own clocks do
 }
 
 func newGClock(c clock.Clock) *gclock {
@@ -396,15 +401,40 @@ func newGClock(c clock.Clock) *gclock {
 }
 
 func (g *gclock) Now() time.Time { return g.c.Now() }
+
+// NowMonotonic never returns the same instant twice: a read at the same
+// instant as the last one gets the next nanosecond. gVisor's RACK
+// (rack.go, detectLoss) orders segments sent at one instant the wrong way
+// round (docs/UPSTREAM.md), and on the virtual clock a burst is sent at
+// one instant; distinct times give RFC 8985's order. The offsets depend
+// only on the order of this host's reads, which the virtual scheduler
+// keeps fixed: one event at a time, and within an event one goroutine of
+// the host at a time (TestMonotonicReadsAreSequential checks it).
 func (g *gclock) NowMonotonic() tcpip.MonotonicTime {
+	if f := g.onRead.Load(); f != nil {
+		(*f)()
+	}
+	var t time.Duration
 	switch {
 	case g.seq != nil:
-		return tcpip.MonotonicTime{}.Add(g.seq.Elapsed() - g.sbase)
+		t = g.seq.Elapsed() - g.sbase
 	case g.mono != nil:
-		return tcpip.MonotonicTime{}.Add(g.mono.Since(g.base))
+		t = g.mono.Since(g.base)
+	default:
+		t = g.c.Now().Sub(g.base)
 	}
-	return tcpip.MonotonicTime{}.Add(g.c.Now().Sub(g.base))
+	if g.ties.Load() {
+		return tcpip.MonotonicTime{}.Add(t)
+	}
+	for {
+		last := g.last.Load()
+		next := max(int64(t), last+1)
+		if g.last.CompareAndSwap(last, next) {
+			return tcpip.MonotonicTime{}.Add(time.Duration(next))
+		}
+	}
 }
+
 func (g *gclock) AfterFunc(d time.Duration, f func()) tcpip.Timer {
 	return gtimer{g.c.AfterFunc(d, f)}
 }
