@@ -3,6 +3,7 @@ package link
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 )
 
@@ -113,4 +114,11 @@ func tabledist(mu, sigma int64, c *crandom, r *rand.Rand, d Distribution) int64 
 		x -= distScale / 2
 	}
 	return x/distScale + (sigma/distScale)*v + mu
+}
+
+// Table returns the distribution's table as netem receives it
+// (TCA_NETEM_DELAY_DIST): entries are multiples of jitter/8192; nil for
+// Uniform, which netem computes without a table.
+func (d Distribution) Table() []int16 {
+	return slices.Clone(d.table())
 }
