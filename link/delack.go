@@ -40,6 +40,8 @@ type flow struct {
 	lastData time.Duration
 	hadData  bool
 
+	win window // the receiver's window growth (window.go)
+
 	acked    bool   // the receiver has sent an ACK past the SYN
 	lastAck  uint32 // highest ACK number the receiver has sent
 	quick    int    // quick-ACKs left
@@ -110,8 +112,9 @@ func (q *holdQueue) live() int {
 }
 
 // received updates the receiver-side state of s's flow as s reaches its
-// destination. l.mu is held.
-func (l *Link) received(s *segment, now time.Duration) {
+// destination over direction dir, sojourn after it entered the link. l.mu
+// is held.
+func (l *Link) received(s *segment, dir Dir, now, sojourn time.Duration) {
 	if s.flags&flagRST != 0 {
 		l.forget(s.key, now)
 		l.forget(s.key.reverse(), now)
@@ -154,6 +157,12 @@ func (l *Link) received(s *segment, now time.Duration) {
 	f.hadData, f.lastData = true, now
 	if s.payload > f.rcvMSS {
 		f.rcvMSS = s.payload
+	}
+	// The receiver's RTT sample: this segment's trip, and the trip of the
+	// ACK that released it, on the other direction.
+	back := l.dirs[1-dir].cfg.Delay
+	if s.payload > 0 && f.win.grew(s.payload, f.rcvMSS, sojourn+back, now) {
+		f.quick = max(f.quick, 1) // tcp_grow_window: icsk_ack.quick |= 1
 	}
 }
 

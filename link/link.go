@@ -41,6 +41,7 @@ type Link struct {
 type entry struct {
 	buf     []byte
 	due     time.Duration // arrival at the far end
+	sent    time.Duration // when the packet entered the link's queue
 	seq     uint64        // order of entry into the delivery queue; breaks ties
 	front   bool          // reordered: delivered before anything else due
 	corrupt bool          // a bit was flipped (impair.go)
@@ -270,6 +271,7 @@ func (l *Link) admit(d *direction, pkt []byte, now time.Duration, corrupt bool) 
 func (l *Link) schedule(d *direction, e entry, now time.Duration) {
 	d.seq++
 	e.seq = d.seq
+	e.sent = now
 	next, ok := d.peek()
 	if !e.front && (d.n == 0 || e.due >= d.ring[(d.head+d.n-1)%len(d.ring)].due) {
 		if d.n == len(d.ring) {
@@ -385,7 +387,7 @@ func (l *Link) deliverNext(d *direction) bool {
 	if l.cfg.DelayedACK > 0 && !e.corrupt { // the receiver discards a corrupt packet
 		var s segment
 		if parseTCP(buf, &s) {
-			l.received(&s, now)
+			l.received(&s, d.dir, now, now-e.sent)
 		}
 	}
 	if l.obs != nil {
