@@ -27,7 +27,11 @@ type Case struct {
 // Path returns what the model knows of c's link: the round trip, and the
 // rate of the server→client direction, where the workloads' bytes flow.
 func (c Case) Path() workloads.Path {
-	return workloads.Path{RTT: c.RTT(), Rate: c.down().Rate, DelayedACK: c.Link.DelayedACK}
+	p := workloads.Path{RTT: c.RTT(), Rate: c.down().Rate, DelayedACK: c.Link.DelayedACK}
+	if l := c.down().Loss; l.Model == link.LossRandom {
+		p.Loss = l.P
+	}
+	return p
 }
 
 // RTT is the round trip of c's link: both directions' delays.

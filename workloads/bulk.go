@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/link"
 )
 
 // DefaultBulkSize is Bulk's default download.
@@ -35,6 +36,21 @@ var bulkKind = Kind{
 		{"bulk, rate 25 mbit", "100ms", Bulk{}, 100 * msec, 25e6, 2399 * msec},
 		{"bulk, rate 25 mbit", "200ms", Bulk{}, 200 * msec, 25e6, 3165 * msec},
 	},
+	Lossy: bulkLossy(),
+}
+
+// bulkLossy: 5 MiB at 10 mbit / 50 ms through small queues, and through
+// random loss at the default queue.
+func bulkLossy() []Cell {
+	const table = "bulk 5 MiB, 10 mbit, RTT 50 ms"
+	var cells []Cell
+	for _, q := range []int{8, 20, 50, 100} {
+		cells = append(cells, Cell{table, fmt.Sprintf("queue %d", q), Bulk{}, lossyLink(10e6, 50*msec, func(c *link.Config) { c.QueuePackets = q })})
+	}
+	for _, p := range []float64{0.001, 0.01, 0.03} {
+		cells = append(cells, Cell{table, fmt.Sprintf("loss %g%%", p*100), Bulk{}, lossyLink(10e6, 50*msec, func(c *link.Config) { c.Loss = link.RandomLoss(p, 0) })})
+	}
+	return cells
 }
 
 // Bulk downloads one Size-byte resource over one HTTP connection.
@@ -80,10 +96,19 @@ func (b Bulk) Validate() error {
 }
 
 // Model: a handshake and a request (two round trips), then the bytes at
-// the link's rate; slow start is not modelled.
+// the link's rate; slow start is not modelled. Under random loss,
+// LossBound takes the rate as the lesser of the link's and Mathis et
+// al.'s bound.
 func (b Bulk) Model(path Path) Model {
 	b = b.WithDefaults().(Bulk)
-	return model(path, 2, int64(b.Size), 0)
+	m := model(path, 2, int64(b.Size), 0)
+	if r := mathis(path); r > 0 {
+		if path.Rate > 0 {
+			r = min(r, path.Rate)
+		}
+		m.LossBound = 2*path.RTT + time.Duration(float64(b.Size)*8/r*1e9)
+	}
+	return m
 }
 
 // Run implements Workload.

@@ -57,6 +57,10 @@ var keepAliveKind = Kind{
 		{"keepalive, RTT 55 ms", "fresh", KeepAlive{Mode: Fresh}, 55 * msec, 0, 2360 * msec},
 		{"keepalive, RTT 55 ms", "reuse", KeepAlive{Mode: Reuse}, 55 * msec, 0, 1195 * msec},
 	},
+	Lossy: []Cell{
+		{"keepalive, RTT 55 ms", "fresh, loss 1%", KeepAlive{Mode: Fresh}, lossyLink(0, 55*msec, func(c *link.Config) { c.Loss = link.RandomLoss(0.01, 0) })},
+		{"keepalive, RTT 55 ms", "reuse, loss 1%", KeepAlive{Mode: Reuse}, lossyLink(0, 55*msec, func(c *link.Config) { c.Loss = link.RandomLoss(0.01, 0) })},
+	},
 }
 
 // KeepAlive makes Requests sequential small requests, each on a fresh

@@ -28,6 +28,9 @@ type Kind struct {
 
 	// References are the published cells of the kind, in table order.
 	References []Reference
+
+	// Lossy are the kind's cells on lossy links, in table order.
+	Lossy []Cell
 }
 
 // Kinds returns every registered kind, in registry order.

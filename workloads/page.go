@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/link"
 )
 
 // Page's defaults: the page of the published experiment.
@@ -53,6 +54,9 @@ var pageKind = Kind{
 		{"page, rate 10 mbit", "10ms", Page{}, 10 * msec, 10e6, 149 * msec},
 		{"page, rate 10 mbit", "100ms", Page{}, 100 * msec, 10e6, 915 * msec},
 		{"page, rate 10 mbit", "200ms", Page{}, 200 * msec, 10e6, 1749 * msec},
+	},
+	Lossy: []Cell{
+		{"page, 10 mbit, RTT 50 ms", "loss 1%", Page{}, lossyLink(10e6, 50*msec, func(c *link.Config) { c.Loss = link.RandomLoss(0.01, 0) })},
 	},
 }
 

@@ -27,3 +27,31 @@ func (r Reference) Link() link.Config {
 }
 
 const msec = time.Millisecond
+
+// A Cell is one cell of a table netemu measures where nothing was
+// published to compare with (reproduce --lossy): a workload on a link.
+// Each Kind holds its own.
+type Cell struct {
+	Table    string // e.g. "bulk 5 MiB, 10 mbit, RTT 50 ms"
+	Label    string // the varied value, e.g. "queue 20"
+	Workload Workload
+	Link     link.Config
+}
+
+// LossyCells returns every kind's lossy cells, in registry and table
+// order.
+func LossyCells() []Cell {
+	var cells []Cell
+	for _, k := range registry {
+		cells = append(cells, k.Lossy...)
+	}
+	return cells
+}
+
+// lossyLink is the link of the lossy cells: rate and RTT, Linux's delayed
+// ACK, the default queue, changed by f.
+func lossyLink(rate float64, rtt time.Duration, f func(*link.Config)) link.Config {
+	c := link.Config{Delay: rtt / 2, Rate: rate, DelayedACK: link.LinuxDelayedACK}
+	f(&c)
+	return c
+}

@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/netemu/netemu/emu"
@@ -52,7 +53,12 @@ type Path struct {
 	RTT        time.Duration
 	Rate       float64       // bits per second; 0 means unlimited
 	DelayedACK time.Duration // 0 means none
+	Loss       float64       // random loss probability of the data's direction; 0 means none
 }
+
+// mss is the segment payload the models assume: Ethernet's 1500-byte MTU
+// less 40 bytes of IPv4 and TCP headers and 12 of timestamps.
+const mss = 1448
 
 // transfer is the time n bytes take at the path's rate.
 func (p Path) transfer(n int64) time.Duration {
@@ -69,6 +75,19 @@ type Model struct {
 	RoundTrips float64       // round trips the model assumed
 	Transfer   time.Duration // bytes ÷ rate
 	Stalls     time.Duration // delayed-ACK waits (nagle)
+	// LossBound is the time with TCP's throughput under random loss p
+	// bounded by Mathis et al.'s MSS/RTT · 1.22/√p as well as by the rate;
+	// 0 where the workload does not model loss or the path has none.
+	LossBound time.Duration
+}
+
+// mathis is the bound of Mathis et al. on TCP's throughput under random
+// loss p, in bits per second: MSS/RTT · √(3/2)/√p.
+func mathis(p Path) float64 {
+	if p.Loss <= 0 || p.RTT <= 0 {
+		return 0
+	}
+	return mss * 8 / p.RTT.Seconds() * 1.22 / math.Sqrt(p.Loss)
 }
 
 func model(p Path, roundTrips float64, bytes int64, stalls time.Duration) Model {

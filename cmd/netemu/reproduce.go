@@ -16,11 +16,14 @@ import (
 
 // reproduceFlags are the flags reproduce takes; the cells themselves are
 // as published.
-var reproduceFlags = []string{"json", "seed", "clock", "backend", "link"}
+var reproduceFlags = []string{"json", "seed", "clock", "backend", "link", "lossy", "runs", "kernel-runs"}
 
 func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error {
 	o := &options{}
 	fs := newFlagSet("reproduce", o)
+	lossy := fs.Bool("lossy", false, "the lossy table: small queues and random loss, medians over seeds and kernel runs")
+	runs := fs.Int("runs", 10, "--lossy: seeds per cell on the emulator (1 to N)")
+	kernelRuns := fs.Int("kernel-runs", 5, "--lossy: kernel runs per cell where kernel mode is available; 0 skips them")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -36,6 +39,22 @@ func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error
 	}
 	if err := o.notApplicable("reproduce"); err != nil {
 		return err
+	}
+	if *lossy {
+		if o.set["backend"] || o.set["seed"] {
+			return usagef("reproduce --lossy: --backend and --seed do not apply: it runs seeds 1 to --runs on the emulator and --kernel-runs on kernel TCP")
+		}
+		if *runs < 1 || *kernelRuns < 0 {
+			return usagef("reproduce --lossy: --runs %d, --kernel-runs %d: want --runs 1 or more and --kernel-runs 0 or more", *runs, *kernelRuns)
+		}
+		clk, err := o.clockMode()
+		if err != nil {
+			return err
+		}
+		return reproduceLossy(ctx, o, clk, *runs, *kernelRuns, w, stderr)
+	}
+	if o.set["runs"] || o.set["kernel-runs"] {
+		return usagef("reproduce: --runs and --kernel-runs apply to --lossy only")
 	}
 	clk, err := o.clockMode()
 	if err != nil {

@@ -44,3 +44,36 @@ func TestReproduceGolden(t *testing.T) {
 		t.Error("output differs from the golden file")
 	}
 }
+
+// The lossy table's emulated side, pinned like the reference cells: every
+// run's record (seeds 1 to 3) and every summary of `netemu reproduce
+// --lossy --runs 3 --kernel-runs 0 --json` equal testdata/lossy.golden.
+func TestLossyGolden(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 30 lossy transfers")
+	}
+	code, out, errOut := runCmd("reproduce", "--lossy", "--runs", "3", "--kernel-runs", "0", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	const golden = "testdata/lossy.golden"
+	if *update {
+		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (create it with go test ./cmd/netemu -run Golden -update)", err)
+	}
+	got, wantLines := strings.Split(out, "\n"), strings.Split(string(want), "\n")
+	if len(got) != len(wantLines) {
+		t.Fatalf("%d records, golden has %d", len(got)-1, len(wantLines)-1)
+	}
+	for i := range got {
+		if got[i] != wantLines[i] {
+			t.Errorf("record %d differs from %s:\n got: %s\nwant: %s", i+1, golden, got[i], wantLines[i])
+		}
+	}
+}

@@ -1,0 +1,61 @@
+package experiment
+
+import (
+	"slices"
+	"time"
+)
+
+// Spread summarizes several runs of one cell: lossy cells are
+// distributions, so they are reported as a median with the 10th and 90th
+// percentiles (nearest rank), and the median drops and retransmits.
+type Spread struct {
+	Runs        int           `json:"runs"`
+	Median      time.Duration `json:"-"`
+	P10, P90    time.Duration `json:"-"`
+	MedianMs    float64       `json:"median_ms"`
+	P10Ms       float64       `json:"p10_ms"`
+	P90Ms       float64       `json:"p90_ms"`
+	Drops       float64       `json:"drops_median"` // -1 where the backend counts none
+	Retransmits float64       `json:"retransmits_median"`
+}
+
+// SpreadOf summarizes runs: their headline times, and their records for
+// drops and retransmits.
+func SpreadOf(times []time.Duration, recs []Record) Spread {
+	s := Spread{Runs: len(times)}
+	if len(times) == 0 {
+		return s
+	}
+	t := slices.Clone(times)
+	slices.Sort(t)
+	s.Median, s.P10, s.P90 = quantile(t, 0.5), quantile(t, 0.1), quantile(t, 0.9)
+	s.MedianMs, s.P10Ms, s.P90Ms = Ms(s.Median), Ms(s.P10), Ms(s.P90)
+	var drops, retx []float64
+	for _, r := range recs {
+		if r.Drops != nil {
+			drops = append(drops, float64(*r.Drops))
+		}
+		if r.Retransmits != nil {
+			retx = append(retx, float64(*r.Retransmits))
+		}
+	}
+	s.Drops, s.Retransmits = medianOf(drops), medianOf(retx)
+	return s
+}
+
+// quantile is the nearest-rank q-quantile of sorted values.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return -1
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
