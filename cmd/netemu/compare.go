@@ -18,6 +18,7 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	o.printNotes(stderr)
 	emulated, err := o.newBackend(experiment.Emulated{}.Name())
 	if err != nil {
 		return err

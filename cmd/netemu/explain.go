@@ -22,6 +22,7 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	o.printNotes(stderr)
 	b, err := o.newBackend(o.backend)
 	if err != nil {
 		return err
@@ -35,6 +36,11 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 		bar.finish()
 		if err != nil {
 			return err
+		}
+		if o.plot != "" {
+			if err := experiment.RunFigure(experiment.Title(c.Workload), watch.Timeline()).Save(variantPath(o.plot, o.caseVariant(c, len(cases) > 1))); err != nil {
+				return err
+			}
 		}
 		from := watch.Recorder().Since(r.Started)
 		bd := explain.Analyze(watch.Recorder().Records(), from, from+r.Elapsed)

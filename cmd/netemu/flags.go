@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -178,7 +179,54 @@ func parseArgs(cmd string, args []string) (*options, error) {
 	if err := o.notApplicable(cmd); err != nil {
 		return nil, err
 	}
+	if err := o.checkOutputs(); err != nil {
+		return nil, err
+	}
 	return o, nil
+}
+
+// notes are one-line remarks on what was typed that is valid but easy to
+// misread, for stderr.
+func (o *options) notes() []string {
+	var out []string
+	for _, r := range o.rate.raw {
+		if l := strings.ToLower(r); strings.HasSuffix(l, "bps") && l != "0" {
+			v, _ := link.ParseRate(r)
+			out = append(out, fmt.Sprintf("note: --rate %s is bytes per second, as tc reads it: %s; write %sbit for bits", r, link.FormatRate(v), strings.TrimSuffix(l, "bps")))
+		}
+	}
+	return out
+}
+
+// printNotes writes the notes to stderr.
+func (o *options) printNotes(stderr io.Writer) {
+	for _, n := range o.notes() {
+		fmt.Fprintf(stderr, "netemu: %s\n", n)
+	}
+}
+
+// checkOutputs checks the output files before anything runs: each names
+// a directory that exists, and no two name the same file.
+func (o *options) checkOutputs() error {
+	seen := map[string]string{}
+	for _, f := range []struct{ flag, path string }{{"pcap", o.pcap}, {"timeline", o.timeline}, {"plot", o.plot}} {
+		if f.path == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f.path)
+		if err != nil {
+			return usagef("--%s %s: %v", f.flag, f.path, err)
+		}
+		if other, ok := seen[abs]; ok {
+			return usagef("--%s and --%s both write %s; give each its own file", other, f.flag, f.path)
+		}
+		seen[abs] = f.flag
+		dir := filepath.Dir(abs)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return usagef("--%s %s: the directory %s does not exist; create it or write the file elsewhere", f.flag, f.path, filepath.Dir(f.path))
+		}
+	}
+	return nil
 }
 
 // parseCases parses "<workload> [flags]" and expands it into cases.
@@ -243,6 +291,9 @@ func (o *options) impaired() bool {
 // parseFlags parses args into fs, with flag's messages in netemu's words.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err // the command's help, on stdout
+		}
 		// flag's messages name the flag: "invalid value "x" for flag -rate: ...".
 		msg := strings.Replace(err.Error(), " for flag -", " for --", 1)
 		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {

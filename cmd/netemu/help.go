@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -42,10 +43,18 @@ func usage() string {
 	}
 	tw.Flush()
 
+	b.WriteString(flagHelp())
+	b.WriteString("\nnetemu help <command> or <workload> says more.\n")
+	return b.String()
+}
+
+// flagHelp lists the shared flags by group, with their defaults.
+func flagHelp() string {
+	var b strings.Builder
 	fs := newFlagSet("help", &options{})
 	for _, g := range flagGroups {
 		fmt.Fprintf(&b, "\n%s:\n", g.title)
-		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		for _, name := range g.names {
 			f := fs.Lookup(name)
 			arg := f.DefValue
@@ -62,4 +71,62 @@ func usage() string {
 		tw.Flush()
 	}
 	return b.String()
+}
+
+// cmdHelp is "netemu help [command|workload]".
+func cmdHelp(args []string, w io.Writer) error {
+	if len(args) == 0 {
+		_, err := io.WriteString(w, usage())
+		return err
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return commandHelp(c, w)
+		}
+	}
+	if k, ok := workloads.Lookup(args[0]); ok {
+		return workloadHelp(k, w)
+	}
+	return usagef("help %q: no such command or workload; want one of %s, or a workload: %s", args[0], commandNames(), workloads.Names())
+}
+
+// commandHelp prints one command's synopsis, an example and its flags
+// with their defaults.
+func commandHelp(c command, w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "netemu %s %s\n  %s\n\nExample:\n  %s\n", c.name, c.synopsis, c.about, c.example)
+	switch c.name {
+	case "version":
+	case "reproduce":
+		fs := newFlagSet("reproduce", &options{})
+		b.WriteString("\nFlags:\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, name := range reproduceFlags[:5] {
+			f := fs.Lookup(name)
+			fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, f.DefValue, f.Usage)
+		}
+		fmt.Fprintf(tw, "  --lossy\tthe lossy table: small queues and random loss, medians over seeds and kernel runs\n")
+		fmt.Fprintf(tw, "  --runs 10\t--lossy: seeds per cell on the emulator\n")
+		fmt.Fprintf(tw, "  --kernel-runs 5\t--lossy: kernel runs per cell where kernel mode is available; 0 skips them\n")
+		tw.Flush()
+	default:
+		b.WriteString("\nWorkloads: " + workloads.Names() + " (netemu help <workload> lists a workload's flags)\n")
+		b.WriteString(flagHelp())
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// workloadHelp prints a workload's flags with their defaults.
+func workloadHelp(k workloads.Kind, w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "workload %s: %s\n\nFlags (after the workload's name):\n", k.Name, k.About)
+	fs := flag.NewFlagSet(k.Name, flag.ContinueOnError)
+	k.Flags(fs)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fs.VisitAll(func(f *flag.Flag) { fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, f.DefValue, f.Usage) })
+	tw.Flush()
+	fmt.Fprintf(&b, "\nExample:\n  netemu run %s --rtt 50ms --rate 10mbit\n", k.Name)
+	_, err := io.WriteString(w, b.String())
+	return err
 }

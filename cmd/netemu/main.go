@@ -13,11 +13,14 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/netemu/netemu/kernel"
 )
@@ -27,16 +30,18 @@ type command struct {
 	name     string
 	synopsis string // arguments, for help
 	about    string
+	example  string
 	run      func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // commands lists the subcommands in help's order: one line each.
 var commands = []command{
-	{"run", "<workload> [flags]", "run one experiment", cmdRun},
-	{"sweep", "<workload> [flags]", "run every combination of comma-separated --rtt/--rate/--queue/--delack values", cmdSweep},
-	{"compare", "<workload> [flags]", "the same case on the emulator and on kernel TCP, side by side (needs root)", cmdCompare},
-	{"explain", "<workload> [flags]", "where the time went: round trips, serialization, delayed-ACK holds, timeouts", cmdExplain},
-	{"reproduce", "[--json]", "every reference table of the published experiments: reference | netemu | model", cmdReproduce},
+	{"run", "<workload> [flags]", "run one experiment", "netemu run bulk --rtt 100ms --rate 10mbit --loss 1%", cmdRun},
+	{"sweep", "<workload> [flags]", "run every combination of comma-separated list flags (--rtt, --rate, --queue, --delack, --loss, ...)", "netemu sweep page --rtt 10ms,100ms,200ms --rate 2mbit,10mbit", cmdSweep},
+	{"compare", "<workload> [flags]", "the same case on the emulator and on kernel TCP, side by side (needs root)", "netemu compare keepalive --rtt 55ms --rate 0", cmdCompare},
+	{"explain", "<workload> [flags]", "where the time went: round trips, serialization, delayed-ACK holds, timeouts", "netemu explain nagle --rtt 0 --nodelay false", cmdExplain},
+	{"reproduce", "[--json] [--lossy]", "every reference table of the published experiments: reference | netemu | model", "netemu reproduce --lossy --runs 10", cmdReproduce},
+	{"version", "", "the module, Go and gVisor versions", "netemu version", cmdVersion},
 }
 
 // usageError is bad input: reported in one line, exit status 2.
@@ -59,14 +64,38 @@ func main() {
 		}
 		os.Exit(code)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	// SIGTERM (timeout, systemd, CI runners) is handled like SIGINT: the
+	// run stops, the files written so far are completed, and the exit
+	// status is 128 + the signal's number.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() {
+		if s, ok := <-sigs; ok {
+			cancel(&signalError{s})
+		}
+	}()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	signal.Stop(sigs)
+	os.Exit(code)
+}
+
+// signalError ends a run that a signal interrupted.
+type signalError struct{ sig os.Signal }
+
+func (e *signalError) Error() string { return "interrupted by " + e.sig.String() }
+
+// exitStatus is the shell's status for the signal: 128 + its number.
+func (e *signalError) exitStatus() int {
+	if s, ok := e.sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 130
 }
 
 // wantsKernel reports whether the command line runs kernel mode.
 func wantsKernel(args []string) bool {
-	if len(args) > 0 && args[0] == "compare" {
+	if len(args) > 0 && (args[0] == "compare" || args[0] == "reproduce" && slices.Contains(args, "--lossy")) {
 		return true
 	}
 	for i, a := range args {
@@ -77,26 +106,38 @@ func wantsKernel(args []string) bool {
 	return false
 }
 
-// run is the whole command, for tests: it returns the exit status.
+// run is the whole command, for tests: it returns the exit status. Every
+// write to stdout is checked: output that could not be written is an
+// error (exit 1), never a silent success.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage())
 		return 2
 	}
+	out := &checkedWriter{w: stdout}
 	var err error
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage())
-		return 0
-	}
-	for _, c := range commands {
-		if c.name == args[0] {
-			err = c.run(ctx, args[1:], stdout, stderr)
-			break
+		err = cmdHelp(args[1:], out)
+	default:
+		err = usagef("unknown command %q; want %s or help", args[0], commandNames())
+		for _, c := range commands {
+			if c.name == args[0] {
+				err = c.run(ctx, args[1:], out, stderr)
+				if errors.Is(err, flag.ErrHelp) {
+					err = commandHelp(c, out)
+				}
+				break
+			}
 		}
 	}
-	if err == nil && !known(args[0]) {
-		err = usagef("unknown command %q; want %s or help", args[0], commandNames())
+	if out.err != nil { // whatever the command made of it
+		err = fmt.Errorf("writing the output: %w", out.err)
+	}
+	var se *signalError
+	if errors.As(context.Cause(ctx), &se) {
+		fmt.Fprintf(stderr, "netemu: %v; files written so far are complete\n", se)
+		return se.exitStatus()
 	}
 	if err == nil {
 		return 0
@@ -107,6 +148,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return 1
+}
+
+// checkedWriter keeps the first error of the writes through it, and
+// drops the writes after it.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.err = err
+	return n, err
 }
 
 func known(name string) bool {

@@ -23,6 +23,7 @@ func runCases(ctx context.Context, cmd string, args []string, w, stderr io.Write
 	if err != nil {
 		return err
 	}
+	o.printNotes(stderr)
 	b, err := o.newBackend(o.backend)
 	if err != nil {
 		return err
