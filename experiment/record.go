@@ -35,7 +35,12 @@ type Setup struct {
 	DelackMs     float64 `json:"delack_ms"`
 	MTU          int     `json:"mtu"`
 	CC           string  `json:"cc"`
-	Seed         *uint64 `json:"seed,omitempty"` // emulated only
+	Seed         *uint64 `json:"seed,omitempty"` // emulated, and kernel mode with impairments
+	// Netem is the link in tc's netem grammar when it has impairments:
+	// the client→server direction, and NetemDown the server→client one
+	// when it differs.
+	Netem     string `json:"netem,omitempty"`
+	NetemDown string `json:"netem_down,omitempty"`
 }
 
 // Outcome is what every run measures.
@@ -140,11 +145,18 @@ func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record
 			by[r.String()] = n
 		}
 	}
+	var netem, down string
+	if lc.Impaired() {
+		netem = lc.NetemString()
+		if lc.BtoA != nil {
+			down = lc.BtoA.NetemString()
+		}
+	}
 	return Record{
 		Setup: Setup{
 			Workload: r.Workload, Backend: backend, Clock: c.Clock.String(),
 			RTTms: Ms(c.RTT()), RateBps: lc.Rate, QueuePackets: queue, QueueBytes: lc.QueueBytes,
-			DelackMs: Ms(lc.DelayedACK), MTU: mtu, CC: string(cc),
+			DelackMs: Ms(lc.DelayedACK), MTU: mtu, CC: string(cc), Netem: netem, NetemDown: down,
 		},
 		Outcome: Outcome{
 			ElapsedMs: Ms(r.Elapsed), ModelMs: Ms(r.Model.Elapsed), ModelRoundTrips: r.Model.RoundTrips,
