@@ -74,22 +74,9 @@ func New(cfg Config) (_ *Net, err error) {
 	if n.server, err = newNamespace(); err != nil {
 		return nil, err
 	}
-	// netem counts its limit in packets and has no outages.
-	netemFits := cfg.Link.QueueBytes == 0 && len(cfg.Link.Outages) == 0
-	via := cfg.Via
-	if via == "" || via == Auto {
-		via = TUN
-		if ok, _ := netemAvailable(); ok && netemFits {
-			via = Netem
-		}
-	}
-	if via == Netem {
-		if !netemFits {
-			return nil, fmt.Errorf("%w: --link netem: netem's limit counts packets and it has no outages; use --link tun for a byte-limited queue or outages", ErrUnsupported)
-		}
-		if ok, why := netemAvailable(); !ok {
-			return nil, fmt.Errorf("%w: --link netem: this kernel has no sch_netem (%v); use --link tun (netemu's own link through TUN devices) or auto", ErrUnsupported, why)
-		}
+	via, err := linkVia(cfg.Via, cfg.Link, netemAvailable) // netem.go
+	if err != nil {
+		return nil, err
 	}
 	for _, ns := range []*namespace{n.client, n.server} {
 		if err := prepare(ns); err != nil {
