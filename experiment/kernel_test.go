@@ -116,3 +116,56 @@ func TestKernelBackend(t *testing.T) {
 	}
 	t.Logf("keepalive %v, bulk %v; delivery lateness mean %.0f µs p99 %.0f µs", ka.Elapsed, bulk.Elapsed, *rec.LateMeanUs, *rec.LateP99Us)
 }
+
+// lossyCell returns the lossy cell with the given table and label.
+func lossyCell(t *testing.T, table, label string) workloads.Cell {
+	t.Helper()
+	for _, c := range workloads.LossyCells() {
+		if c.Table == table && c.Label == label {
+			return c
+		}
+	}
+	t.Fatalf("no lossy cell %q / %q", table, label)
+	return workloads.Cell{}
+}
+
+// On lossy links the emulator and kernel TCP agree within 10 % on the
+// median over the same seeds (the link draws the same losses for both);
+// the spread of each side's runs is reported.
+func TestLossyEmulatedMatchesKernel(t *testing.T) {
+	needRoot(t)
+	if testing.Short() {
+		t.Skip("runs kernel TCP in real time (about 40 s)")
+	}
+	for _, c := range []struct {
+		table, label string
+		runs         int
+	}{
+		{"page, 10 mbit, RTT 50 ms", "loss 1%", 5},
+		{"bulk 5 MiB, 10 mbit, RTT 50 ms", "queue 20", 3},
+	} {
+		cell := lossyCell(t, c.table, c.label)
+		var emu, kern []time.Duration
+		for i := range c.runs {
+			cs := Case{Workload: cell.Workload, Link: cell.Link, Seed: uint64(i + 1)}
+			e, _, err := Emulated{}.Run(context.Background(), cs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, _, err := Kernel{Via: kernel.TUN}.Run(context.Background(), cs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			emu, kern = append(emu, e.Elapsed), append(kern, k.Elapsed)
+		}
+		es, ks := SpreadOf(emu, nil), SpreadOf(kern, nil)
+		d := float64(es.Median-ks.Median) / float64(ks.Median)
+		msg := "%s, %s: emulated median %v (%v–%v), kernel median %v (%v–%v) over seeds 1–%d: %+.1f%%"
+		args := []any{c.table, c.label, es.Median, es.P10, es.P90, ks.Median.Round(time.Millisecond), ks.P10.Round(time.Millisecond), ks.P90.Round(time.Millisecond), c.runs, d * 100}
+		if d < -0.10 || d > 0.10 {
+			t.Errorf(msg+"; want within ±10%%", args...)
+		} else {
+			t.Logf(msg, args...)
+		}
+	}
+}
