@@ -1,8 +1,11 @@
 package experiment
 
 import (
+	"context"
 	"slices"
 	"time"
+
+	"github.com/netemu/netemu/workloads"
 )
 
 // Spread summarizes several runs of one cell: lossy cells are
@@ -58,4 +61,30 @@ func medianOf(v []float64) float64 {
 		return v[len(v)/2]
 	}
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// Repeat runs c on b runs times, with seeds 1 to runs (the link's
+// impairments draw from the seed, so run i of any backend meets the same
+// draws), watched by the totals' instruments. each, if not nil, receives
+// every run's result and record as it ends. It returns the runs' headline
+// times in seed order, their records, and the last result.
+func Repeat(ctx context.Context, b Backend, c Case, runs int, each func(workloads.Result, Record) error) ([]time.Duration, []Record, workloads.Result, error) {
+	var times []time.Duration
+	var recs []Record
+	var last workloads.Result
+	for i := range runs {
+		c.Seed = uint64(i + 1)
+		r, rec, _, err := Measure(ctx, b, c, Instruments{})
+		if err != nil {
+			return times, recs, last, err
+		}
+		if each != nil {
+			if err := each(r, rec); err != nil {
+				return times, recs, last, err
+			}
+		}
+		got, _ := r.Headline()
+		times, recs, last = append(times, got), append(recs, rec), r
+	}
+	return times, recs, last, nil
 }

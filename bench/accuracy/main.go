@@ -42,10 +42,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	kern := fs.Bool("kernel", true, "measure the kernel column (kernel mode; needs root; about 35 s per run)")
 	via := fs.String("via", "auto", "kernel mode's link: auto, tun or netem")
 	runs := fs.Int("runs", 1, "runs per cell on the real clock and the kernel; the median is reported")
+	lossyRuns := fs.Int("lossy-runs", 10, "lossy cells: seeds per cell on the emulator; 0 leaves the lossy section out")
+	lossyKernelRuns := fs.Int("lossy-kernel-runs", 5, "lossy cells: seeds per cell on kernel TCP; 0 skips them")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 || *runs < 1 {
+	if fs.NArg() > 0 || *runs < 1 || *lossyRuns < 0 || *lossyKernelRuns < 0 {
 		fmt.Fprintf(stderr, "accuracy: takes only flags (-seed, -real, -kernel, -via, -runs ≥ 1); see -help\n")
 		return 2
 	}
@@ -76,6 +78,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := t.Markdown(stdout, env); err != nil {
 		fmt.Fprintf(stderr, "accuracy: %v\n", err)
 		return 1
+	}
+	if *lossyRuns > 0 {
+		kernelRuns := *lossyKernelRuns
+		if !*kern {
+			kernelRuns = 0
+		}
+		rows, why, err := lossyTable(ctx, *lossyRuns, kernelRuns, kernel.Via(*via), func(c workloads.Cell) {
+			fmt.Fprintf(stderr, "accuracy: lossy %s / %s\n", c.Table, c.Label)
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "accuracy: %v\n", err)
+			return 1
+		}
+		lossyMarkdown(stdout, rows, *lossyRuns, kernelRuns, why)
 	}
 	return 0
 }

@@ -53,41 +53,30 @@ func reproduceLossy(ctx context.Context, o *options, clk emu.ClockMode, runs, ke
 	table := ""
 	for _, cell := range cells {
 		bar.start(cell.Table + " " + cell.Label)
-		// Run i of either backend uses seed i+1, so that the link draws the
-		// same loss for both.
-		var times []time.Duration
-		measure := func(b experiment.Backend, n int) (experiment.Spread, workloads.Result, error) {
-			var recs []experiment.Record
-			var last workloads.Result
-			times = nil
-			for i := range n {
-				c := experiment.Case{Workload: cell.Workload, Link: cell.Link, Clock: clk, Seed: uint64(i + 1)}
-				r, rec, _, err := o.measure(ctx, b, c, "", false)
-				if err != nil {
-					return experiment.Spread{}, last, err
-				}
+		measure := func(b experiment.Backend, n int) (experiment.Spread, []time.Duration, workloads.Result, error) {
+			c := experiment.Case{Workload: cell.Workload, Link: cell.Link, Clock: clk}
+			times, recs, last, err := experiment.Repeat(ctx, b, c, n, func(r workloads.Result, rec experiment.Record) error {
 				if rec.Kernel != nil {
 					lastFacts = rec.Kernel
 				}
-				got, _ := r.Headline()
-				times, recs, last = append(times, got), append(recs, rec), r
-				if o.json {
-					rec.Table = cell.Table + ", " + cell.Label
-					if err := enc.Encode(rec); err != nil {
-						return experiment.Spread{}, last, err
-					}
+				if !o.json {
+					return nil
 				}
+				rec.Table = cell.Table + ", " + cell.Label
+				return enc.Encode(rec)
+			})
+			if errors.Is(err, kernel.ErrUnsupported) {
+				err = usagef("--backend %s: %v", b.Name(), err)
 			}
-			return experiment.SpreadOf(times, recs), last, nil
+			return experiment.SpreadOf(times, recs), times, last, err
 		}
-		es, er, err := measure(emulated, runs)
+		es, etimes, er, err := measure(emulated, runs)
 		if err != nil {
 			return fmt.Errorf("%s, %s: %w", cell.Table, cell.Label, err)
 		}
-		etimes := times
 		var ks experiment.Spread
 		if kernelWhy == "" {
-			ks, _, err = measure(kern, kernelRuns)
+			ks, _, _, err = measure(kern, kernelRuns)
 			var ue *usageError
 			switch {
 			case errors.As(err, &ue) || errors.Is(err, kernel.ErrUnsupported):

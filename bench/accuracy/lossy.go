@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/kernel"
+	"github.com/netemu/netemu/workloads"
+)
+
+// lossyRow is one lossy cell: the emulator's runs (seeds 1 to N) and
+// kernel TCP's (seeds 1 to K), each summarized.
+type lossyRow struct {
+	cell       workloads.Cell
+	emu, kern  experiment.Spread
+	emuSame    experiment.Spread // the emulator over the kernel's seeds
+	model      float64
+	lossBound  float64
+	kernelNote string
+}
+
+// lossyTable measures every lossy cell (workloads.LossyCells). kernelRuns
+// 0, or kernel mode unavailable here, leaves the kernel side empty, with
+// the reason in why.
+func lossyTable(ctx context.Context, runs, kernelRuns int, via kernel.Via, progress func(workloads.Cell)) (rows []lossyRow, why string, err error) {
+	if kernelRuns == 0 {
+		why = "-lossy-kernel-runs 0"
+	}
+	for _, cell := range workloads.LossyCells() {
+		if progress != nil {
+			progress(cell)
+		}
+		c := experiment.Case{Workload: cell.Workload, Link: cell.Link, Clock: emu.Virtual}
+		times, recs, last, err := experiment.Repeat(ctx, experiment.Emulated{}, c, runs, nil)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s, %s: %w", cell.Table, cell.Label, err)
+		}
+		row := lossyRow{cell: cell, emu: experiment.SpreadOf(times, recs)}
+		_, model := last.Headline()
+		row.model = experiment.Ms(model)
+		row.lossBound = experiment.Ms(last.Model.LossBound)
+		if why == "" {
+			ktimes, krecs, _, err := experiment.Repeat(ctx, experiment.Kernel{Via: via}, c, kernelRuns, nil)
+			switch {
+			case errors.Is(err, kernel.ErrUnsupported):
+				why = err.Error()
+			case err != nil:
+				return nil, "", fmt.Errorf("%s, %s, kernel: %w", cell.Table, cell.Label, err)
+			default:
+				row.kern = experiment.SpreadOf(ktimes, krecs)
+				row.emuSame = experiment.SpreadOf(times[:min(len(times), kernelRuns)], nil)
+				if krecs[0].Kernel != nil {
+					row.kernelNote = krecs[0].Kernel.String()
+				}
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, why, nil
+}
+
+// lossyMarkdown writes the lossy section of the report.
+func lossyMarkdown(w io.Writer, rows []lossyRow, runs, kernelRuns int, why string) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("\n# Lossy links\n\n")
+	p("Cells where nothing was published (`workloads.LossyCells`; `netemu reproduce --lossy` prints the same table): ")
+	p("small queues and random loss. They are distributions: the emulator (virtual clock) runs seeds 1–%d, ", runs)
+	p("kernel TCP over the same link (TUN bridge) seeds 1–%d; the link's impairments draw from the seed, so run *i* ", kernelRuns)
+	p("of both meets the same draws. Each side shows the median and the 10th–90th percentiles, with median drops ")
+	p("and retransmits; **Δ** compares the emulator's median over the kernel's seeds with the kernel's median. ")
+	p("**loss bound**: the rate limited also by Mathis et al., MSS/RTT · 1.22/√p.\n")
+	if why != "" {
+		p("\nKernel TCP not measured here: %s.\n", why)
+	} else if len(rows) > 0 && rows[0].kernelNote != "" {
+		p("\nKernel: %s.\n", rows[0].kernelNote)
+	}
+	table := ""
+	for _, r := range rows {
+		if r.cell.Table != table {
+			table = r.cell.Table
+			p("\n## %s\n\n| | netemu | p10–p90 | drops | retx | kernel | p10–p90 | drops | retx | Δ | model | loss bound |\n", table)
+			p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		}
+		spread := func(s experiment.Spread) string {
+			if s.Runs == 0 {
+				return "— | | | "
+			}
+			return fmt.Sprintf("%.1f ms | %.1f–%.1f ms | %g | %g", s.MedianMs, s.P10Ms, s.P90Ms, s.Drops, s.Retransmits)
+		}
+		d := "—"
+		if r.kern.Runs > 0 {
+			d = fmt.Sprintf("%+.1f %%", (r.emuSame.MedianMs-r.kern.MedianMs)/r.kern.MedianMs*100)
+		}
+		lb := "—"
+		if r.lossBound > 0 {
+			lb = fmt.Sprintf("%.1f ms", r.lossBound)
+		}
+		p("| %s | %s | %s | %s | %.1f ms | %s |\n", r.cell.Label, spread(r.emu), spread(r.kern), d, r.model, strings.TrimSpace(lb))
+	}
+}
