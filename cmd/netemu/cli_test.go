@@ -137,3 +137,12 @@ func TestSIGTERM(t *testing.T) {
 		t.Error("the pcap holds no packets")
 	}
 }
+
+// A link on which no connection can open is refused up front, in the
+// user's terms: which setting, and what would work.
+func TestRTTTooLongForAHandshake(t *testing.T) {
+	code, out, errOut := runCmd("run", "page", "--rtt", "10h")
+	if code != 2 || out != "" || !strings.Contains(errOut, "10h0m0s cannot complete a TCP handshake") || !strings.Contains(errOut, "want an RTT under 2m7s") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}

@@ -319,6 +319,10 @@ func kindOfFlag(name string) (string, bool) {
 	return "", false
 }
 
+// maxHandshakeRTT is how long a connect waits for its SYN to be answered:
+// an initial timeout of 1 s doubled over 6 retransmissions.
+const maxHandshakeRTT = 127 * time.Second
+
 // axis is a list flag that sweeps: its values, how each names a case and
 // how it sets a link.
 type axis struct {
@@ -447,6 +451,9 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 		}
 		if err := lc.Validate(); err != nil {
 			return nil, usagef("%s: %v", strings.Join(label, ", "), strings.TrimPrefix(err.Error(), "link: "))
+		}
+		if rtt := (experiment.Case{Link: lc}).RTT(); rtt > maxHandshakeRTT {
+			return nil, usagef("an RTT of %v cannot complete a TCP handshake: a connect gives up after %v (the SYN and 6 retransmissions, Linux's and gVisor's default); want an RTT under %v", rtt, maxHandshakeRTT, maxHandshakeRTT)
 		}
 		for _, w := range ws {
 			cases = append(cases, experiment.Case{Workload: w, Link: lc, TCP: tcp, Clock: clk, Seed: o.seed})
