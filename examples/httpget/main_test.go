@@ -23,7 +23,7 @@ func TestOutput(t *testing.T) {
 const want = `GET of 100000 bytes at 10 Mbit/s, fresh connection
      RTT    elapsed  round trips
     10ms   103.34ms         10.3
-    50ms 255.8744ms          5.1
-   100ms 505.8744ms          5.1
-   200ms 1.0058744s          5.0
+    50ms 254.6968ms          5.1
+   100ms 504.6968ms          5.0
+   200ms 1.0046968s          5.0
 `
