@@ -1,6 +1,9 @@
 package clock
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Clock is the time source and timer factory of a run.
 type Clock interface {
@@ -8,7 +11,9 @@ type Clock interface {
 	Now() time.Time
 
 	// AfterFunc arranges for f to be called once d has elapsed on this
-	// clock. f must not block.
+	// clock. f must not block. A due time past the end of time (more than
+	// math.MaxInt64 nanoseconds from the clock's start) saturates there:
+	// such a timer is pending but never fires.
 	AfterFunc(d time.Duration, f func()) Timer
 
 	// Wake arranges for f to run as an event of its own: on the virtual
@@ -33,7 +38,24 @@ type Timer interface {
 	Reset(d time.Duration) bool
 }
 
-// Sleep blocks until d has passed on c or ctx is done.
+// endOfTime is the last instant on a clock's own scale (Virtual: time
+// since Epoch; Precise: time since its start). A timer due then never
+// fires, and on the virtual clock it does not count as scheduled.
+const endOfTime = time.Duration(math.MaxInt64)
+
+// addSat returns t+d clamped to [0, endOfTime], for t in that range.
+func addSat(t, d time.Duration) time.Duration {
+	switch {
+	case d > 0 && t > endOfTime-d:
+		return endOfTime
+	case d < 0 && t+d < 0:
+		return 0
+	}
+	return t + d
+}
+
+// Sleep blocks until d has passed on c or ctx is done. A d beyond the end
+// of time (math.MaxInt64) lasts until ctx is done.
 func Sleep(ctx interface{ Done() <-chan struct{} }, c Clock, d time.Duration) bool {
 	if d <= 0 {
 		return true

@@ -57,7 +57,9 @@ func (p *Precise) Now() time.Time { return time.Now() }
 // Wake calls f at once.
 func (p *Precise) Wake(f func()) { f() }
 
-// AfterFunc calls f on the clock's goroutine once d has passed.
+// AfterFunc calls f on the clock's goroutine once d has passed. A due
+// time past the end of time (math.MaxInt64 after the clock's start) never
+// comes.
 func (p *Precise) AfterFunc(d time.Duration, f func()) Timer {
 	t := &ptimer{p: p, timer: timer{f: f, index: -1}}
 	t.Reset(d)
@@ -106,7 +108,8 @@ func (p *Precise) loop() {
 			p.mu.Unlock()
 			return
 		}
-		if len(p.timers) == 0 {
+		// Timers at the end of time never fire: the heap holds nothing due.
+		if len(p.timers) == 0 || p.timers[0].when == endOfTime {
 			p.mu.Unlock()
 			<-p.kick
 			continue
@@ -172,7 +175,7 @@ func (t *ptimer) Stop() bool {
 func (t *ptimer) Reset(d time.Duration) bool {
 	p := t.p
 	p.mu.Lock()
-	t.when = time.Since(p.base) + max(d, 0)
+	t.when = addSat(time.Since(p.base), max(d, 0))
 	p.seq++
 	t.seq = p.seq
 	pending := t.index >= 0

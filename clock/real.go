@@ -8,7 +8,8 @@ type Real struct{}
 // Now returns time.Now().
 func (Real) Now() time.Time { return time.Now() }
 
-// AfterFunc wraps time.AfterFunc.
+// AfterFunc wraps time.AfterFunc, whose runtime timers saturate a due
+// time past the end of time: such a timer never fires.
 func (Real) AfterFunc(d time.Duration, f func()) Timer {
 	return realTimer{time.AfterFunc(d, f)}
 }

@@ -93,7 +93,8 @@ func (v *Virtual) Events() uint64 {
 	return v.events
 }
 
-// AfterFunc schedules f at Now()+d. f runs on the scheduler's goroutine.
+// AfterFunc schedules f at Now()+d, saturated at the end of time (a timer
+// due then never fires). f runs on the scheduler's goroutine.
 func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
 	t := &vtimer{v: v, timer: timer{f: f, index: -1}}
 	t.Reset(d)
@@ -189,7 +190,9 @@ func (v *Virtual) next() func() {
 		v.events++
 		return f
 	}
-	if len(v.timers) == 0 {
+	// A timer at the end of time never fires: with only such timers left,
+	// nothing is scheduled and the run is stalled.
+	if len(v.timers) == 0 || v.timers[0].when == endOfTime {
 		return nil
 	}
 	t := heap.Pop(&v.timers).(*timer)
@@ -218,10 +221,7 @@ func (t *vtimer) Stop() bool {
 func (t *vtimer) Reset(d time.Duration) bool {
 	v := t.v
 	v.mu.Lock()
-	if d < 0 {
-		d = 0
-	}
-	t.when = time.Duration(v.now.Load()) + d
+	t.when = addSat(time.Duration(v.now.Load()), max(d, 0))
 	v.seq++
 	t.seq = v.seq
 	pending := t.index >= 0

@@ -10,6 +10,7 @@ import (
 	"hash"
 	"net"
 	"net/netip"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,8 +105,8 @@ type Net struct {
 	hdr     [13]byte
 
 	runMu   sync.Mutex
-	stallMu sync.Mutex
-	stalled func() // cancels the active Run on a stall; guarded by stallMu
+	abortMu sync.Mutex
+	abort   func(cause error) bool // ends the active Run (stall, panic); nil outside Run; guarded by abortMu
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -188,7 +189,9 @@ func (n *Net) Clock() clock.Clock { return n.clk }
 func (n *Net) Now() time.Time { return n.clk.Now() }
 
 // Sleep waits d on the run's clock. It returns ctx's error if ctx ends
-// first.
+// first. A d that reaches past the end of the clock's time (math.MaxInt64)
+// lasts until ctx ends; on the virtual clock it is not something
+// scheduled, so a run waiting only on it is stalled.
 func (n *Net) Sleep(ctx context.Context, d time.Duration) error {
 	if ctx == nil {
 		return errors.New("emu: Sleep needs a context; pass the run's context")
@@ -239,12 +242,58 @@ func (n *Net) Dial(ctx context.Context, port uint16) (Conn, error) {
 // call order, so their first actions (a dial, a request) happen in the
 // same order on every run. On the real clock it is a plain go statement.
 // f must not be nil. After Close, f is never started.
+//
+// A panic in f while a Run is active ends that Run as a stall does (its
+// context is canceled, the network closed) and Run returns a *PanicError;
+// the first panic is the one reported. A panic in f while no Run is
+// active is not recovered: it ends the process, as in any goroutine.
 func (n *Net) Go(f func()) {
 	if f == nil {
 		panic("emu: Go called with a nil function")
 	}
-	n.clk.Wake(func() { go f() })
+	n.clk.Wake(func() { go n.guard(f) })
 }
+
+// guard runs f and hands a panic to the active Run; with none, the panic
+// goes on, with f's frames still on the stack it prints.
+func (n *Net) guard(f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			if !n.abortRun(&PanicError{Value: r, Stack: debug.Stack()}) {
+				panic(r)
+			}
+		}
+	}()
+	f()
+}
+
+// abortRun ends the active Run with cause. It reports false if no Run is
+// active.
+func (n *Net) abortRun(cause error) bool {
+	n.abortMu.Lock()
+	defer n.abortMu.Unlock()
+	return n.abort != nil && n.abort(cause)
+}
+
+// PanicError is returned by Run when the function given to it, or a
+// goroutine started with Go during it, panics. Value is what was passed
+// to panic; Stack is the panicking goroutine's stack (runtime/debug.Stack).
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("emu: panic inside the run: %v", e.Value) }
+
+// Unwrap returns Value if it is an error, so that errors.Is and errors.As
+// see through the panic.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+// errGoexit is returned by Run when its function ends by runtime.Goexit.
+var errGoexit = errors.New("emu: the function given to Run called runtime.Goexit (t.FailNow, t.Fatal or t.SkipNow on a goroutine other than the test's?)")
 
 // Config returns the network's configuration.
 func (n *Net) Config() Config { return n.cfg }
@@ -252,8 +301,11 @@ func (n *Net) Config() Config { return n.cfg }
 // Run calls f inside the network and returns its error. On the virtual
 // clock, if the run stalls (every goroutine blocked, nothing scheduled),
 // Run cancels f's context, closes the network so that blocked calls return,
-// and returns an error wrapping ErrStalled. Only one Run may be active at a
-// time.
+// and returns an error wrapping ErrStalled. If f panics, or calls
+// runtime.Goexit, Run returns a *PanicError (or an error naming Goexit)
+// and the network is closed as after a stall; a panic in a goroutine
+// started with Go during the Run ends it the same way (see Go). Only one
+// Run may be active at a time.
 func (n *Net) Run(ctx context.Context, f func(ctx context.Context) error) error {
 	switch {
 	case ctx == nil:
@@ -269,43 +321,79 @@ func (n *Net) Run(ctx context.Context, f func(ctx context.Context) error) error 
 	defer n.runMu.Unlock()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var stalledAt time.Duration
-	n.stallMu.Lock()
-	n.stalled = func() {
-		stalledAt = n.clk.Now().Sub(clock.Epoch)
-		// The hosts are closed to release the blocked goroutines, so the
-		// network cannot run again.
-		n.closed.Store(true)
-		cancel(ErrStalled)
-		go n.closeHosts()
-	}
-	n.stallMu.Unlock()
-	defer func() {
-		n.stallMu.Lock()
-		n.stalled = nil
-		n.stallMu.Unlock()
-	}()
-	done := make(chan error, 1)
-	go func() { done <- f(ctx) }()
-	err := <-done
-	if errors.Is(context.Cause(ctx), ErrStalled) {
-		stall := fmt.Errorf("emu: run stalled at virtual time %v: %w", stalledAt, ErrStalled)
-		if err != nil {
-			return errors.Join(stall, err)
+	var (
+		stalled   bool
+		stalledAt time.Duration
+		panicked  *PanicError // the first panic of a Go goroutine
+	)
+	// abort ends the Run with cause: the hosts are closed to release the
+	// blocked goroutines, so the network cannot run again. It runs, and
+	// the variables above are read, with abortMu held.
+	abort := func(cause error) bool {
+		switch c := cause.(type) {
+		case *PanicError:
+			if panicked == nil {
+				panicked = c
+			}
+		default:
+			if !stalled {
+				stalled, stalledAt = true, n.clk.Now().Sub(clock.Epoch)
+			}
 		}
-		return stall
+		n.closed.Store(true)
+		cancel(cause)
+		go n.closeHosts()
+		return true
 	}
-	return err
+	n.abortMu.Lock()
+	n.abort = abort
+	n.abortMu.Unlock()
+	done := make(chan error, 1)
+	abnormal := false // f panicked or called Goexit; written before done
+	go func() {
+		returned := false
+		defer func() {
+			if returned {
+				return
+			}
+			abnormal = true
+			if r := recover(); r != nil {
+				done <- &PanicError{Value: r, Stack: debug.Stack()}
+			} else {
+				done <- errGoexit
+			}
+		}()
+		err := f(ctx)
+		returned = true
+		done <- err
+	}()
+	err := <-done
+	if abnormal {
+		// Whatever f left blocked is released as after a stall.
+		n.closed.Store(true)
+		cancel(err)
+		n.closeHosts()
+	}
+	n.abortMu.Lock()
+	n.abort = nil
+	var errs []error
+	if panicked != nil {
+		errs = append(errs, panicked)
+	}
+	if stalled {
+		errs = append(errs, fmt.Errorf("emu: run stalled at virtual time %v: %w", stalledAt, ErrStalled))
+	}
+	n.abortMu.Unlock()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
 }
 
-func (n *Net) onStall() {
-	n.stallMu.Lock()
-	f := n.stalled
-	n.stallMu.Unlock()
-	if f != nil {
-		f()
-	}
-}
+func (n *Net) onStall() { n.abortRun(ErrStalled) }
 
 // Stats describe a run so far.
 type Stats struct {

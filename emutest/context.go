@@ -2,6 +2,7 @@ package emutest
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -19,8 +20,10 @@ import (
 // predict; these fire at exactly the instant asked for.
 //
 // Deadline reports deadline (or parent's deadline if it is earlier), an
-// instant of c. Call cancel when done with the context, as with the
-// standard library's. WithDeadline panics if parent or c is nil.
+// instant of c. A deadline math.MaxInt64 or more after c.Now() (the year
+// 2500) is past the end of the clock's time: the context never ends by
+// itself. Call cancel when done with the context, as with the standard
+// library's. WithDeadline panics if parent or c is nil.
 func WithDeadline(parent context.Context, c clock.Clock, deadline time.Time) (context.Context, context.CancelFunc) {
 	if parent == nil {
 		panic("emutest.WithDeadline: nil parent context; pass the run's context")
@@ -44,17 +47,23 @@ func WithDeadline(parent context.Context, c clock.Clock, deadline time.Time) (co
 		ctx.cancelLocked(err)
 		return ctx, cancel
 	}
+	// Sub saturates: a deadline math.MaxInt64 or more away is past the end
+	// of the clock's time and needs no timer.
 	wait := deadline.Sub(c.Now())
 	if wait <= 0 {
 		ctx.cancelLocked(context.DeadlineExceeded)
 		return ctx, cancel
 	}
 	ctx.stopParent = context.AfterFunc(parent, func() { ctx.cancel(parent.Err()) })
-	ctx.timer = c.AfterFunc(wait, func() { ctx.cancel(context.DeadlineExceeded) })
+	if wait < math.MaxInt64 {
+		ctx.timer = c.AfterFunc(wait, func() { ctx.cancel(context.DeadlineExceeded) })
+	}
 	return ctx, cancel
 }
 
-// WithTimeout is WithDeadline(parent, c, c.Now().Add(d)).
+// WithTimeout is WithDeadline(parent, c, c.Now().Add(d)); time.Time.Add
+// does not wrap, so WithTimeout(parent, c, math.MaxInt64) never ends by
+// itself.
 func WithTimeout(parent context.Context, c clock.Clock, d time.Duration) (context.Context, context.CancelFunc) {
 	if c == nil {
 		panic("emutest.WithTimeout: nil clock; pass the run's clock (emu.Net.Clock)")

@@ -3,6 +3,7 @@ package emutest
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -151,4 +152,29 @@ func TestWithDeadlineRejections(t *testing.T) {
 			c.f()
 		}()
 	}
+}
+
+// A timeout of math.MaxInt64, or a deadline in the year 2500, set after
+// run time has moved, lies past the end of the clock's time: the context
+// never ends by itself.
+func TestWithTimeoutAtEndOfTime(t *testing.T) {
+	n := New(t)
+	n.Run(func(ctx context.Context) {
+		n.Sleep(ctx, time.Second)
+		forever, cancel := n.WithTimeout(ctx, math.MaxInt64)
+		defer cancel()
+		y2500, cancel2500 := n.WithDeadline(ctx, time.Date(2500, time.January, 1, 0, 0, 0, 0, time.UTC))
+		defer cancel2500()
+		onClock, cancelOnClock := WithTimeout(ctx, n.Clock(), math.MaxInt64)
+		defer cancelOnClock()
+		n.Sleep(ctx, time.Hour)
+		for name, c := range map[string]context.Context{"WithTimeout(math.MaxInt64)": forever, "WithDeadline(2500)": y2500, "emutest.WithTimeout(math.MaxInt64)": onClock} {
+			if err := c.Err(); err != nil {
+				t.Errorf("%s: ended with %v after %v of run time", name, err, n.Now().Sub(clock.Epoch))
+			}
+		}
+		if d, ok := forever.Deadline(); !ok || d.Before(time.Date(2292, time.January, 1, 0, 0, 0, 0, time.UTC)) {
+			t.Errorf("WithTimeout(math.MaxInt64).Deadline() = %v, %v; want about 292 years from now", d, ok)
+		}
+	})
 }

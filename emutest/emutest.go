@@ -79,9 +79,17 @@ func DelayedACK(d time.Duration) Option {
 	})
 }
 
-// Outage takes the link down from start to end, both measured from the
-// start of the run: every packet that reaches the wire in between is
-// dropped (link.DropOutage). Outage may be given several times.
+// Outage takes the link down from start to end: every packet that reaches
+// the wire in between is dropped (link.DropOutage). Outage may be given
+// several times.
+//
+// Both times count from New, when the network and its link are made (see
+// link.Outage), not from each Run. On the virtual clock run time stands
+// still until something waits on it, so that instant is clock.Epoch and
+// is also the start of the first Run, unless the network was used before
+// it (a Sleep, a connection): then the intervals are that much earlier
+// in the Run. On the real clock the first Run starts later by the wall
+// time spent between New and Run.
 func Outage(start, end time.Duration) Option {
 	return option(func(s *settings) error {
 		if start < 0 || end <= start {
@@ -266,9 +274,11 @@ func New(tb testing.TB, opts ...Option) *Net {
 // On the virtual clock, if the run stalls (every goroutine blocked and
 // nothing scheduled, so run time can never move again), f's context is
 // canceled, the hosts are closed so that blocked calls return, and the
-// test fails with the virtual instant of the stall. Network calls made
-// outside Run work too, but a stall there hangs until the test binary
-// times out.
+// test fails with the virtual instant of the stall. A panic in a
+// goroutine started with Go during the Run ends it the same way, and the
+// test fails with the panic and its stack (see emu.Net.Go). Network calls
+// made outside Run work too, but a stall there hangs until the test
+// binary times out.
 //
 // The network outlives Run: call Run again, or use it directly. To get
 // the stall as an error instead, use the Run of the embedded emu.Net.
@@ -291,7 +301,7 @@ func (n *Net) Run(f func(ctx context.Context)) {
 	select {
 	case ctx = <-ctxc:
 	case err := <-result:
-		n.tb.Fatalf("emutest: %v", err)
+		n.tb.Fatalf("emutest: %v", withStack(err))
 	}
 	returned := false
 	defer func() {
@@ -299,7 +309,7 @@ func (n *Net) Run(f func(ctx context.Context)) {
 		// way, and no goroutine is left behind.
 		close(release)
 		if err := <-result; err != nil {
-			n.tb.Errorf("emutest: %v", err)
+			n.tb.Errorf("emutest: %v", withStack(err))
 			if returned {
 				n.tb.FailNow()
 			}
@@ -307,6 +317,16 @@ func (n *Net) Run(f func(ctx context.Context)) {
 	}()
 	f(ctx)
 	returned = true
+}
+
+// withStack formats err, followed by the stack of the panic it carries,
+// if any (emu.PanicError).
+func withStack(err error) string {
+	var pe *emu.PanicError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("%v\n%s", err, pe.Stack)
+	}
+	return err.Error()
 }
 
 // Pipe returns both ends of a new TCP connection: client dialed from the
@@ -363,7 +383,8 @@ func Pipe(ctx context.Context, env emu.Env, port uint16) (client, server emu.Con
 }
 
 // WithTimeout is WithTimeout on the network's clock: the context ends
-// with context.DeadlineExceeded exactly d of run time from now.
+// with context.DeadlineExceeded exactly d of run time from now, or never
+// for a d past the end of the clock's time (math.MaxInt64).
 func (n *Net) WithTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	return WithTimeout(parent, n.Clock(), d)
 }

@@ -2,13 +2,17 @@ package emutest
 
 import (
 	"context"
+	"errors"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/netemu/netemu/clock"
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/tcpstack"
@@ -282,3 +286,74 @@ func TestPipeRejections(t *testing.T) {
 		t.Errorf("Net.Pipe on a port in use reported %q; want %q", f.messages(), want)
 	}
 }
+
+// Outage intervals count from New. On the virtual clock no run time
+// passes between New and the first Run, so they count from the Run's
+// start: every drop falls in [1s, 2s) of the run.
+func TestOutageCountsFromRunStart(t *testing.T) {
+	n := New(t, RTT(20*time.Millisecond), Outage(time.Second, 2*time.Second))
+	created := n.Now()
+	var mu sync.Mutex
+	var drops []time.Time
+	n.Observe(func(e link.Event) {
+		if e.Kind == link.EventDrop && e.Reason == link.DropOutage {
+			mu.Lock()
+			drops = append(drops, e.Time)
+			mu.Unlock()
+		}
+	})
+	n.Run(func(ctx context.Context) {
+		start := n.Now()
+		if !start.Equal(created) || !start.Equal(clock.Epoch) {
+			t.Errorf("Run starts at %v, New was at %v; want both at clock.Epoch", start, created)
+		}
+		client, server := n.Pipe(ctx, 0)
+		done := make(chan struct{})
+		n.Go(func() {
+			defer close(done)
+			io.Copy(io.Discard, server)
+		})
+		for range 30 {
+			if _, err := client.Write([]byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			n.Sleep(ctx, 100*time.Millisecond)
+		}
+		client.Close()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		if len(drops) == 0 {
+			t.Fatal("no packet dropped by the outage")
+		}
+		for _, at := range drops {
+			if d := at.Sub(start); d < time.Second || d >= 2*time.Second {
+				t.Errorf("outage drop %v after the Run's start; want within [1s, 2s)", d)
+			}
+		}
+	})
+}
+
+// A panic in a goroutine started with Go fails the test with the panic's
+// value and stack, and ends the run instead of the process.
+func TestRunReportsPanicInGo(t *testing.T) {
+	f := newFakeTB(t)
+	var readErr error
+	f.run(func(tb testing.TB) {
+		n := New(tb, RTT(10*time.Millisecond))
+		n.Run(func(ctx context.Context) {
+			client, _ := n.Pipe(ctx, 9)
+			n.Go(func() { panicInGo() })
+			_, readErr = client.Read(make([]byte, 1))
+		})
+	})
+	msg := f.messages()
+	if !strings.Contains(msg, "emutest: emu: panic inside the run: gone wrong") || !strings.Contains(msg, "emutest.panicInGo") {
+		t.Errorf("reported %q; want the panic's value and a stack through panicInGo", msg)
+	}
+	if !errors.Is(readErr, net.ErrClosed) {
+		t.Errorf("the blocked Read returned %v after the panic; want net.ErrClosed", readErr)
+	}
+}
+
+func panicInGo() { panic("gone wrong") }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/netip"
 	"os"
@@ -64,9 +65,14 @@ func (d *deadline) set(t time.Time) {
 	if t.IsZero() {
 		return
 	}
+	// Sub saturates: a deadline more than math.MaxInt64 away (the year
+	// 2500, say) is past the end of the clock's time and never passes.
 	wait := t.Sub(d.clk.Now())
 	if wait <= 0 {
 		close(d.ch)
+		return
+	}
+	if wait == math.MaxInt64 {
 		return
 	}
 	gen := d.gen
@@ -146,6 +152,9 @@ func (c *Conn) SetNoDelay(noDelay bool) error {
 func (c *Conn) Read(b []byte) (int, error) {
 	c.readMu.Lock()
 	defer c.readMu.Unlock()
+	if c.gone() {
+		return 0, c.opError("read", net.ErrClosed)
+	}
 	if len(b) == 0 {
 		return 0, nil
 	}
@@ -173,11 +182,14 @@ func (c *Conn) Read(b []byte) (int, error) {
 			return res.Count, nil
 		case *tcpip.ErrWouldBlock:
 		case *tcpip.ErrClosedForReceive:
-			if c.closed.Load() {
+			if c.gone() {
 				return 0, c.opError("read", net.ErrClosed)
 			}
 			return 0, io.EOF
 		default:
+			if c.gone() {
+				return 0, c.opError("read", net.ErrClosed)
+			}
 			return 0, c.opError("read", tcpErr(err))
 		}
 		if !registered {
@@ -200,7 +212,7 @@ func (c *Conn) Read(b []byte) (int, error) {
 func (c *Conn) Write(b []byte) (int, error) {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if c.closed.Load() {
+	if c.gone() {
 		return 0, c.opError("write", net.ErrClosed)
 	}
 	dl := c.wd.done()
@@ -226,6 +238,9 @@ func (c *Conn) Write(b []byte) (int, error) {
 			continue
 		case *tcpip.ErrWouldBlock:
 		default:
+			if c.gone() {
+				return n, c.opError("write", net.ErrClosed)
+			}
 			return n, c.opError("write", tcpErr(err))
 		}
 		if !registered {
@@ -242,6 +257,11 @@ func (c *Conn) Write(b []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// gone reports whether the connection or its host has been closed: from
+// then on every call fails with net.ErrClosed, as on a closed kernel
+// socket.
+func (c *Conn) gone() bool { return c.closed.Load() || c.h.closed() }
 
 // Close closes the connection (a FIN, or a RST if unread data remains).
 func (c *Conn) Close() error {
@@ -325,18 +345,26 @@ func tcpErr(err tcpip.Error) error {
 		// The stack gave up retransmitting (no deadline was involved):
 		// ETIMEDOUT, "connection timed out", as kernel sockets report.
 		return &wrapped{std: errTimedOut, orig: err}
-	case *tcpip.ErrClosedForSend, *tcpip.ErrNotConnected:
-		return &wrapped{std: net.ErrClosed, orig: err}
+	case *tcpip.ErrClosedForSend:
+		// A write after the peer's reset (once reported) or after
+		// CloseWrite: EPIPE, as kernel sockets report. net.ErrClosed is
+		// for use after the Conn's own Close (Conn.gone).
+		return &wrapped{std: errBrokenPipe, orig: err}
+	case *tcpip.ErrNotConnected:
+		return &wrapped{std: errNotConn, orig: err}
 	}
 	return &Error{Op: "tcp", Err: err}
 }
 
-// Resets and refusals match the syscall errors that kernel sockets
-// return, so errors.Is(err, syscall.ECONNRESET) works on both.
+// Resets, refusals and broken pipes match the syscall errors that kernel
+// sockets return, so errors.Is(err, syscall.ECONNRESET) works on both
+// (docs/ERRORS.md).
 var (
 	errConnReset   error = syscall.ECONNRESET
 	errConnRefused error = syscall.ECONNREFUSED
 	errTimedOut    error = syscall.ETIMEDOUT
+	errBrokenPipe  error = syscall.EPIPE
+	errNotConn     error = syscall.ENOTCONN
 )
 
 // wrapped is a gVisor error that also matches a standard one with
@@ -352,13 +380,22 @@ func (w *wrapped) Unwrap() error        { return &Error{Op: "tcp", Err: w.orig} 
 func (w *wrapped) Timeout() bool        { return w.std == errTimedOut }
 
 // Dial opens a TCP connection to addr. It returns when the handshake
-// completes, fails, or ctx is done.
+// completes, fails, or ctx is done. After the host's Close it fails with
+// net.ErrClosed.
 func (h *Host) Dial(ctx context.Context, addr netip.AddrPort) (*Conn, error) {
 	if !addr.Addr().Is4() || !Prefix.Contains(addr.Addr()) || addr.Port() == 0 {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(addr), Err: fmt.Errorf("want an IPv4 address in %v and a non-zero port", Prefix)}
 	}
 	if ctx == nil {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(addr), Err: errors.New("nil context; pass context.Background() or the run's context")}
+	}
+	// As in Go's net: a closed host or a done context fails before any
+	// packet is sent.
+	if h.closed() {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(addr), Err: net.ErrClosed}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(addr), Err: err}
 	}
 	var wq waiter.Queue
 	ep, err := h.stack.NewEndpoint(tcp.ProtocolNumber, ipv4.ProtocolNumber, &wq)
@@ -386,9 +423,22 @@ func (h *Host) Dial(ctx context.Context, addr netip.AddrPort) (*Conn, error) {
 		err = ep.LastError()
 	}
 	if err != nil {
+		if h.closed() {
+			return nil, opErr(net.ErrClosed)
+		}
 		return nil, opErr(tcpErr(err))
 	}
 	return c, nil
+}
+
+// closed reports whether Close has been called.
+func (h *Host) closed() bool {
+	select {
+	case <-h.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // Listener accepts TCP connections on a host's port.
@@ -402,8 +452,12 @@ type Listener struct {
 	closed    chan struct{}
 }
 
-// Listen listens on port (0 picks a free one). A port in use is an error.
+// Listen listens on port (0 picks a free one). A port in use is an error;
+// so is a closed host (net.ErrClosed).
 func (h *Host) Listen(port uint16) (*Listener, error) {
+	if h.closed() {
+		return nil, &net.OpError{Op: "listen", Net: "tcp", Addr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(h.cfg.Addr, port)), Err: net.ErrClosed}
+	}
 	var wq waiter.Queue
 	ep, err := h.stack.NewEndpoint(tcp.ProtocolNumber, ipv4.ProtocolNumber, &wq)
 	if err != nil {
@@ -412,6 +466,9 @@ func (h *Host) Listen(port uint16) (*Listener, error) {
 	ap := netip.AddrPortFrom(h.cfg.Addr, port)
 	fail := func(err tcpip.Error) error {
 		ep.Close()
+		if h.closed() {
+			return &net.OpError{Op: "listen", Net: "tcp", Addr: net.TCPAddrFromAddrPort(ap), Err: net.ErrClosed}
+		}
 		if _, ok := err.(*tcpip.ErrPortInUse); ok {
 			return &net.OpError{Op: "listen", Net: "tcp", Addr: net.TCPAddrFromAddrPort(ap), Err: errors.New("port in use; pick another port or 0 for any")}
 		}
@@ -455,6 +512,9 @@ func (l *Listener) AcceptTCP() (*Conn, error) {
 			case <-l.closed:
 				return nil, l.opError(net.ErrClosed)
 			default:
+			}
+			if l.h.closed() {
+				return nil, l.opError(net.ErrClosed)
 			}
 			return nil, l.opError(tcpErr(err))
 		}
