@@ -4,9 +4,13 @@
 //
 // # A test
 //
+//	var hello = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+//		io.WriteString(w, "hello")
+//	})
+//
 //	func TestGetCostsTwoRoundTrips(t *testing.T) {
-//		n := emutest.New(t, emutest.RTT(100*time.Millisecond), emutest.Rate(10e6))
-//		n.HTTPServer(80, handler)    // on the server host, closed when the test ends
+//		n := emutest.New(t, emutest.RTT(100*time.Millisecond)) // no Rate: nothing but round trips
+//		n.HTTPServer(80, hello)      // on the server host, closed when the test ends
 //		client := n.HTTPClient()     // dials through the client host
 //		n.Run(func(ctx context.Context) {
 //			start := n.Now()         // the run's clock

@@ -1,8 +1,11 @@
 package experiment
 
 import (
-	"time"
+	"net/netip"
+	"strconv"
+	"strings"
 
+	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/report/plot"
 	"github.com/netemu/netemu/report/timeline"
@@ -19,42 +22,42 @@ func Title(w workloads.Workload) string {
 }
 
 // RunFigure is the plot of one run: congestion window and bytes in flight
-// of each connection that sent data, and the link's queues.
+// of each connection that sent data (a colour per connection: the window
+// solid, bytes in flight dashed), and the link's queues.
 func RunFigure(title string, tl *timeline.Timeline) plot.Figure {
-	tcp := plot.Chart{Title: title + ": TCP senders", XLabel: "time (ms)", YLabel: "bytes", FromZero: true}
+	tcp := plot.Chart{Title: title + ": TCP senders", XLabel: "time", XUnit: plot.Seconds,
+		YLabel: "cwnd, in flight", YUnit: plot.Bytes, FromZero: true}
 	for _, c := range tl.Conns() {
 		var sent bool
 		var xs, cw, fl []float64
 		for _, s := range c.Samples {
 			sent = sent || s.InFlight > 0
-			xs = append(xs, Ms(tl.Since(s.At)))
+			xs = append(xs, tl.Since(s.At).Seconds())
 			cw = append(cw, float64(s.Cwnd))
 			fl = append(fl, float64(s.InFlight))
 		}
 		if !sent {
 			continue
 		}
+		name := connName(c)
 		tcp.Series = append(tcp.Series,
-			plot.Series{Name: "cwnd " + c.Name, X: xs, Y: cw, Step: true},
-			plot.Series{Name: "in flight " + c.Name, X: xs, Y: fl, Step: true})
+			plot.Series{Name: "cwnd, " + name, X: xs, Y: cw, Step: true, Group: name},
+			plot.Series{Name: "in flight, " + name, X: xs, Y: fl, Step: true, Dashed: true, Group: name})
 		if len(tcp.Series) >= 8 {
 			break
 		}
 	}
-	q := plot.Chart{Title: title + ": link queue (packets waiting or on the wire)", XLabel: "time (ms)", YLabel: "packets", FromZero: true}
+	q := plot.Chart{Title: title + ": link queue (packets waiting or on the wire)", XLabel: "time", XUnit: plot.Seconds,
+		YLabel: "packets", FromZero: true}
 	queued := false
 	for _, dir := range []link.Dir{link.AtoB, link.BtoA} {
 		var xs, ys []float64
 		for _, p := range tl.Queue(dir) {
-			xs = append(xs, Ms(p.At))
+			xs = append(xs, p.At.Seconds())
 			ys = append(ys, p.Value)
 			queued = queued || p.Value > 0
 		}
-		name := "client→server"
-		if dir == link.BtoA {
-			name = "server→client"
-		}
-		q.Series = append(q.Series, plot.Series{Name: name, X: xs, Y: ys, Step: true})
+		q.Series = append(q.Series, plot.Series{Name: timeline.DirName(dir), X: xs, Y: ys, Step: true})
 	}
 	var f plot.Figure
 	if len(tcp.Series) > 0 {
@@ -66,63 +69,115 @@ func RunFigure(title string, tl *timeline.Timeline) plot.Figure {
 	return f
 }
 
-// SweepFigure plots each case's headline figure against the swept
-// variable: RTT when several RTTs were given, otherwise the rate; one line
-// per value of the other and per workload variant, and the published
-// reference figures where a reference cell matches.
-func SweepFigure(cases []Case, results []workloads.Result) plot.Figure {
-	rtts := map[time.Duration]bool{}
-	for _, c := range cases {
-		rtts[c.RTT()] = true
+// connName names a connection by its hosts' roles, sender→receiver:
+// "server:80→client:41409".
+func connName(c timeline.Conn) string {
+	if len(c.Samples) == 0 {
+		return c.Name
 	}
-	byRTT := len(rtts) > 1
-	xOf := func(c Case) float64 {
-		if byRTT {
-			return Ms(c.RTT())
+	end := func(a netip.AddrPort) string {
+		switch a.Addr() {
+		case emu.ClientAddr:
+			return "client:" + strconv.Itoa(int(a.Port()))
+		case emu.ServerAddr:
+			return "server:" + strconv.Itoa(int(a.Port()))
 		}
-		return c.Path().Rate / 1e6
+		return a.String()
+	}
+	s := c.Samples[0]
+	return end(s.Local) + "→" + end(s.Remote)
+}
+
+// sweepAxis is a setting a sweep can vary, as a figure's axis.
+type sweepAxis struct {
+	label string
+	unit  plot.Unit
+	value func(Case) float64
+	name  func(Case) string // the setting, for a series' name
+}
+
+// sweepAxes are the settings SweepFigure can put on its x axis, in order
+// of preference.
+var sweepAxes = []sweepAxis{
+	{"RTT", plot.Seconds, func(c Case) float64 { return c.RTT().Seconds() },
+		func(c Case) string { return "RTT " + link.FormatDuration(c.RTT()) }},
+	{"rate", plot.BitsPerSecond, func(c Case) float64 { return c.Path().Rate },
+		func(c Case) string { return "rate " + c.RateLabel() }},
+	{"random loss", plot.Percent, func(c Case) float64 { return c.Path().Loss },
+		func(c Case) string { return "loss " + strconv.FormatFloat(100*c.Path().Loss, 'g', -1, 64) + "%" }},
+	{"queue limit", plot.Count, func(c Case) float64 { return float64(c.Link.QueuePackets) },
+		func(c Case) string { return "queue " + strconv.Itoa(c.Link.QueuePackets) }},
+	{"queue limit", plot.Bytes, func(c Case) float64 { return float64(c.Link.QueueBytes) },
+		func(c Case) string { return "queue " + link.FormatSize(int64(c.Link.QueueBytes)) }},
+	{"delayed-ACK timer", plot.Seconds, func(c Case) float64 { return c.Link.DelayedACK.Seconds() },
+		func(c Case) string { return "delack " + link.FormatDuration(c.Link.DelayedACK) }},
+}
+
+// SweepFigure plots each case's headline figure against the swept
+// variable: the first of RTT, rate, random loss, queue limit and
+// delayed-ACK timer that takes several values. There is a line per value
+// of the other swept settings and per workload variant, with a dot per
+// case, and crosses of the line's colour where a published reference cell
+// matches a case, named after the line they belong to.
+func SweepFigure(cases []Case, results []workloads.Result) plot.Figure {
+	var x sweepAxis
+	var others []sweepAxis
+	for _, a := range sweepAxes {
+		seen := map[float64]bool{}
+		for _, c := range cases {
+			seen[a.value(c)] = true
+		}
+		switch {
+		case len(seen) < 2:
+		case x.value == nil:
+			x = a
+		default:
+			others = append(others, a)
+		}
+	}
+	if x.value == nil {
+		x = sweepAxes[0]
 	}
 	seriesName := func(c Case) string {
-		name := "rtt " + link.FormatDuration(c.RTT())
-		if byRTT {
-			name = "rate " + c.RateLabel()
+		var parts []string
+		for _, a := range others {
+			parts = append(parts, a.name(c))
 		}
 		if v := c.Workload.Variant(); v != "" {
-			name += ", " + v
+			parts = append(parts, v)
 		}
-		return name
+		if len(parts) == 0 {
+			return "netemu"
+		}
+		return strings.Join(parts, ", ")
 	}
 	name := cases[0].Workload.Name()
-	ch := plot.Chart{Title: name + ": elapsed time", XLabel: "rate (Mbit/s)", YLabel: "elapsed (ms)", FromZero: true}
-	if byRTT {
-		ch.XLabel = "RTT (ms)"
-	}
+	ch := plot.Chart{Title: name + ": elapsed time", XLabel: x.label, XUnit: x.unit, YLabel: "elapsed", YUnit: plot.Seconds, FromZero: true}
 	if k, ok := workloads.Lookup(name); ok && k.Headline != "" {
-		ch.Title, ch.YLabel = name+": "+k.Headline, k.Headline+" (ms)"
+		ch.Title, ch.YLabel = name+": "+k.Headline, k.Headline
 	}
 	index := map[string]int{}
-	ref := plot.Series{Name: "reference (published)", Points: true}
+	var refs []plot.Series
 	for i, c := range cases {
 		sname := seriesName(c)
 		j, ok := index[sname]
 		if !ok {
 			j = len(ch.Series)
 			index[sname] = j
-			ch.Series = append(ch.Series, plot.Series{Name: sname})
+			ch.Series = append(ch.Series, plot.Series{Name: sname, Dots: true, Group: sname})
+			refs = append(refs, plot.Series{Name: sname + ": published reference", Points: true, Group: sname})
 		}
 		got, _ := results[i].Headline()
-		ch.Series[j].X = append(ch.Series[j].X, xOf(c))
-		ch.Series[j].Y = append(ch.Series[j].Y, Ms(got))
+		ch.Series[j].X = append(ch.Series[j].X, x.value(c))
+		ch.Series[j].Y = append(ch.Series[j].Y, got.Seconds())
 		for _, rf := range workloads.References() {
 			if workloads.Same(rf.Workload, c.Workload) && rf.RTT == c.RTT() && rf.Rate == c.Link.Rate && c.Link.BtoA == nil {
-				ref.X = append(ref.X, xOf(c))
-				ref.Y = append(ref.Y, Ms(rf.Time))
+				refs[j].X = append(refs[j].X, x.value(c))
+				refs[j].Y = append(refs[j].Y, rf.Time.Seconds())
 			}
 		}
 	}
-	if len(ref.X) > 0 {
-		ch.Series = append(ch.Series, ref)
-	}
+	ch.Series = append(ch.Series, refs...) // the empty ones draw nothing
 	return plot.Figure{Charts: []plot.Chart{ch}}
 }
 

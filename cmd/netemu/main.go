@@ -166,15 +166,6 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func known(name string) bool {
-	for _, c := range commands {
-		if c.name == name {
-			return true
-		}
-	}
-	return false
-}
-
 func commandNames() string {
 	var names []string
 	for _, c := range commands {

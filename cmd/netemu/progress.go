@@ -4,53 +4,94 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+	"golang.org/x/time/rate"
 )
 
-// progress draws a one-line progress bar on stderr while cases run, and
-// only when stderr is a terminal: redirected output and stdout never see
-// it.
-type progress struct {
-	w     io.Writer // nil: disabled
-	total int
+// Progress bar timing: the bar appears only once a command has run this
+// long, and redraws at most this often.
+const (
+	progressDelay  = 300 * time.Millisecond
+	progressRedraw = 200 * time.Millisecond
+	// A failure to draw is reported at most once in this interval.
+	progressWarnEvery = 10 * time.Second
+)
 
-	mu    sync.Mutex
-	done  int
-	label string
-	since time.Time
-	stop  chan struct{}
-	wg    sync.WaitGroup
+// progress shows a progress bar on stderr while cases run, only when
+// stderr is a terminal: redirected output never sees an escape code, and
+// stdout never changes.
+//
+// The bar keeps a line of its own. When stdout is the same terminal, the
+// bar steps aside after each case (when a command may print), clearing its
+// line, and comes back when the next case starts; after the last case it
+// is gone, and the screen holds exactly what stdout printed. Otherwise
+// the bar ends drawn complete, followed by a newline. A command that ends
+// early (an error) leaves no bar behind.
+type progress struct {
+	bar   *progressbar.ProgressBar // nil: disabled
+	out   io.Writer                // stderr
+	total int
+	// shared: stdout is a terminal too, so stdout's lines and the bar
+	// share the screen.
+	shared bool
+
+	mu      sync.Mutex
+	done    int
+	label   string    // the case running
+	since   time.Time // when it started
+	begun   time.Time // when the bar was made
+	shown   bool      // drawn at least once
+	away    bool      // cleared between two cases
+	ended   bool      // completed, or cleared for good
+	redraws *rate.Limiter
+	warn    rate.Sometimes
+	stop    chan struct{}
+	wg      sync.WaitGroup
 }
 
-// isTerminal reports whether w is a character device (a terminal).
+// isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// newProgress starts a bar for total cases. show forces it on or off for
-// cases that are short (a single virtual-clock run).
+// newProgress makes a bar for total cases on stderr. show says whether
+// the command is worth a bar at all (a single virtual-clock run is not).
 func newProgress(stderr io.Writer, total int, show bool) *progress {
-	p := &progress{total: total, stop: make(chan struct{})}
-	if !show || !isTerminal(stderr) {
+	p := &progress{out: stderr, total: total, stop: make(chan struct{}), begun: time.Now(),
+		redraws: rate.NewLimiter(rate.Every(progressRedraw), 1),
+		warn:    rate.Sometimes{First: 1, Interval: progressWarnEvery}}
+	if !show || total < 1 || !isTerminal(stderr) {
 		return p
 	}
-	p.w = stderr
+	p.shared = isTerminal(os.Stdout)
+	p.bar = progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetTheme(progressbar.ThemeASCII),
+		progressbar.OptionSetWidth(24),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(false),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionShowDescriptionAtLineEnd(),
+		progressbar.OptionUseANSICodes(true),
+		progressbar.OptionThrottle(0), // redraws are throttled here
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }),
+	)
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		t := time.NewTicker(200 * time.Millisecond)
+		t := time.NewTicker(progressRedraw / 2)
 		defer t.Stop()
 		for {
 			select {
 			case <-t.C:
-				p.draw()
+				p.mu.Lock()
+				p.drawLocked(false)
+				p.mu.Unlock()
 			case <-p.stop:
 				return
 			}
@@ -62,35 +103,89 @@ func newProgress(stderr io.Writer, total int, show bool) *progress {
 // start says that case label begins.
 func (p *progress) start(label string) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.label, p.since = label, time.Now()
-	p.mu.Unlock()
+	// Back at once where the last case left it: a bar that vanished
+	// between cases would flicker.
+	p.drawLocked(p.away)
 }
 
 // finish says that the current case ended.
 func (p *progress) finish() {
 	p.mu.Lock()
-	p.done++
-	p.mu.Unlock()
-}
-
-func (p *progress) draw() {
-	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.w == nil || time.Since(p.since) < 300*time.Millisecond && p.done == 0 {
+	p.done = min(p.done+1, p.total)
+	if p.bar == nil || !p.shown || p.ended {
 		return
 	}
-	const width = 24
-	filled := width * p.done / max(p.total, 1)
-	fmt.Fprintf(p.w, "\r\033[K[%s%s] %d/%d %s (%.1fs)", strings.Repeat("#", filled), strings.Repeat(" ", width-filled),
-		p.done, p.total, p.label, time.Since(p.since).Seconds())
+	switch {
+	case p.shared:
+		// stdout may print now: give it a clean line.
+		if !p.away {
+			p.check(p.bar.Clear())
+			p.away = true
+		}
+		p.ended = p.done == p.total
+	case p.done == p.total:
+		p.drawLocked(true) // complete, then a newline
+		p.ended = true
+	}
 }
 
-// close erases the bar.
+// drawLocked redraws the bar, at most once per progressRedraw unless
+// forced, and not before the command has run for progressDelay.
+func (p *progress) drawLocked(force bool) {
+	if p.bar == nil || p.ended || p.label == "" || time.Since(p.begun) < progressDelay {
+		return
+	}
+	if !force && !p.redraws.Allow() {
+		return
+	}
+	p.bar.Describe(p.description())
+	p.check(p.bar.Set(p.done))
+	p.shown, p.away = true, false
+}
+
+// description is the running case and, once it takes a while, its time.
+func (p *progress) description() string {
+	d := p.label
+	if p.done == p.total {
+		return "done"
+	}
+	if s := time.Since(p.since); s >= time.Second {
+		d += fmt.Sprintf(" (%.0fs)", s.Seconds())
+	}
+	// Keep the line shorter than the terminal: a wrapped line cannot be
+	// redrawn in place.
+	if f, ok := p.out.(*os.File); ok {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil {
+			if r := []rune(d); w-50 > 10 && len(r) > w-50 {
+				d = string(r[:w-51]) + "…"
+			}
+		}
+	}
+	return d
+}
+
+// check reports a failure to draw, once per progressWarnEvery however
+// often it repeats.
+func (p *progress) check(err error) {
+	if err != nil {
+		p.warn.Do(func() { fmt.Fprintf(p.out, "\nnetemu: progress bar: %v\n", err) })
+	}
+}
+
+// close stops the bar; one that did not complete is cleared.
 func (p *progress) close() {
-	if p.w == nil {
+	if p.bar == nil {
 		return
 	}
 	close(p.stop)
 	p.wg.Wait()
-	fmt.Fprint(p.w, "\r\033[K")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown && !p.ended && !p.away {
+		p.check(p.bar.Clear())
+	}
+	p.ended = true
 }

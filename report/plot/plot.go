@@ -1,18 +1,24 @@
 // Package plot draws netemu's results as SVG or PNG figures: time series
 // of a run (congestion window, bytes in flight, queue), elapsed time
 // against a swept variable, and backends side by side.
+//
+// Values are given in base units (bytes, seconds, bits per second, a
+// fraction for a percentage); each axis picks an SI prefix from its range
+// (KB, MB; µs, ms, s; kbit/s, Mbit/s), names it in its label, and marks a
+// handful of round values without needless decimals.
 package plot
 
 import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/palette/brewer"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -20,20 +26,72 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Series is one named line.
+// Unit is what an axis measures.
+type Unit int
+
+// Units. The zero value, Count, is a plain number.
+const (
+	Count         Unit = iota // a number of things (packets): whole-number ticks, no unit in the label
+	Bytes                     // B, KB, MB, GB (powers of 1000)
+	Seconds                   // µs, ms, s
+	BitsPerSecond             // bit/s, kbit/s, Mbit/s, Gbit/s
+	Percent                   // a fraction, shown as %
+)
+
+// prefix returns the scale to divide values by and the unit's name, for
+// an axis whose largest magnitude is max.
+func (u Unit) prefix(max float64) (scale float64, name string) {
+	type step struct {
+		scale float64
+		name  string
+	}
+	var steps []step
+	switch u {
+	case Bytes:
+		steps = []step{{1, "B"}, {1e3, "KB"}, {1e6, "MB"}, {1e9, "GB"}}
+	case Seconds:
+		steps = []step{{1e-6, "µs"}, {1e-3, "ms"}, {1, "s"}}
+	case BitsPerSecond:
+		steps = []step{{1, "bit/s"}, {1e3, "kbit/s"}, {1e6, "Mbit/s"}, {1e9, "Gbit/s"}}
+	case Percent:
+		return 0.01, "%"
+	default:
+		return 1, ""
+	}
+	s := steps[0]
+	for _, t := range steps[1:] {
+		if max >= t.scale {
+			s = t
+		}
+	}
+	return s.scale, s.name
+}
+
+// Series is one named line, or a set of markers.
 type Series struct {
 	Name string
 	X, Y []float64
 	// Points draws markers only, no line (for reference figures).
 	Points bool
+	// Dots marks each point of a line.
+	Dots bool
 	// Step draws a step line (each value holds until the next sample).
 	Step bool
+	// Dashed draws the line dashed.
+	Dashed bool
+	// Group: series with the same non-empty Group share a color (a
+	// connection's window and bytes in flight; a line and its reference
+	// markers). "" gives the series a color of its own.
+	Group string
 }
 
 // Chart is one panel: a title, axis labels and its series.
 type Chart struct {
 	Title, XLabel, YLabel string
-	Series                []Series
+	// XUnit and YUnit say what the values measure; the labels get the
+	// unit's name with its prefix: "time (s)".
+	XUnit, YUnit Unit
+	Series       []Series
 	// FromZero starts both axes at zero (time series).
 	FromZero bool
 }
@@ -109,22 +167,38 @@ func (f Figure) Write(w io.Writer, format string) error {
 	return nil
 }
 
+// palette: the Okabe–Ito colours that read on white (yellow left out),
+// distinguishable with the common kinds of colour blindness.
+var palette = []color.RGBA{
+	{0x00, 0x72, 0xB2, 0xff}, // blue
+	{0xD5, 0x5E, 0x00, 0xff}, // vermilion
+	{0x00, 0x9E, 0x73, 0xff}, // bluish green
+	{0xCC, 0x79, 0xA7, 0xff}, // reddish purple
+	{0xE6, 0x9F, 0x00, 0xff}, // orange
+	{0x56, 0xB4, 0xE9, 0xff}, // sky blue
+	{0x00, 0x00, 0x00, 0xff}, // black
+}
+
 func (c Chart) plot() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = c.Title
-	p.X.Label.Text = c.XLabel
-	p.Y.Label.Text = c.YLabel
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	colors, err := brewer.GetPalette(brewer.TypeAny, "Set1", 9)
-	if err != nil {
-		return nil, err
-	}
-	for i, s := range c.Series {
+	p.Legend.XOffs = vg.Millimeter
+	colors := map[string]color.Color{}
+	next := 0
+	entries := 0
+	for _, s := range c.Series {
 		if len(s.X) != len(s.Y) {
 			return nil, fmt.Errorf("plot: series %q has %d x and %d y values", s.Name, len(s.X), len(s.Y))
+		}
+		col, ok := colors[s.Group]
+		if !ok || s.Group == "" {
+			col = palette[next%len(palette)]
+			next++
+			colors[s.Group] = col
 		}
 		if len(s.X) == 0 {
 			continue
@@ -133,15 +207,15 @@ func (c Chart) plot() (*plot.Plot, error) {
 		for j := range s.X {
 			xy[j].X, xy[j].Y = s.X[j], s.Y[j]
 		}
-		col := colors.Colors()[i%len(colors.Colors())]
+		entries++
 		if s.Points {
 			sc, err := plotter.NewScatter(xy)
 			if err != nil {
 				return nil, err
 			}
 			sc.GlyphStyle.Color = col
-			sc.GlyphStyle.Radius = vg.Points(3.5)
-			sc.GlyphStyle.Shape = draw.CrossGlyph{}
+			sc.GlyphStyle.Radius = vg.Points(5)
+			sc.GlyphStyle.Shape = crossGlyph{}
 			p.Add(sc)
 			p.Legend.Add(s.Name, sc)
 			continue
@@ -155,13 +229,121 @@ func (c Chart) plot() (*plot.Plot, error) {
 		if s.Step {
 			l.StepStyle = plotter.PostStep
 		}
+		if s.Dashed {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+		}
 		p.Add(l)
-		p.Legend.Add(s.Name, l)
+		if !s.Dots {
+			p.Legend.Add(s.Name, l)
+			continue
+		}
+		sc, err := plotter.NewScatter(xy)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle.Color = col
+		sc.GlyphStyle.Radius = vg.Points(2.5)
+		sc.GlyphStyle.Shape = draw.CircleGlyph{}
+		p.Add(sc)
+		p.Legend.Add(s.Name, l, sc)
 	}
 	if c.FromZero {
-		p.X.Min, p.Y.Min = 0, 0
+		p.X.Min, p.Y.Min = math.Min(0, p.X.Min), math.Min(0, p.Y.Min)
 	}
-	// Headroom above the data for the legend.
-	p.Y.Max += 0.07 * float64(len(c.Series)) * (p.Y.Max - p.Y.Min)
+	if p.X.Max <= p.X.Min {
+		p.X.Max = p.X.Min + 1
+	}
+	if p.Y.Max <= p.Y.Min {
+		p.Y.Max = p.Y.Min + 1
+	}
+	// Headroom above the data for the legend: one line of 9-point text
+	// (and padding) per entry on a chart some 6 cm high.
+	p.Y.Max += 0.075 * float64(entries) * (p.Y.Max - p.Y.Min) / max(1-0.075*float64(entries), 0.3)
+	p.X.Label.Text, p.X.Tick.Marker = axis(c.XLabel, c.XUnit, p.X.Min, p.X.Max)
+	p.Y.Label.Text, p.Y.Tick.Marker = axis(c.YLabel, c.YUnit, p.Y.Min, p.Y.Max)
 	return p, nil
+}
+
+// crossGlyph is an ×, drawn bold enough to show over a line's dots.
+type crossGlyph struct{}
+
+// DrawGlyph implements draw.GlyphDrawer.
+func (crossGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1.6)})
+	r := sty.Radius * math.Sqrt2 / 2
+	c.Stroke(vg.Path{{Type: vg.MoveComp, Pos: vg.Point{X: pt.X - r, Y: pt.Y - r}}, {Type: vg.LineComp, Pos: vg.Point{X: pt.X + r, Y: pt.Y + r}}})
+	c.Stroke(vg.Path{{Type: vg.MoveComp, Pos: vg.Point{X: pt.X - r, Y: pt.Y + r}}, {Type: vg.LineComp, Pos: vg.Point{X: pt.X + r, Y: pt.Y - r}}})
+}
+
+// axis returns an axis's label, with the unit's name, and its ticks for
+// data from min to max.
+func axis(label string, u Unit, min, max float64) (string, plot.Ticker) {
+	scale, name := u.prefix(math.Max(math.Abs(min), math.Abs(max)))
+	if name != "" {
+		if label != "" {
+			label += " "
+		}
+		label += "(" + name + ")"
+	}
+	return label, ticker{scale: scale, whole: u == Count}
+}
+
+// ticker marks four to seven round values (1, 2, 2.5 or 5 × a power of
+// ten, in the axis's unit), labelled with as few decimals as they need.
+type ticker struct {
+	scale float64 // divide a value by it to get the axis's unit
+	whole bool    // whole numbers only
+}
+
+// Ticks implements plot.Ticker.
+func (t ticker) Ticks(min, max float64) []plot.Tick {
+	lo, hi := min/t.scale, max/t.scale
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return []plot.Tick{{Value: min, Label: label(lo, 0)}}
+	}
+	step := niceStep(lo, hi, t.whole)
+	decimals := 0
+	if step < 1 {
+		decimals = int(math.Ceil(-math.Log10(step) - 1e-9))
+		if math.Abs(step*math.Pow(10, float64(decimals))-math.Round(step*math.Pow(10, float64(decimals)))) > 1e-9 {
+			decimals++ // 0.25
+		}
+	}
+	var ticks []plot.Tick
+	for i := math.Ceil(lo/step - 1e-9); i*step <= hi+step*1e-9; i++ {
+		v := i * step
+		ticks = append(ticks, plot.Tick{Value: v * t.scale, Label: label(v, decimals)})
+	}
+	return ticks
+}
+
+// niceStep returns the smallest round step that puts at most seven ticks
+// between lo and hi.
+func niceStep(lo, hi float64, whole bool) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(hi-lo))-1)
+	for {
+		for _, m := range []float64{1, 2, 2.5, 5} {
+			step := m * p
+			if whole && (step < 1 || step != math.Trunc(step)) {
+				continue
+			}
+			if n := math.Floor(hi/step+1e-9) - math.Ceil(lo/step-1e-9) + 1; n <= 7 {
+				return step
+			}
+		}
+		p *= 10
+	}
+}
+
+// label writes v with the given decimals, dropping trailing zeros: 0,
+// 0.5, 1, 1.5.
+func label(v float64, decimals int) string {
+	s := strconv.FormatFloat(v, 'f', decimals, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "-0" {
+		s = "0"
+	}
+	return s
 }

@@ -11,13 +11,13 @@ import (
 
 func sample() Figure {
 	return Figure{Charts: []Chart{
-		{Title: "cwnd", XLabel: "time (ms)", YLabel: "bytes", Series: []Series{
-			{Name: "cwnd", X: []float64{0, 10, 20, 30}, Y: []float64{14480, 28960, 57920, 57920}, Step: true},
-			{Name: "in flight", X: []float64{0, 10, 20, 30}, Y: []float64{1000, 20000, 50000, 40000}},
+		{Title: "cwnd", XLabel: "time", XUnit: Seconds, YLabel: "cwnd", YUnit: Bytes, Series: []Series{
+			{Name: "cwnd", X: []float64{0, 0.010, 0.020, 0.030}, Y: []float64{14480, 28960, 57920, 57920}, Step: true, Group: "c"},
+			{Name: "in flight", X: []float64{0, 0.010, 0.020, 0.030}, Y: []float64{1000, 20000, 50000, 40000}, Dashed: true, Group: "c"},
 		}},
-		{Title: "elapsed", XLabel: "RTT (ms)", YLabel: "ms", Series: []Series{
-			{Name: "netemu", X: []float64{10, 100, 200}, Y: []float64{125, 827, 1627}},
-			{Name: "reference", X: []float64{10, 100, 200}, Y: []float64{149, 915, 1749}, Points: true},
+		{Title: "elapsed", XLabel: "RTT", XUnit: Seconds, YLabel: "elapsed", YUnit: Seconds, Series: []Series{
+			{Name: "netemu", X: []float64{0.010, 0.100, 0.200}, Y: []float64{0.125, 0.827, 1.627}, Dots: true, Group: "n"},
+			{Name: "netemu: reference", X: []float64{0.010, 0.100, 0.200}, Y: []float64{0.149, 0.915, 1.749}, Points: true, Group: "n"},
 		}},
 	}}
 }
@@ -34,7 +34,7 @@ func TestSaveSVGAndPNG(t *testing.T) {
 			t.Fatalf("%s: %d bytes, %v", name, len(b), err)
 		}
 		if strings.HasSuffix(name, ".svg") {
-			for _, want := range []string{"<svg", "cwnd", "in flight", "reference", "RTT (ms)"} {
+			for _, want := range []string{"<svg", "cwnd (KB)", "in flight", "netemu: reference", "RTT (ms)", "elapsed (s)", "time (ms)"} {
 				if !bytes.Contains(b, []byte(want)) {
 					t.Errorf("SVG lacks %q", want)
 				}
@@ -65,5 +65,43 @@ func TestBadInput(t *testing.T) {
 	bad := Figure{Charts: []Chart{{Series: []Series{{Name: "x", X: []float64{1}, Y: nil}}}}}
 	if err := bad.Write(&bytes.Buffer{}, "svg"); err == nil {
 		t.Error("mismatched series accepted")
+	}
+}
+
+// Each axis names its unit with a prefix that suits the range, and marks
+// four to seven round values without needless decimals.
+func TestAxes(t *testing.T) {
+	for _, c := range []struct {
+		unit     Unit
+		min, max float64
+		label    string
+		ticks    string
+	}{
+		{Bytes, 0, 104_000, "cwnd (KB)", "0 20 40 60 80 100"},
+		{Bytes, 0, 250_000, "cwnd (KB)", "0 50 100 150 200 250"},
+		{Bytes, 0, 3_400_000, "cwnd (MB)", "0 0.5 1 1.5 2 2.5 3"},
+		{Bytes, 0, 800, "cwnd (B)", "0 200 400 600 800"},
+		{Count, 0, 28, "cwnd", "0 5 10 15 20 25"},
+		{Count, 0, 2.3, "cwnd", "0 1 2"},
+		{Seconds, 0, 4.55, "cwnd (s)", "0 1 2 3 4"},
+		{Seconds, 0, 1.96, "cwnd (s)", "0 0.5 1 1.5"},
+		{Seconds, 0, 0.2, "cwnd (ms)", "0 50 100 150 200"},
+		{Seconds, 0, 0.000_8, "cwnd (µs)", "0 200 400 600 800"},
+		{BitsPerSecond, 0, 50e6, "cwnd (Mbit/s)", "0 10 20 30 40 50"},
+		{Percent, 0, 0.03, "cwnd (%)", "0 0.5 1 1.5 2 2.5 3"},
+		{Seconds, 0, 0.175, "cwnd (ms)", "0 50 100 150"},
+		{Seconds, 0.040, 0.062, "cwnd (ms)", "40 45 50 55 60"},
+	} {
+		label, tk := axis("cwnd", c.unit, c.min, c.max)
+		var got []string
+		for _, tick := range tk.Ticks(c.min, c.max) {
+			got = append(got, tick.Label)
+		}
+		if label != c.label || strings.Join(got, " ") != c.ticks {
+			t.Errorf("%v from %v to %v: %q, ticks %q; want %q, %q", c.unit, c.min, c.max, label, got, c.label, c.ticks)
+		}
+		if n := len(got); n > 8 || n < 3 {
+			t.Errorf("%v from %v to %v: %d ticks", c.unit, c.min, c.max, n)
+		}
 	}
 }

@@ -84,9 +84,23 @@ func (t *Timeline) Queue(dir link.Dir) []Point {
 
 // Conn is one connection's samples, named by its sending side.
 type Conn struct {
-	Name    string // "198.18.0.2:80→198.18.0.1:40000"
+	Name    string // sender→receiver: "198.18.0.2:80→198.18.0.1:40000"
 	Samples []tcpstack.Sample
 }
+
+// DirName names a direction of the link the way connections are named,
+// sender→receiver: "client→server" (link.AtoB) or "server→client".
+func DirName(d link.Dir) string {
+	if d == link.AtoB {
+		return "client→server"
+	}
+	return "server→client"
+}
+
+// NoSsthresh is the slow-start threshold a sample carries before the
+// connection's first loss: gVisor's "infinite" (tcpstack caps it at
+// 1<<62 bytes). The CSV leaves such a cell empty.
+const NoSsthresh = 1 << 62
 
 // Conns returns the TCP samples grouped by connection, in order of first
 // appearance.
@@ -119,8 +133,19 @@ func (t *Timeline) Since(at time.Time) time.Duration {
 // WriteCSV writes the timeline as CSV, one row per TCP sample and per
 // change of queue occupancy, in time order. Columns:
 //
-//	time_ms, kind (tcp|queue), conn (sender→receiver) or direction,
-//	cwnd_bytes, ssthresh_bytes, inflight_bytes, srtt_ms, rto_ms, queue_packets
+//	time_ms         time since the link was made, ms
+//	kind            tcp (a sender's state) or queue (the link's occupancy)
+//	conn            sender→receiver: the connection, address:port→address:port,
+//	                for tcp rows; the link's direction, client→server or
+//	                server→client, for queue rows
+//	cwnd_bytes      congestion window
+//	ssthresh_bytes  slow-start threshold; empty while there is none (before
+//	                the first loss, the stack's threshold is infinite)
+//	inflight_bytes  sent and not yet acknowledged
+//	srtt_ms, rto_ms smoothed round-trip time, retransmission timeout
+//	queue_packets   packets waiting for the link or on the wire
+//
+// A cell that does not apply to the row's kind is empty.
 func (t *Timeline) WriteCSV(w io.Writer) error {
 	type row struct {
 		at  time.Duration
@@ -131,13 +156,17 @@ func (t *Timeline) WriteCSV(w io.Writer) error {
 	for _, c := range t.Conns() {
 		for _, s := range c.Samples {
 			at := t.Since(s.At)
-			rows = append(rows, row{at, []string{ms(at), "tcp", c.Name, strconv.Itoa(s.Cwnd), strconv.Itoa(s.Ssthresh),
+			ssthresh := ""
+			if s.Ssthresh < NoSsthresh {
+				ssthresh = strconv.Itoa(s.Ssthresh)
+			}
+			rows = append(rows, row{at, []string{ms(at), "tcp", c.Name, strconv.Itoa(s.Cwnd), ssthresh,
 				strconv.Itoa(s.InFlight), ms(s.SRTT), ms(s.RTO), ""}})
 		}
 	}
 	for _, dir := range []link.Dir{link.AtoB, link.BtoA} {
 		for _, p := range t.Queue(dir) {
-			rows = append(rows, row{p.At, []string{ms(p.At), "queue", dir.String(), "", "", "", "", "", strconv.Itoa(int(p.Value))}})
+			rows = append(rows, row{p.At, []string{ms(p.At), "queue", DirName(dir), "", "", "", "", "", strconv.Itoa(int(p.Value))}})
 		}
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].at < rows[j].at })

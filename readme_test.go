@@ -1,0 +1,527 @@
+package netemu_test
+
+import (
+	"bytes"
+	"flag"
+	"go/ast"
+	"go/format"
+	"go/parser"
+	"go/printer"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// README.md's examples are run by TestREADME and TestREADMEGo, so that
+// the README cannot drift from the code:
+//
+//   - every line of a command block (a fenced block of shell commands)
+//     runs and must exit 0, or is skipped for the reason readmeSkips
+//     gives; a line no rule covers fails the test;
+//   - a block of output follows a paragraph whose last command in
+//     backquotes (`go run ./cmd/netemu …`, `./netemu …`, `sudo ./netemu
+//     …`) printed it, or a Go program; it must equal what the command
+//     prints, byte for byte. A block that ends with a line "..." shows the
+//     first lines of the output. Kernel mode's figures belong to the
+//     machine: for those only the lines without figures must match;
+//   - files a command writes under docs/ (the pictures) must equal the
+//     files in docs/;
+//   - the Go blocks are whole files: each goes into a package of its own
+//     in the module that the README's workspace commands make, where they
+//     must be gofmt-formatted, pass go vet and go test, and a program's
+//     output must be the block that follows it; the README's test is the
+//     body of emutest's ExampleNew.
+//
+// `go run ./cmd/netemu` lines run a binary built once by the test; files
+// they write land in a temporary directory. -short skips the kernel-mode
+// lines, which take seconds of real time; -readme.long also runs the
+// benchmarks and the accuracy report, which take a quarter of a minute
+// and more and keep the CPU busy (go test . -run README -readme.long).
+
+var readmeLong = flag.Bool("readme.long", false, "also run the README's commands that take minutes")
+
+// readmeSkips are the README's command lines that do not run every time,
+// and why.
+var readmeSkips = map[string]struct {
+	when string // always, short (under -short), long (unless -readme.long)
+	why  string
+}{
+	"go install github.com/netemu/netemu/cmd/netemu@latest": {"always", "needs the published module and the network"},
+	"git clone https://github.com/netemu/netemu":            {"always", "needs the network; the test runs in a clone"},
+	"cd netemu":                                           {"always", "the test runs in the clone's root"},
+	"go build -o netemu ./cmd/netemu":                     {"always", "the test builds the command once, into a temporary directory, and runs the ./netemu lines with it"},
+	"go test -race ./...":                                 {"always", "the suite holds this test, which would run itself"},
+	"go test -bench . ./bench/...":                        {"long", "about 15 s of benchmarks that keep the CPU busy; under go test ./... they would slow the kernel-mode tests that run beside them in real time"},
+	"go run ./bench/accuracy > docs/ACCURACY.md":          {"long", "about 80 s of real-clock runs (and kernel runs as root)"},
+	"sudo ./netemu reproduce --backend kernel":            {"short", "about 30 s of kernel runs"},
+	"sudo ./netemu compare bulk --rtt 50ms --rate 10mbit": {"short", "about 5 s of kernel runs"},
+}
+
+// A readmeBlock is a fenced block of README.md.
+type readmeBlock struct {
+	line  int    // of its opening fence, from 1
+	lang  string // after the fence: "go", or ""
+	text  string
+	intro string // the paragraph just above it, its lines joined by spaces
+}
+
+func (b readmeBlock) kind() string {
+	switch first := strings.Fields(b.text); {
+	case b.lang == "go":
+		return "go"
+	case len(first) > 0 && slices.Contains([]string{"go", "sudo", "git", "cd", "mkdir", "./netemu"}, first[0]):
+		return "commands"
+	}
+	return "output"
+}
+
+func readmeBlocks(t *testing.T) []readmeBlock {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	var blocks []readmeBlock
+	for i := 0; i < len(lines); i++ {
+		lang, ok := strings.CutPrefix(lines[i], "```")
+		if !ok {
+			continue
+		}
+		blk := readmeBlock{line: i + 1, lang: lang}
+		j := i - 1
+		for j >= 0 && lines[j] == "" {
+			j--
+		}
+		var intro []string
+		for ; j >= 0 && lines[j] != "" && !strings.HasPrefix(lines[j], "```"); j-- {
+			intro = append([]string{strings.TrimSpace(lines[j])}, intro...)
+		}
+		blk.intro = strings.Join(intro, " ")
+		var text []string
+		for i++; i < len(lines) && lines[i] != "```"; i++ {
+			text = append(text, lines[i])
+		}
+		if i == len(lines) {
+			t.Fatalf("README.md:%d: the block never ends", blk.line)
+		}
+		blk.text = strings.Join(text, "\n") + "\n"
+		blocks = append(blocks, blk)
+	}
+	return blocks
+}
+
+// commandLines returns a command block's lines without their comments.
+func commandLines(b readmeBlock) []string {
+	var out []string
+	for l := range strings.SplitSeq(strings.TrimSpace(b.text), "\n") {
+		if i := strings.Index(l, " #"); i >= 0 {
+			l = l[:i]
+		}
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// shellWords splits a command line as a shell would, for the quoting the
+// README uses: words, "double" and 'single' quotes.
+func shellWords(t *testing.T, line string) []string {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	var quote rune
+	for _, r := range line {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteRune(r)
+		case r == '"' || r == '\'':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words, inWord = append(words, w.String()), false
+				w.Reset()
+			}
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		t.Fatalf("unbalanced quote in %q", line)
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
+}
+
+// introCommand is the last command in backquotes in an output block's
+// introduction.
+func introCommand(b readmeBlock) string {
+	cmd := ""
+	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(b.intro, -1) {
+		for _, p := range []string{"go run ./cmd/netemu ", "./netemu ", "sudo ./netemu "} {
+			if strings.HasPrefix(m[1], p) {
+				cmd = m[1]
+			}
+		}
+	}
+	return cmd
+}
+
+// readmeRun runs the README's command lines, once each.
+type readmeRun struct {
+	root, bin string
+
+	mu   sync.Mutex
+	runs map[string]*readmeResult
+}
+
+type readmeResult struct {
+	once           sync.Once
+	dir            string // where it ran, for netemu lines
+	stdout, stderr []byte
+	err            error
+}
+
+// run runs line (once) and returns its result; skip says why it does not
+// run here, if it does not.
+func (r *readmeRun) run(t *testing.T, line string) *readmeResult {
+	t.Helper()
+	if s, ok := readmeSkips[line]; ok {
+		switch {
+		case s.when == "always":
+			t.Skip(s.why)
+		case s.when == "short" && testing.Short():
+			t.Skip("-short: " + s.why)
+		case s.when == "long" && !*readmeLong:
+			t.Skip(s.why + "; -readme.long runs it")
+		}
+	}
+	words := shellWords(t, line)
+	if len(words) > 3 && words[0] == "sudo" && words[1] == "go" && words[2] == "run" {
+		t.Fatalf("%q: write sudo ./netemu …: sudo go run fails where sudo resets PATH", line)
+	}
+	if words[0] == "sudo" {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root")
+		}
+		if _, err := os.Stat("/dev/net/tun"); err != nil {
+			t.Skipf("kernel mode needs /dev/net/tun: %v", err)
+		}
+		words = words[1:]
+	}
+	var stdoutFile string
+	if i := slices.Index(words, ">"); i >= 0 && i == len(words)-2 {
+		stdoutFile, words = words[i+1], words[:i]
+	}
+	r.mu.Lock()
+	res, ok := r.runs[line]
+	if !ok {
+		res = &readmeResult{}
+		r.runs[line] = res
+	}
+	r.mu.Unlock()
+	res.once.Do(func() {
+		var cmd *exec.Cmd
+		switch {
+		case len(words) > 2 && words[0] == "go" && words[1] == "run" && words[2] == "./cmd/netemu":
+			cmd = exec.Command(r.bin, words[3:]...)
+		case words[0] == "./netemu":
+			cmd = exec.Command(r.bin, words[1:]...)
+		case words[0] == "go":
+			cmd = exec.Command("go", words[1:]...)
+			cmd.Dir = r.root
+		default:
+			res.err = errNoRule
+			return
+		}
+		if cmd.Dir == "" { // netemu: files it writes go to a directory of its own
+			res.dir, res.err = os.MkdirTemp("", "readme")
+			if res.err != nil {
+				return
+			}
+			if res.err = os.Mkdir(filepath.Join(res.dir, "docs"), 0o755); res.err != nil {
+				return
+			}
+			cmd.Dir = res.dir
+		}
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		res.err = cmd.Run()
+		res.stdout, res.stderr = stdout.Bytes(), stderr.Bytes()
+		if res.err == nil && stdoutFile != "" {
+			res.err = os.WriteFile(filepath.Join(t.TempDir(), filepath.Base(stdoutFile)), res.stdout, 0o644)
+		}
+	})
+	if res.err == errNoRule {
+		t.Fatalf("%q: readme_test.go has no rule for this command: add one, or a reason to skip it to readmeSkips", line)
+	}
+	return res
+}
+
+type readmeError string
+
+func (e readmeError) Error() string { return string(e) }
+
+const errNoRule = readmeError("no rule")
+
+func TestREADME(t *testing.T) {
+	root, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "netemu")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/netemu").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	r := &readmeRun{root: root, bin: bin, runs: map[string]*readmeResult{}}
+	t.Cleanup(func() {
+		for _, res := range r.runs {
+			if res.dir != "" {
+				os.RemoveAll(res.dir)
+			}
+		}
+	})
+	blocks := readmeBlocks(t)
+	for i, b := range blocks {
+		switch b.kind() {
+		case "commands":
+			if strings.Contains(b.text, "go work init") {
+				continue // TestREADMEGo runs the workspace block
+			}
+			for _, line := range commandLines(b) {
+				t.Run(line, func(t *testing.T) {
+					t.Parallel()
+					res := r.run(t, line)
+					if res.err != nil {
+						t.Fatalf("README.md:%d: %s: %v\n%s", b.line, line, res.err, res.stderr)
+					}
+					// Pictures in docs/ are what their commands draw.
+					for _, w := range shellWords(t, line) {
+						if !strings.HasPrefix(w, "docs/") || res.dir == "" {
+							continue
+						}
+						got, err := os.ReadFile(filepath.Join(res.dir, w))
+						if err != nil {
+							t.Fatal(err)
+						}
+						if want, err := os.ReadFile(filepath.Join(root, w)); err != nil || !bytes.Equal(got, want) {
+							t.Errorf("%s differs from what README.md:%d's command draws (%v); run it in the module's root", w, b.line, err)
+						}
+					}
+				})
+			}
+		case "output":
+			cmd := introCommand(b)
+			if cmd == "" {
+				if i > 0 && blocks[i-1].kind() == "go" {
+					continue // a program's output: TestREADMEGo
+				}
+				t.Errorf("README.md:%d: a block of output, and no command in backquotes in the paragraph above it", b.line)
+				continue
+			}
+			t.Run("output of "+cmd, func(t *testing.T) {
+				t.Parallel()
+				res := r.run(t, cmd)
+				if res.err != nil {
+					t.Fatalf("%s: %v\n%s", cmd, res.err, res.stderr)
+				}
+				compareOutput(t, b, cmd, string(res.stdout))
+			})
+		}
+	}
+}
+
+// compareOutput checks that the README shows what cmd printed.
+func compareOutput(t *testing.T, b readmeBlock, cmd, got string) {
+	t.Helper()
+	want := b.text
+	kernel := strings.HasPrefix(cmd, "sudo ")
+	if w, ok := strings.CutSuffix(want, "\n  ...\n"); ok {
+		want = w + "\n"
+		if n := strings.Count(want, "\n"); strings.Count(got, "\n") > n {
+			got = strings.Join(strings.SplitAfter(got, "\n")[:n], "")
+		}
+	}
+	if kernel {
+		// The kernel's figures are this machine's: compare the lines
+		// without figures, and the number of lines.
+		shape := func(s string) string {
+			var out []string
+			for _, l := range strings.Split(s, "\n") {
+				if strings.ContainsAny(l, "0123456789") {
+					l = "(figures)"
+				}
+				out = append(out, strings.Join(strings.Fields(l), " "))
+			}
+			return strings.Join(out, "\n")
+		}
+		want, got = shape(want), shape(got)
+	}
+	if got != want {
+		t.Errorf("README.md:%d shows what %q printed once; now it prints:\n%s\nREADME.md shows:\n%s", b.line, cmd, got, want)
+	}
+}
+
+// TestREADMEGo makes the module of the README's workspace commands, beside
+// a clone of this module, and builds, vets, tests and runs the README's Go
+// code in it.
+func TestREADMEGo(t *testing.T) {
+	root, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandbox := t.TempDir()
+	if err := os.Symlink(root, filepath.Join(sandbox, "netemu")); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"GOFLAGS=-buildvcs=false"}
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "GOWORK=") && !strings.HasPrefix(e, "GOFLAGS=") {
+			env = append(env, e)
+		}
+	}
+	goCmd := func(dir string, args ...string) ([]byte, error) {
+		cmd := exec.Command("go", args...)
+		cmd.Dir, cmd.Env = dir, env
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return out, readmeError(err.Error() + "\n" + stderr.String())
+		}
+		return out, nil
+	}
+
+	blocks := readmeBlocks(t)
+	dir := filepath.Join(sandbox, "netemu") // in the clone, as the README starts
+	made := false
+	for _, b := range blocks {
+		if b.kind() != "commands" || !strings.Contains(b.text, "go work init") {
+			continue
+		}
+		for _, line := range commandLines(b) {
+			for part := range strings.SplitSeq(line, "&&") {
+				words := shellWords(t, part)
+				switch {
+				case len(words) == 2 && words[0] == "cd":
+					dir = filepath.Join(dir, words[1])
+				case len(words) == 2 && words[0] == "mkdir":
+					if err := os.Mkdir(filepath.Join(dir, words[1]), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				case words[0] == "go":
+					if out, err := goCmd(dir, words[1:]...); err != nil {
+						t.Fatalf("README.md:%d: %s: %v\n%s", b.line, part, err, out)
+					}
+				default:
+					t.Fatalf("README.md:%d: %q: readme_test.go has no rule for this command", b.line, part)
+				}
+			}
+		}
+		made = true
+	}
+	if !made {
+		t.Fatal("README.md has no block with go work init: the Go code has no module to build in")
+	}
+
+	type program struct {
+		pkg    string
+		output *readmeBlock
+	}
+	var programs []program
+	var readmeTest *ast.FuncDecl
+	fset := token.NewFileSet()
+	for i, b := range blocks {
+		if b.kind() != "go" {
+			continue
+		}
+		src := []byte(b.text)
+		if formatted, err := format.Source(src); err != nil || !bytes.Equal(formatted, src) {
+			t.Errorf("README.md:%d: the Go code is not gofmt-formatted (%v)", b.line, err)
+		}
+		f, err := parser.ParseFile(fset, "README.md", src, 0)
+		if err != nil {
+			t.Fatalf("README.md:%d: %v", b.line, err)
+		}
+		pkg := filepath.Join(dir, "readme"+strconv.Itoa(b.line))
+		if err := os.Mkdir(pkg, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		name := "main.go"
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && strings.HasPrefix(fd.Name.Name, "Test") {
+				name = "readme_test.go"
+				if fd.Name.Name == "TestGetCostsTwoRoundTrips" {
+					readmeTest = fd
+				}
+			}
+		}
+		if err := os.WriteFile(filepath.Join(pkg, name), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if f.Name.Name == "main" {
+			p := program{pkg: "./" + filepath.Base(pkg)}
+			if i+1 < len(blocks) && blocks[i+1].kind() == "output" && introCommand(blocks[i+1]) == "" {
+				p.output = &blocks[i+1]
+			}
+			programs = append(programs, p)
+		}
+	}
+	for _, args := range [][]string{{"vet", "./..."}, {"test", "-count=1", "./..."}} {
+		if out, err := goCmd(dir, args...); err != nil {
+			t.Fatalf("go %s in the README's module: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	for _, p := range programs {
+		out, err := goCmd(dir, "run", p.pkg)
+		if err != nil {
+			t.Errorf("go run %s: %v", p.pkg, err)
+			continue
+		}
+		if p.output != nil && string(out) != p.output.text {
+			t.Errorf("README.md:%d shows what its program printed once; now it prints:\n%s", p.output.line, out)
+		}
+	}
+
+	// The README's test is emutest's ExampleNew.
+	if readmeTest == nil {
+		t.Fatal("README.md has no TestGetCostsTwoRoundTrips")
+	}
+	ef, err := parser.ParseFile(fset, filepath.Join("emutest", "example_test.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var example *ast.FuncDecl
+	for _, d := range ef.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == "ExampleNew" {
+			example = fd
+		}
+	}
+	body := func(stmts []ast.Stmt) string {
+		var b bytes.Buffer
+		for _, s := range stmts {
+			printer.Fprint(&b, fset, s)
+			b.WriteString("\n")
+		}
+		return b.String()
+	}
+	if example == nil || len(example.Body.List) < 1 {
+		t.Fatal("emutest/example_test.go has no ExampleNew")
+	}
+	if got, want := body(example.Body.List[1:]), body(readmeTest.Body.List); got != want {
+		t.Errorf("emutest's ExampleNew (after its first line) is not the README's TestGetCostsTwoRoundTrips:\n%s\nREADME.md:\n%s", got, want)
+	}
+}
