@@ -59,7 +59,8 @@ var readmeSkips = map[string]struct {
 	"go build -o netemu ./cmd/netemu":                     {"always", "the test builds the command once, into a temporary directory, and runs the ./netemu lines with it"},
 	"go test -race ./...":                                 {"always", "the suite holds this test, which would run itself"},
 	"go test -bench . ./bench/...":                        {"long", "about 15 s of benchmarks that keep the CPU busy; under go test ./... they would slow the kernel-mode tests that run beside them in real time"},
-	"go run ./bench/accuracy > docs/ACCURACY.md":          {"long", "about 80 s of real-clock runs (and kernel runs as root)"},
+	"go run ./bench/accuracy > docs/ACCURACY.md":          {"long", "minutes of real-clock runs (and, as root, about 8 minutes of kernel runs)"},
+	"sudo ./netemu reproduce --lossy":                     {"long", "about 7 minutes of kernel runs"},
 	"sudo ./netemu reproduce --backend kernel":            {"short", "about 30 s of kernel runs"},
 	"sudo ./netemu compare bulk --rtt 50ms --rate 10mbit": {"short", "about 5 s of kernel runs"},
 }
