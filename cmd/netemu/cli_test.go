@@ -146,3 +146,15 @@ func TestRTTTooLongForAHandshake(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
+
+// A link too slow for TCP's timers ends in a reset, and the error says
+// why in the flags' terms.
+func TestLinkTooSlowSaysWhy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates hours of a 1 kbit link")
+	}
+	code, _, errOut := runCmd("run", "bulk", "--rate", "1kbit")
+	if code != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "too slow for TCP's timers") || !strings.Contains(errOut, "at 1kbit") {
+		t.Errorf("exit %d, stderr %q; want one line saying the link is too slow for TCP's timers", code, errOut)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/netemu/netemu/emu"
@@ -518,6 +519,42 @@ func (o *options) measure(ctx context.Context, b experiment.Backend, c experimen
 		err = usagef("--%s: %v", oe.Instrument, oe.Err)
 	case errors.Is(err, kernel.ErrUnsupported):
 		err = usagef("--backend %s: %v", b.Name(), err)
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ETIMEDOUT):
+		if why := tooSlow(c); why != "" {
+			err = fmt.Errorf("%w: %s", err, why)
+		}
 	}
 	return r, rec, w, err
+}
+
+// maxRTO is TCP's longest retransmission timeout (Linux's TCP_RTO_MAX,
+// gVisor's MaxRTO).
+const maxRTO = 120 * time.Second
+
+// tooSlow explains, in the flags' terms, a connection that TCP gave up on
+// because the link is slower than its timers: a full queue takes longer
+// to drain than the longest retransmission timeout, so every timeout fires
+// before the data's ACK can come back. "" when that is not the case.
+func tooSlow(c experiment.Case) string {
+	lc := c.Link
+	if lc.BtoA != nil {
+		lc = *lc.BtoA
+	}
+	if lc.Rate == 0 {
+		return ""
+	}
+	packets := lc.QueuePackets
+	if packets == 0 {
+		packets = link.DefaultQueuePackets
+	}
+	mtu := c.Link.MTU
+	if mtu == 0 {
+		mtu = link.DefaultMTU
+	}
+	drain := time.Duration(float64(packets*mtu*8) / lc.Rate * float64(time.Second))
+	if drain <= maxRTO {
+		return ""
+	}
+	return fmt.Sprintf("the link is too slow for TCP's timers: a full queue of %d packets takes %v to drain at %s, longer than TCP's longest retransmission timeout (%v), so the sender retransmits until it gives up; raise --rate or lower --queue (under %d packets at this rate)",
+		packets, drain.Round(time.Second), link.FormatRate(lc.Rate), maxRTO, int(maxRTO.Seconds()*lc.Rate/float64(mtu*8)))
 }
