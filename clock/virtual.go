@@ -56,6 +56,19 @@ type Virtual struct {
 	done  chan struct{} // closed by Close
 	exit  chan struct{} // closed when the scheduler goroutine returns
 	grace time.Duration
+
+	busyLimit time.Duration // see OnBusy; guarded by mu
+	onBusy    func()
+}
+
+// OnBusy makes the scheduler call f when the process has not settled for
+// limit of wall time: goroutines keep running, so time cannot advance (a
+// loop polling Now, or work outside the run's clock). f is called once per
+// such episode, from the scheduler's goroutine; it must not block.
+func (v *Virtual) OnBusy(limit time.Duration, f func()) {
+	v.mu.Lock()
+	v.busyLimit, v.onBusy = limit, f
+	v.mu.Unlock()
 }
 
 // NewVirtual starts a virtual clock at Epoch. stallGrace is how long (wall
@@ -137,7 +150,10 @@ func (v *Virtual) loop() {
 	idle := newIdleProbe()
 	for {
 		stepMu.Lock()
-		idle.wait()
+		v.mu.Lock()
+		limit, onBusy := v.busyLimit, v.onBusy
+		v.mu.Unlock()
+		idle.wait(limit, onBusy)
 		f := v.next()
 		if f != nil {
 			f()
@@ -259,16 +275,24 @@ const syscallPatience = 200
 
 // wait yields until the process has settled: nothing runnable, nothing
 // running but the caller and nothing in a system call, seen twice in a
-// row. A goroutine that stays in a system call for syscallPatience checks
+// row. If that takes longer than limit (wall time), busy is called once. A goroutine that stays in a system call for syscallPatience checks
 // is taken to be blocked there for good and no longer holds the run back.
 //
 // Yielding alone can starve a goroutine queued on another processor and
 // holds a processor the run could use, so after a few busy yields the
 // prober naps in nanosleep (a short time.Sleep can last until the
 // runtime's next millisecond poll), then yields again (docs/PERFORMANCE.md).
-func (p *idleProbe) wait() {
+func (p *idleProbe) wait(limit time.Duration, onBusy func()) {
 	calm, busy, syscall := 0, 0, 0
+	var start time.Time
+	if onBusy != nil && limit > 0 {
+		start = time.Now()
+	}
 	for calm < 2 {
+		if !start.IsZero() && time.Since(start) > limit {
+			onBusy()
+			start = time.Time{}
+		}
 		if busy > 8 {
 			nap(20 * time.Microsecond)
 			busy = 0

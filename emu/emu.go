@@ -10,7 +10,9 @@ import (
 	"hash"
 	"net"
 	"net/netip"
+	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,6 +66,13 @@ type Config struct {
 	// with ErrStalled. 0 means one second.
 	StallTimeout time.Duration
 
+	// QuietLimit is how much virtual time a run may go on with no data
+	// crossing the link (only ACKs, window probes and retransmission
+	// timers) before Run gives up with ErrStalled: a writer blocked on a
+	// peer that never reads, say. 0 means 24 hours; negative turns the
+	// check off.
+	QuietLimit time.Duration
+
 	// Probe, if set, receives both hosts' TCP sender state each time a
 	// connection processes a segment (see tcpstack.Config.Probe).
 	Probe func(tcpstack.Sample)
@@ -110,16 +119,39 @@ type Net struct {
 
 	closeOnce sync.Once
 	closed    atomic.Bool
+
+	// lastData is when a packet with more than one byte of payload last
+	// crossed the link (virtual time since Epoch); quiet guards the
+	// QuietLimit check. Both under traceMu.
+	lastData time.Duration
+	quiet    time.Duration
 }
+
+// stallTimeout is StallTimeout with its default.
+func (n *Net) stallTimeout() time.Duration {
+	if n.cfg.StallTimeout == 0 {
+		return time.Second
+	}
+	return n.cfg.StallTimeout
+}
+
+// defaultQuietLimit is QuietLimit's default.
+const defaultQuietLimit = 24 * time.Hour
 
 // New builds a network. Close releases it.
 func New(cfg Config) (*Net, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	n := &Net{cfg: cfg, trace: sha256.New()}
+	n := &Net{cfg: cfg, trace: sha256.New(), quiet: cfg.QuietLimit}
+	if n.quiet == 0 {
+		n.quiet = defaultQuietLimit
+	}
 	if cfg.Clock == Virtual {
 		n.virtual = clock.NewVirtual(cfg.StallTimeout, n.onStall)
+		// A run that never settles makes no progress either: time stands
+		// still while goroutines keep running.
+		n.virtual.OnBusy(10*n.stallTimeout(), n.onBusy)
 		n.clk = n.virtual
 	} else {
 		n.clk = clock.Real{}
@@ -152,7 +184,17 @@ func New(cfg Config) (*Net, error) {
 // hands it to the receiving host.
 func (n *Net) deliver(dir link.Dir, pkt []byte) {
 	n.traceMu.Lock()
-	binary.BigEndian.PutUint64(n.hdr[0:8], uint64(n.clk.Now().Sub(clock.Epoch)))
+	now := n.clk.Now().Sub(clock.Epoch)
+	if payload(pkt) > 1 {
+		n.lastData = now
+	} else if n.virtual != nil && n.quiet > 0 && now-n.lastData > n.quiet {
+		quiet := now - n.lastData
+		n.lastData = now // report once
+		n.traceMu.Unlock()
+		n.abortRun(&StallError{At: now, Why: fmt.Sprintf("no data crossed the link for %v of virtual time: only ACKs, window probes and retransmission timers; a writer may be blocked on a peer that never reads (a zero window), or a sender keeps retrying into a dead link", quiet.Round(time.Second))})
+		n.traceMu.Lock()
+	}
+	binary.BigEndian.PutUint64(n.hdr[0:8], uint64(now))
 	n.hdr[8] = byte(dir)
 	binary.BigEndian.PutUint32(n.hdr[9:13], uint32(len(pkt)))
 	n.trace.Write(n.hdr[:])
@@ -322,9 +364,8 @@ func (n *Net) Run(ctx context.Context, f func(ctx context.Context) error) error 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
-		stalled   bool
-		stalledAt time.Duration
-		panicked  *PanicError // the first panic of a Go goroutine
+		stall    *StallError // the first stall
+		panicked *PanicError // the first panic of a Go goroutine
 	)
 	// abort ends the Run with cause: the hosts are closed to release the
 	// blocked goroutines, so the network cannot run again. It runs, and
@@ -335,9 +376,9 @@ func (n *Net) Run(ctx context.Context, f func(ctx context.Context) error) error 
 			if panicked == nil {
 				panicked = c
 			}
-		default:
-			if !stalled {
-				stalled, stalledAt = true, n.clk.Now().Sub(clock.Epoch)
+		case *StallError:
+			if stall == nil {
+				stall = c
 			}
 		}
 		n.closed.Store(true)
@@ -380,8 +421,8 @@ func (n *Net) Run(ctx context.Context, f func(ctx context.Context) error) error 
 	if panicked != nil {
 		errs = append(errs, panicked)
 	}
-	if stalled {
-		errs = append(errs, fmt.Errorf("emu: run stalled at virtual time %v: %w", stalledAt, ErrStalled))
+	if stall != nil {
+		errs = append(errs, stall)
 	}
 	n.abortMu.Unlock()
 	if err != nil {
@@ -393,7 +434,58 @@ func (n *Net) Run(ctx context.Context, f func(ctx context.Context) error) error 
 	return errors.Join(errs...)
 }
 
-func (n *Net) onStall() { n.abortRun(ErrStalled) }
+// onStall ends the run the scheduler found idle with nothing scheduled.
+func (n *Net) onStall() {
+	n.abortRun(&StallError{At: n.clk.Now().Sub(clock.Epoch), Why: stallWhy()})
+}
+
+// onBusy ends a run whose goroutines keep running without letting time
+// advance.
+func (n *Net) onBusy() {
+	n.abortRun(&StallError{At: n.clk.Now().Sub(clock.Epoch), Busy: true,
+		Why: "goroutines kept running for " + (10 * n.stallTimeout()).String() + " of wall time without the virtual clock advancing: a loop that polls Now or work outside the run's clock (time.Sleep, time.After and the wall clock never move virtual time; use the run's Sleep and timers)"})
+}
+
+// stallWhy says what the goroutines of a stalled run wait on, when it is
+// something the virtual clock cannot wake: the wall clock.
+func stallWhy() string {
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	if strings.Contains(stacks, "\ntime.Sleep(") {
+		return "a goroutine waits in time.Sleep, on the wall clock, which the virtual clock never wakes; use the run's Sleep (emu.Net.Sleep, emutest's n.Sleep)"
+	}
+	return "every goroutine waits on the network and nothing is scheduled (both sides waiting to read, say)"
+}
+
+// StallError is returned by Run when a virtual run can make no progress:
+// every goroutine is blocked with nothing scheduled, goroutines keep
+// running without letting time advance (Busy), or only timers fire with
+// no data crossing the link (Config.QuietLimit). It wraps ErrStalled.
+type StallError struct {
+	At   time.Duration // virtual time since clock.Epoch
+	Busy bool
+	Why  string
+}
+
+func (e *StallError) Error() string {
+	return fmt.Sprintf("emu: run stalled at virtual time %v: %s", e.At, e.Why)
+}
+
+func (e *StallError) Unwrap() error { return ErrStalled }
+
+// payload is the TCP payload length of an IPv4 packet; 0 for anything
+// else.
+func payload(pkt []byte) int {
+	if len(pkt) < 20 || pkt[0]>>4 != 4 || pkt[9] != 6 {
+		return 0
+	}
+	ihl := int(pkt[0]&0x0f) * 4
+	if len(pkt) < ihl+20 {
+		return 0
+	}
+	total := int(binary.BigEndian.Uint16(pkt[2:4]))
+	return total - ihl - int(pkt[ihl+12]>>4)*4
+}
 
 // Stats describe a run so far.
 type Stats struct {
