@@ -229,9 +229,11 @@ type Net struct {
 var _ emu.Env = (*Net)(nil)
 
 // New builds a network for the test and registers its teardown with
-// tb.Cleanup. The teardown closes the network and then fails the test if
-// any goroutine started since New outlives it (a server left running, a
-// connection never closed), listing their stacks.
+// tb.Cleanup. The teardown closes the network, which ends its connections
+// and listeners, and then fails the test if any goroutine started since
+// New is still running, listing their stacks: one blocked outside the
+// network, or a server loop that does not return when its listener
+// closes. A server or connection left open is closed, not reported.
 //
 // With parallel tests, the check runs when the last of the networks open
 // at the same time closes, and counts the goroutines of all of them; test
