@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -228,17 +229,7 @@ func diff(got, want time.Duration) string {
 }
 
 // fmtDur prints a duration as the reproduce tables do.
-func fmtDur(d time.Duration) string {
-	switch {
-	case d >= 10*time.Second:
-		return fmt.Sprintf("%.2f s", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.1f ms", float64(d)/1e6)
-	case d > 0:
-		return fmt.Sprintf("%.0f µs", float64(d)/1e3)
-	}
-	return "0"
-}
+var fmtDur = link.FormatDuration
 
 // machine describes this machine in one line: CPU model, cores, Go.
 func machine() string {

@@ -20,7 +20,13 @@ func TestReproduceGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	const golden = "testdata/reproduce.golden"
+	compareGolden(t, "testdata/reproduce.golden", out)
+}
+
+// compareGolden checks out against the golden file line by line, or
+// rewrites the file with -update.
+func compareGolden(t *testing.T, golden, out string) {
+	t.Helper()
 	if *update {
 		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
 			t.Fatal(err)
@@ -33,7 +39,7 @@ func TestReproduceGolden(t *testing.T) {
 	}
 	got, wantLines := strings.Split(out, "\n"), strings.Split(string(want), "\n")
 	if len(got) != len(wantLines) {
-		t.Fatalf("%d records, golden has %d", len(got)-1, len(wantLines)-1)
+		t.Fatalf("%d records, %s has %d", len(got)-1, golden, len(wantLines)-1)
 	}
 	for i := range got {
 		if got[i] != wantLines[i] {
@@ -41,7 +47,7 @@ func TestReproduceGolden(t *testing.T) {
 		}
 	}
 	if !bytes.Equal([]byte(out), want) {
-		t.Error("output differs from the golden file")
+		t.Errorf("output differs from %s", golden)
 	}
 }
 
@@ -56,24 +62,5 @@ func TestLossyGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	const golden = "testdata/lossy.golden"
-	if *update {
-		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (create it with go test ./cmd/netemu -run Golden -update)", err)
-	}
-	got, wantLines := strings.Split(out, "\n"), strings.Split(string(want), "\n")
-	if len(got) != len(wantLines) {
-		t.Fatalf("%d records, golden has %d", len(got)-1, len(wantLines)-1)
-	}
-	for i := range got {
-		if got[i] != wantLines[i] {
-			t.Errorf("record %d differs from %s:\n got: %s\nwant: %s", i+1, golden, got[i], wantLines[i])
-		}
-	}
+	compareGolden(t, "testdata/lossy.golden", out)
 }
