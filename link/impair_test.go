@@ -416,7 +416,7 @@ func TestCrandomUncorrelated(t *testing.T) {
 // netem's correlated loss draws a weighted mean of uniform values, whose
 // spread shrinks with the correlation, so fewer draws fall under P than P
 // says: 8 % with 10 % correlation loses about 3.5 %, and 1 % with 25 %
-// correlation loses nothing at all. netemu does what netem does; the
+// correlation almost nothing. netemu does what netem does; the
 // README says so and points to the Markov models for bursty loss.
 func TestCorrelatedLossIsNetems(t *testing.T) {
 	const n = 1_000_000
@@ -424,7 +424,7 @@ func TestCorrelatedLossIsNetems(t *testing.T) {
 	if r := float64(lost) / n; r < 0.03 || r > 0.04 {
 		t.Errorf("loss 8%% 10%%: %.4f lost; want about 0.035, as netem's get_crandom gives", r)
 	}
-	if lost, _ := lossRate(RandomLoss(0.01, 0.25), n, 1); lost != 0 {
-		t.Errorf("loss 1%% 25%%: %d of %d lost; want none, as netem's get_crandom gives", lost, n)
+	if lost, _ := lossRate(RandomLoss(0.01, 0.25), n, 1); lost > n/100000 {
+		t.Errorf("loss 1%% 25%%: %d of %d lost; want almost none (under 1 in 100,000), as netem's get_crandom gives", lost, n)
 	}
 }
