@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -41,7 +42,75 @@ type Net struct {
 	wg          sync.WaitGroup
 	closed      chan struct{}
 
+	// The sockets handed out, closed by Close as the emulated network
+	// closes its own: a socket in a namespace that is gone would otherwise
+	// block or time out.
+	socketsMu sync.Mutex
+	sockets   map[io.Closer]struct{}
+
 	closeOnce sync.Once
+}
+
+// track records c for Close; it reports false, and closes c, if the
+// network is closed already.
+func (n *Net) track(c io.Closer) bool {
+	n.socketsMu.Lock()
+	defer n.socketsMu.Unlock()
+	if n.sockets == nil {
+		c.Close()
+		return false
+	}
+	n.sockets[c] = struct{}{}
+	return true
+}
+
+func (n *Net) untrack(c io.Closer) {
+	n.socketsMu.Lock()
+	delete(n.sockets, c)
+	n.socketsMu.Unlock()
+}
+
+// errClosed is what Dial, Listen and Accept return once the network is
+// closed, as the emulated network does.
+var errClosed = fmt.Errorf("kernel: the network is closed: %w", net.ErrClosed)
+
+// trackedListener closes with the network and tracks the connections it
+// accepts.
+type trackedListener struct {
+	net.Listener
+	n *Net
+}
+
+func (l trackedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		select {
+		case <-l.n.closed:
+			return nil, errClosed
+		default:
+		}
+		return nil, err
+	}
+	if !l.n.track(c) {
+		return nil, errClosed
+	}
+	return trackedConn{c.(*net.TCPConn), l.n}, nil
+}
+
+func (l trackedListener) Close() error {
+	l.n.untrack(l.Listener)
+	return l.Listener.Close()
+}
+
+// trackedConn is a kernel TCP connection that closes with the network.
+type trackedConn struct {
+	*net.TCPConn
+	n *Net
+}
+
+func (c trackedConn) Close() error {
+	c.n.untrack(c.TCPConn)
+	return c.TCPConn.Close()
 }
 
 var _ emu.Env = (*Net)(nil)
@@ -59,7 +128,7 @@ func New(cfg Config) (_ *Net, err error) {
 	if cfg.Link.MTU == 0 {
 		cfg.Link.MTU = link.DefaultMTU
 	}
-	n := &Net{cfg: cfg, closed: make(chan struct{})}
+	n := &Net{cfg: cfg, closed: make(chan struct{}), sockets: map[io.Closer]struct{}{}}
 	defer func() {
 		if err != nil {
 			n.Close()
@@ -264,18 +333,34 @@ func (n *Net) Go(f func()) { go f() }
 
 // Listen listens on the server namespace's port.
 func (n *Net) Listen(port uint16) (net.Listener, error) {
+	select {
+	case <-n.closed:
+		return nil, errClosed
+	default:
+	}
 	var ln net.Listener
 	err := n.server.do(func() error {
 		var err error
 		ln, err = net.Listen("tcp4", netip.AddrPortFrom(ServerAddr, port).String())
 		return err
 	})
-	return ln, err
+	if err != nil {
+		return nil, err
+	}
+	if !n.track(ln) {
+		return nil, errClosed
+	}
+	return trackedListener{ln, n}, nil
 }
 
 // Dial connects from the client namespace to the server's port and
 // checks that the connection runs the pinned congestion control.
 func (n *Net) Dial(ctx context.Context, port uint16) (emu.Conn, error) {
+	select {
+	case <-n.closed:
+		return nil, errClosed
+	default:
+	}
 	var c *net.TCPConn
 	err := n.client.do(func() error {
 		var d net.Dialer
@@ -293,7 +378,10 @@ func (n *Net) Dial(ctx context.Context, port uint16) (emu.Conn, error) {
 		c.Close()
 		return nil, fmt.Errorf("kernel: connection runs %s, not the pinned %s", cc, n.cfg.CongestionControl)
 	}
-	return c, nil
+	if !n.track(c) {
+		return nil, errClosed
+	}
+	return trackedConn{c, n}, nil
 }
 
 func congestionControl(c *net.TCPConn) (string, error) {
@@ -332,6 +420,13 @@ func (n *Net) Inodes() [2]uint64 { return [2]uint64{n.client.inode(), n.server.i
 func (n *Net) Close() error {
 	n.closeOnce.Do(func() {
 		close(n.closed)
+		n.socketsMu.Lock()
+		sockets := n.sockets
+		n.sockets = nil
+		n.socketsMu.Unlock()
+		for c := range sockets {
+			c.Close()
+		}
 		for _, t := range n.tuns {
 			if t != nil {
 				t.Close()
