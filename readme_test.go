@@ -57,7 +57,7 @@ var readmeSkips = map[string]struct {
 	"git clone https://github.com/netemu/netemu":            {"always", "needs the network; the test runs in a clone"},
 	"cd netemu":                                           {"always", "the test runs in the clone's root"},
 	"go build -o netemu ./cmd/netemu":                     {"always", "the test builds the command once, into a temporary directory, and runs the ./netemu lines with it"},
-	"go test -race ./...":                                 {"always", "the suite holds this test, which would run itself"},
+	"go test -race -p 1 ./...":                            {"always", "the suite holds this test, which would run itself"},
 	"go test -bench . ./bench/...":                        {"long", "about 15 s of benchmarks that keep the CPU busy; under go test ./... they would slow the kernel-mode tests that run beside them in real time"},
 	"go run ./bench/accuracy > docs/ACCURACY.md":          {"long", "minutes of real-clock runs (and, as root, about 8 minutes of kernel runs)"},
 	"sudo ./netemu reproduce --lossy":                     {"long", "about 7 minutes of kernel runs"},

@@ -45,6 +45,9 @@ func TestRunMemoryBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves 128 MiB")
 	}
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory says nothing about the heap; run without -race")
+	}
 	const limit = 48 << 20
 	var code int
 	var errOut string
