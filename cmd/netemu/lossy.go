@@ -141,9 +141,11 @@ func reproduceLossy(ctx context.Context, o *options, clk emu.ClockMode, runs, ke
 	if kernelWhy != "" {
 		kernelAbout = "kernel: not measured: " + kernelWhy
 	}
-	fmt.Fprintf(w, "\nnetemu: gVisor TCP on the emulated link, %s clock, median of seeds 1–%d with the 10th–90th percentiles; %s,\n"+
-		"seeds 1–%d; netemu vs kernel compares the medians over the same seeds (the link draws the same losses for both).\n"+
-		"model: round trips × RTT + bytes ÷ rate; loss bound: the rate limited also by Mathis et al., MSS/RTT · 1.22/√p.\n", clk, runs, kernelAbout, kernelRuns)
+	if kernelWhy == "" {
+		kernelAbout += fmt.Sprintf(",\nseeds 1–%d; netemu vs kernel compares the medians over the same seeds (the link draws the same losses for both)", kernelRuns)
+	}
+	fmt.Fprintf(w, "\nnetemu: gVisor TCP on the emulated link, %s clock, median of seeds 1–%d with the 10th–90th percentiles; %s.\n"+
+		"model: round trips × RTT + bytes ÷ rate; loss bound: the rate limited also by Mathis et al., MSS/RTT · 1.22/√p.\n", clk, runs, kernelAbout)
 	return nil
 }
 
