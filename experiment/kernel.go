@@ -31,7 +31,7 @@ func (k Kernel) Run(ctx context.Context, c Case) (workloads.Result, Record, erro
 	if lc.Seed == 0 {
 		lc.Seed = c.Seed
 	}
-	n, err := kernel.New(kernel.Config{Link: lc, Via: k.Via, CongestionControl: c.TCP.CongestionControl})
+	n, err := kernel.New(kernel.Config{Link: lc, Via: k.Via, CongestionControl: c.TCP.CongestionControl, Probe: c.Probe})
 	if err != nil {
 		return workloads.Result{}, Record{}, err
 	}

@@ -169,3 +169,21 @@ func TestLossyEmulatedMatchesKernel(t *testing.T) {
 		}
 	}
 }
+
+// Kernel connections are sampled from TCP_INFO, so a kernel run's record
+// has the largest congestion window and the smoothed RTT, as an emulated
+// run's has from gVisor's probe, and timelines of both show cwnd.
+func TestKernelSamplesTCPInfo(t *testing.T) {
+	needRoot(t)
+	c := Case{Workload: workloads.Bulk{Size: 1 << 20}, Link: link.Config{Delay: 10 * time.Millisecond, Rate: 20e6}}
+	_, rec, w, err := Measure(context.Background(), Kernel{Via: kernel.TUN}, c, Instruments{KeepTimeline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.MaxCwndBytes == nil || *rec.MaxCwndBytes < 10*1448 || rec.SRTTms == nil || *rec.SRTTms < 20 {
+		t.Errorf("kernel record: max cwnd %v, srtt %v ms; want at least the initial window and the 20 ms RTT", rec.MaxCwndBytes, rec.SRTTms)
+	}
+	if len(w.Timeline().Conns()) == 0 {
+		t.Error("the kernel run's timeline has no connection samples")
+	}
+}

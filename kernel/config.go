@@ -44,6 +44,13 @@ type Config struct {
 	// CongestionControl is pinned on both sides' routes: "cubic"
 	// (default) or "reno".
 	CongestionControl tcpstack.CongestionControl
+
+	// Probe, if set, receives the sender state of every connection the
+	// network handed out (Dial, Accept), read from the kernel's TCP_INFO
+	// every ProbeEvery of wall time, as the emulated hosts' probe does
+	// per segment. ProbeEvery 0 means one millisecond.
+	Probe      func(tcpstack.Sample)
+	ProbeEvery time.Duration
 }
 
 // Validate reports the first invalid field.

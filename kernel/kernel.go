@@ -161,6 +161,14 @@ func New(cfg Config) (_ *Net, err error) {
 		return nil, err
 	}
 	n.facts, err = n.readFacts(via)
+	if err == nil && cfg.Probe != nil {
+		every := cfg.ProbeEvery
+		if every <= 0 {
+			every = time.Millisecond
+		}
+		n.wg.Add(1)
+		go n.probeLoop(cfg.Probe, every)
+	}
 	return n, err
 }
 
@@ -383,6 +391,9 @@ func (n *Net) Dial(ctx context.Context, port uint16) (emu.Conn, error) {
 	}
 	return trackedConn{c, n}, nil
 }
+
+// The sockets map holds each connection as its *net.TCPConn (probe.go
+// reads their TCP_INFO), and listeners as net.Listener.
 
 func congestionControl(c *net.TCPConn) (string, error) {
 	raw, err := c.SyscallConn()
