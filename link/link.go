@@ -167,7 +167,14 @@ func (l *Link) arm(d *direction, wait time.Duration) {
 }
 
 // Config returns the link's configuration with defaults filled in.
-func (l *Link) Config() Config { return l.cfg.withDefaults() } // a copy: Outages too
+func (l *Link) Config() Config {
+	c := l.cfg.withDefaults() // a copy: Outages too
+	if c.BtoA != nil {
+		b := *c.BtoA
+		c.BtoA = &b
+	}
+	return c
+}
 
 func (l *Link) now() time.Duration {
 	if l.mono != nil {
