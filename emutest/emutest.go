@@ -155,23 +155,16 @@ func netem(options, name string, dir link.Dir) Option {
 				d := link.ApplyNetem(*down, c, given)
 				l.BtoA = &d
 			}
-		case dir == link.AtoB:
-			down := l.BtoA
-			if down == nil {
-				d := *l
-				d.MTU, d.DelayedACK, d.Outages, d.Seed = 0, 0, nil, 0
-				down = &d
-			}
-			*l = link.ApplyNetem(*l, c, given)
-			l.BtoA = down
-		default:
-			base := *l
+		default: // one direction: from here on the two are set apart
+			down := *l
 			if l.BtoA != nil {
-				base = *l.BtoA
+				down = *l.BtoA
 			}
-			d := link.ApplyNetem(base, c, given)
-			d.MTU, d.DelayedACK, d.Outages, d.Seed, d.BtoA = 0, 0, nil, 0, nil
-			l.BtoA = &d
+			if dir == link.AtoB {
+				*l = link.ApplyNetem(*l, c, given).WithBtoA(down)
+			} else {
+				*l = l.WithBtoA(link.ApplyNetem(down, c, given))
+			}
 		}
 		return nil
 	})

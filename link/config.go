@@ -130,6 +130,15 @@ func (c Config) direction(dir Dir) Config {
 	return c
 }
 
+// WithBtoA returns c with down as its server-to-client direction: down's
+// direction parameters, without the fields that belong to the whole link
+// (MTU, DelayedACK, Outages, Seed, BtoA), which stay c's.
+func (c Config) WithBtoA(down Config) Config {
+	down.MTU, down.DelayedACK, down.Outages, down.Seed, down.BtoA = 0, 0, nil, 0, nil
+	c.BtoA = &down
+	return c
+}
+
 // Impaired reports whether any impairment is on in either direction.
 func (c Config) Impaired() bool {
 	imp := func(c Config) bool {

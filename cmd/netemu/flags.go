@@ -385,7 +385,7 @@ func (o *options) withNetem(c link.Config) (link.Config, error) {
 			if f, ok := netemOptions[g]; ok && o.set[f] {
 				return c, usagef("--%s and --%s's %s both set the %s; give it once", f, names[i], g, g)
 			}
-			if g == "jitter" && o.set["jitter"] || g == "delay" && parsed[i].Jitter > 0 && o.set["jitter"] {
+			if g == "delay" && parsed[i].Jitter > 0 && o.set["jitter"] {
 				return c, usagef("--jitter and --%s's delay both set the jitter; give it once", names[i])
 			}
 		}
@@ -393,9 +393,7 @@ func (o *options) withNetem(c link.Config) (link.Config, error) {
 	both := link.ApplyNetem(c, parsed[0], given[0])
 	up := link.ApplyNetem(both, parsed[1], given[1])
 	if o.netem[2] != "" {
-		down := link.ApplyNetem(both, parsed[2], given[2])
-		down.MTU, down.DelayedACK, down.Outages, down.Seed, down.BtoA = 0, 0, nil, 0, nil
-		up.BtoA = &down
+		up = up.WithBtoA(link.ApplyNetem(both, parsed[2], given[2]))
 	}
 	return up, nil
 }
