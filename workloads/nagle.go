@@ -172,18 +172,11 @@ func (n Nagle) Model(path Path) Model {
 
 // Run implements Workload.
 func (n Nagle) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
-	ln, err := env.Listen(naglePort)
+	stop, err := serveOne(env, naglePort, serveNagle)
 	if err != nil {
 		return Result{}, err
 	}
-	served := make(chan error, 1)
-	env.Go(func() {
-		served <- serveNagle(ln)
-	})
-	defer func() {
-		ln.Close()
-		<-served
-	}()
+	defer stop()
 
 	start := env.Now()
 	c, err := env.Dial(ctx, naglePort)

@@ -127,18 +127,11 @@ func (r RPC) modelCall(path Path) time.Duration {
 
 // Run implements Workload.
 func (r RPC) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
-	ln, err := env.Listen(rpcPort)
+	stop, err := serveOne(env, rpcPort, r.serve)
 	if err != nil {
 		return Result{}, err
 	}
-	served := make(chan error, 1)
-	env.Go(func() {
-		served <- r.serve(ln)
-	})
-	defer func() {
-		ln.Close()
-		<-served
-	}()
+	defer stop()
 
 	start := env.Now()
 	c, err := env.Dial(ctx, rpcPort)
