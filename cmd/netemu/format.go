@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/link"
@@ -92,4 +94,36 @@ func caseLabel(c experiment.Case) string {
 		label += " " + v
 	}
 	return label
+}
+
+// sections writes tables one after another, each under its title, with a
+// blank line between them: the layout of reproduce's tables.
+type sections struct {
+	w     io.Writer
+	tw    *tabwriter.Writer
+	title string
+}
+
+// table returns the writer of the table titled title, starting it (with
+// header as its first row) when the title changes.
+func (s *sections) table(title, header string) *tabwriter.Writer {
+	if s.tw == nil || title != s.title {
+		if s.flush() {
+			fmt.Fprintln(s.w)
+		}
+		s.title = title
+		fmt.Fprintf(s.w, "%s\n", title)
+		s.tw = tabwriter.NewWriter(s.w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(s.tw, header)
+	}
+	return s.tw
+}
+
+// flush ends the last table; it reports whether there was one.
+func (s *sections) flush() bool {
+	if s.tw == nil {
+		return false
+	}
+	s.tw.Flush()
+	return true
 }

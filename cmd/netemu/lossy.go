@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/netemu/netemu/emu"
@@ -49,8 +48,7 @@ func reproduceLossy(ctx context.Context, o *options, clk emu.ClockMode, runs, ke
 		kernelWhy = "--kernel-runs 0"
 	}
 	var lastFacts *kernel.Facts
-	var tw *tabwriter.Writer
-	table := ""
+	out := &sections{w: w}
 	for _, cell := range cells {
 		bar.start(cell.Table + " " + cell.Label)
 		measure := func(b experiment.Backend, n int) (experiment.Spread, []time.Duration, workloads.Result, error) {
@@ -106,16 +104,7 @@ func reproduceLossy(ctx context.Context, o *options, clk emu.ClockMode, runs, ke
 			}
 			continue
 		}
-		if cell.Table != table {
-			if tw != nil {
-				tw.Flush()
-				fmt.Fprintln(w)
-			}
-			table = cell.Table
-			fmt.Fprintf(w, "%s\n", table)
-			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "\tnetemu\tp10–p90\tdrops\tretx\tkernel\tp10–p90\tdrops\tretx\tnetemu vs kernel\tmodel\tloss bound\t")
-		}
+		tw := out.table(cell.Table, "\tnetemu\tp10–p90\tdrops\tretx\tkernel\tp10–p90\tdrops\tretx\tnetemu vs kernel\tmodel\tloss bound\t")
 		kcols := "—\t\t\t\t—"
 		if ks.Runs > 0 {
 			// Against the kernel, the emulator's median over the same seeds.
@@ -131,9 +120,7 @@ func reproduceLossy(ctx context.Context, o *options, clk emu.ClockMode, runs, ke
 	if o.json {
 		return nil
 	}
-	if tw != nil {
-		tw.Flush()
-	}
+	out.flush()
 	kernelAbout := fmt.Sprintf("kernel: Linux TCP over the same link, median of %d runs", kernelRuns)
 	if lastFacts != nil {
 		kernelAbout += " (" + lastFacts.String() + ")"

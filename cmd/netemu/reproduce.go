@@ -7,7 +7,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
@@ -66,9 +65,8 @@ func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error
 	}
 	refs := workloads.References()
 	enc := json.NewEncoder(w)
-	var tw *tabwriter.Writer
+	out := &sections{w: w}
 	var lastKernel *kernel.Facts
-	table := ""
 	bar := newProgress(stderr, len(refs), true)
 	defer bar.close()
 	for _, ref := range refs {
@@ -95,24 +93,14 @@ func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error
 			}
 			continue
 		}
-		if ref.Table != table {
-			if tw != nil {
-				tw.Flush()
-				fmt.Fprintln(w)
-			}
-			table = ref.Table
-			fmt.Fprintf(w, "%s\n", table)
-			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			name := "netemu"
-			if b.Name() == (experiment.Kernel{}).Name() {
-				name = "kernel"
-			}
-			fmt.Fprintf(tw, "\treference\t%s\tmodel\t%s vs reference\t\n", name, name)
+		name := "netemu"
+		if b.Name() == (experiment.Kernel{}).Name() {
+			name = "kernel"
 		}
+		tw := out.table(ref.Table, fmt.Sprintf("\treference\t%s\tmodel\t%s vs reference\t", name, name))
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", ref.Label, fmtDur(ref.Time), fmtDur(got), fmtDur(model), pct(experiment.Ms(got), experiment.Ms(ref.Time)))
 	}
-	if tw != nil {
-		tw.Flush()
+	if out.flush() {
 		note := reproduceNote
 		if lastKernel != nil {
 			f := lastKernel
