@@ -185,14 +185,16 @@ func New(cfg Config) (*Net, error) {
 func (n *Net) deliver(dir link.Dir, pkt []byte) {
 	n.traceMu.Lock()
 	now := n.clk.Now().Sub(clock.Epoch)
-	if payload(pkt) > 1 {
-		n.lastData = now
-	} else if n.virtual != nil && n.quiet > 0 && now-n.lastData > n.quiet {
-		quiet := now - n.lastData
-		n.lastData = now // report once
-		n.traceMu.Unlock()
-		n.abortRun(&StallError{At: now, Why: fmt.Sprintf("no data crossed the link for %v of virtual time: only ACKs, window probes and retransmission timers; a writer may be blocked on a peer that never reads (a zero window), or a sender keeps retrying into a dead link", quiet.Round(time.Second))})
-		n.traceMu.Lock()
+	if n.virtual != nil && n.quiet > 0 { // the QuietLimit watchdog: virtual clock only
+		if payload(pkt) > 1 {
+			n.lastData = now
+		} else if now-n.lastData > n.quiet {
+			quiet := now - n.lastData
+			n.lastData = now // report once
+			n.traceMu.Unlock()
+			n.abortRun(&StallError{At: now, Why: fmt.Sprintf("no data crossed the link for %v of virtual time: only ACKs, window probes and retransmission timers; a writer may be blocked on a peer that never reads (a zero window), or a sender keeps retrying into a dead link", quiet.Round(time.Second))})
+			n.traceMu.Lock()
+		}
 	}
 	binary.BigEndian.PutUint64(n.hdr[0:8], uint64(now))
 	n.hdr[8] = byte(dir)
