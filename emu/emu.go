@@ -219,6 +219,13 @@ func (n *Net) deliver(dir link.Dir, pkt []byte) {
 // traffic flows.
 func (n *Net) Observe(f link.Observer) { n.link.Observe(f) }
 
+// Outage takes the link down from start to end after now, the instant of
+// the call: called at the start of a Run, the interval counts from the
+// Run's start (link.Config.Outages count from the network's creation).
+// Every packet that reaches the wire in between is dropped
+// (link.DropOutage).
+func (n *Net) Outage(start, end time.Duration) error { return n.link.AddOutage(start, end) }
+
 // Client returns host A, 198.18.0.1.
 func (n *Net) Client() *tcpstack.Host { return n.client }
 

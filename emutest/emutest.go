@@ -89,7 +89,9 @@ func DelayedACK(d time.Duration) Option {
 // is also the start of the first Run, unless the network was used before
 // it (a Sleep, a connection): then the intervals are that much earlier
 // in the Run. On the real clock the first Run starts later by the wall
-// time spent between New and Run.
+// time spent between New and Run. For an interval that counts from the
+// start of a Run, call n.Outage(start, end) (emu.Net.Outage) first thing
+// in it.
 func Outage(start, end time.Duration) Option {
 	return option(func(s *settings) error {
 		if start < 0 || end <= start {

@@ -334,6 +334,56 @@ func TestOutageCountsFromRunStart(t *testing.T) {
 	})
 }
 
+// Net.Outage counts from the instant of the call: made at the start of a
+// later Run, its drops fall in [1s, 2s) of that Run, not of the network's
+// life.
+func TestOutageFromNow(t *testing.T) {
+	n := New(t, RTT(20*time.Millisecond))
+	var mu sync.Mutex
+	var drops []time.Time
+	n.Observe(func(e link.Event) {
+		if e.Kind == link.EventDrop && e.Reason == link.DropOutage {
+			mu.Lock()
+			drops = append(drops, e.Time)
+			mu.Unlock()
+		}
+	})
+	n.Run(func(ctx context.Context) { n.Sleep(ctx, 5*time.Second) })
+	n.Run(func(ctx context.Context) {
+		start := n.Now()
+		if err := n.Outage(time.Second, 2*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Outage(2*time.Second, time.Second); err == nil || !strings.Contains(err.Error(), "want 0 ≤ start < end") {
+			t.Errorf("Outage(2s, 1s) gave %v; want an error that says what works", err)
+		}
+		client, server := n.Pipe(ctx, 0)
+		done := make(chan struct{})
+		n.Go(func() {
+			defer close(done)
+			io.Copy(io.Discard, server)
+		})
+		for range 30 {
+			if _, err := client.Write([]byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			n.Sleep(ctx, 100*time.Millisecond)
+		}
+		client.Close()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		if len(drops) == 0 {
+			t.Fatal("no packet dropped by the outage")
+		}
+		for _, at := range drops {
+			if d := at.Sub(start); d < time.Second || d >= 2*time.Second {
+				t.Errorf("outage drop %v after the Run's start; want within [1s, 2s)", d)
+			}
+		}
+	})
+}
+
 // A panic in a goroutine started with Go fails the test with the panic's
 // value and stack, and ends the run instead of the process.
 func TestRunReportsPanicInGo(t *testing.T) {

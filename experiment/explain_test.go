@@ -12,13 +12,13 @@ import (
 
 func explainRun(t *testing.T, w workloads.Workload, rtt time.Duration, rate float64) (workloads.Result, explain.Breakdown) {
 	t.Helper()
-	rec := &explain.Recorder{}
+	rec := &explain.Analyzer{}
 	c := Case{Workload: w, Link: link.Config{Delay: rtt / 2, Rate: rate, DelayedACK: link.LinuxDelayedACK}, Seed: 1, Observe: rec.Observe}
 	r, _, err := Emulated{}.Run(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := explain.Analyze(rec.Records(), 0, r.Elapsed)
+	b := rec.Breakdown(0, r.Elapsed)
 	var sum time.Duration
 	for _, c := range explain.Categories() {
 		sum += b.Time[c]
@@ -41,8 +41,8 @@ func TestNagleIsDelayedACKs(t *testing.T) {
 			held++
 		}
 	}
-	if held != 49 || len(b.Waiting) != 49 {
-		t.Errorf("%d ACKs held 40 ms by the timer, %d segments waited; want 49 and 49", held, len(b.Waiting))
+	if held != 49 || b.HeldACKs != 49 || len(b.Waiting) != 49 || b.Waited != 49 || b.HeldTime != 49*40*time.Millisecond {
+		t.Errorf("%d of %d ACKs held 40 ms by the timer (%v in all), %d of %d segments waited; want 49 of each, 1.96s", held, b.HeldACKs, b.HeldTime, len(b.Waiting), b.Waited)
 	}
 	for _, w := range b.Waiting {
 		if w.Waited != 40*time.Millisecond || w.Len != 4 {
@@ -70,7 +70,7 @@ func TestBulkAndKeepAliveShapes(t *testing.T) {
 
 // A retransmission after a silence of an RTO is counted as a timeout.
 func TestTimeoutAttributed(t *testing.T) {
-	rec := &explain.Recorder{}
+	rec := &explain.Analyzer{}
 	c := Case{
 		Workload: workloads.Bulk{Size: 64 << 10},
 		Link:     link.Config{Delay: 10 * time.Millisecond, Outages: []link.Outage{{Start: 25 * time.Millisecond, End: 600 * time.Millisecond}}},
@@ -80,7 +80,7 @@ func TestTimeoutAttributed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := explain.Analyze(rec.Records(), 0, r.Elapsed)
+	b := rec.Breakdown(0, r.Elapsed)
 	if b.Retransmits == 0 || b.Time[explain.Timeout] < 200*time.Millisecond {
 		t.Errorf("across a 575 ms outage: %d retransmits, %v of timeouts; want some of each", b.Retransmits, b.Time[explain.Timeout])
 	}

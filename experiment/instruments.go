@@ -19,10 +19,10 @@ import (
 type Instruments struct {
 	Pcap     string // write every packet delivered across the link to this pcap file
 	Timeline string // write TCP state and queue occupancy to this CSV file
-	// KeepTimeline keeps the timeline in memory (for a figure) even
-	// without a file.
+	// KeepTimeline keeps the timeline in memory, for a figure; the file
+	// is written as the run goes.
 	KeepTimeline bool
-	// Explain records every link event for explain.Analyze.
+	// Explain folds the link's events into an explain.Analyzer.
 	Explain bool
 }
 
@@ -43,8 +43,10 @@ type Watch struct {
 	pcapBuf      *bufio.Writer
 	pcap         *pcap.Writer
 	timelineFile *os.File
+	timelineBuf  *bufio.Writer
+	timelineCSV  *timeline.CSV
 	timeline     *timeline.Timeline
-	recorder     *explain.Recorder
+	analyzer     *explain.Analyzer
 	tally        explain.Tally
 }
 
@@ -74,15 +76,19 @@ func (in Instruments) Attach(c *Case) (w *Watch, err error) {
 		if w.timelineFile, err = os.Create(in.Timeline); err != nil {
 			return nil, &OutputError{"timeline", err}
 		}
+		w.timelineBuf = bufio.NewWriterSize(w.timelineFile, 1<<16)
+		w.timelineCSV = timeline.NewCSV(w.timelineBuf)
+		observers = append(observers, w.timelineCSV.Observe)
+		probes = append(probes, w.timelineCSV.TCP)
 	}
-	if in.Timeline != "" || in.KeepTimeline {
+	if in.KeepTimeline {
 		w.timeline = &timeline.Timeline{}
 		observers = append(observers, w.timeline.Observe)
 		probes = append(probes, w.timeline.TCP)
 	}
 	if in.Explain {
-		w.recorder = &explain.Recorder{}
-		observers = append(observers, w.recorder.Observe)
+		w.analyzer = &explain.Analyzer{}
+		observers = append(observers, w.analyzer.Observe)
 	}
 	pw := w.pcap
 	c.Observe = func(e link.Event) {
@@ -104,8 +110,8 @@ func (in Instruments) Attach(c *Case) (w *Watch, err error) {
 // Timeline returns what the timeline collected; nil unless asked for.
 func (w *Watch) Timeline() *timeline.Timeline { return w.timeline }
 
-// Recorder returns the explain recorder; nil unless asked for.
-func (w *Watch) Recorder() *explain.Recorder { return w.recorder }
+// Analyzer returns the explain analysis; nil unless asked for.
+func (w *Watch) Analyzer() *explain.Analyzer { return w.analyzer }
 
 // Finish writes what the instruments collected and closes their files.
 func (w *Watch) Finish() error {
@@ -116,8 +122,14 @@ func (w *Watch) Finish() error {
 			err = fmt.Errorf("pcap: %w", ferr)
 		}
 	}
-	if w.timelineFile != nil && err == nil {
-		err = w.timeline.WriteCSV(w.timelineFile)
+	if w.timelineCSV != nil {
+		terr := w.timelineCSV.Close()
+		if ferr := w.timelineBuf.Flush(); terr == nil && ferr != nil {
+			terr = fmt.Errorf("timeline: %w", ferr)
+		}
+		if err == nil {
+			err = terr
+		}
 	}
 	if cerr := w.close(); err == nil {
 		err = cerr

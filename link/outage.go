@@ -2,6 +2,8 @@ package link
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"time"
 )
 
@@ -43,4 +45,20 @@ func (l *Link) down(now time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// AddOutage takes the link down from start to end after now, the instant
+// of the call on the link's clock: an outage counted from the moment a
+// test chooses rather than from the link's creation. Validate's bounds
+// apply to both times.
+func (l *Link) AddOutage(start, end time.Duration) error {
+	if start < 0 || end <= start || end > MaxDelay {
+		return fmt.Errorf("link: AddOutage(%v, %v): want 0 ≤ start < end ≤ %v, like (time.Second, 3*time.Second)", start, end, MaxDelay)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := min(l.now(), math.MaxInt64-end) // saturate: no instant past the end of time
+	// A new array: copies of Config handed out keep theirs.
+	l.cfg.Outages = append(slices.Clip(l.cfg.Outages), Outage{Start: now + start, End: now + end})
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/link"
@@ -42,11 +41,10 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 				return err
 			}
 		}
-		from := watch.Recorder().Since(r.Started)
-		bd := explain.Analyze(watch.Recorder().Records(), from, from+r.Elapsed)
-		held, heldFor := delayed(bd)
+		from := watch.Analyzer().Since(r.Started)
+		bd := watch.Analyzer().Breakdown(from, from+r.Elapsed)
 		if o.json {
-			ex := experiment.Explanation{Ms: map[string]float64{}, DelayedACKs: len(held), DelayedMs: experiment.Ms(heldFor), Waited: len(bd.Waiting), Retransmits: bd.Retransmits, Drops: bd.Drops}
+			ex := experiment.Explanation{Ms: map[string]float64{}, DelayedACKs: bd.HeldACKs, DelayedMs: experiment.Ms(bd.HeldTime), Waited: bd.Waited, Retransmits: bd.Retransmits, Drops: bd.Drops}
 			for _, cat := range explain.Categories() {
 				ex.Ms[cat.String()] = experiment.Ms(bd.Time[cat])
 			}
@@ -67,13 +65,16 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "  %d packets, %d retransmits, %d drops; %d ACKs delayed (%s in all); %d segments waited for an ACK; queueing delay %s in all, peak queue %d packets\n",
-			bd.Packets, bd.Retransmits, bd.Drops, len(held), fmtDur(heldFor), len(bd.Waiting), fmtDur(bd.QueueDelay), bd.MaxQueue)
+			bd.Packets, bd.Retransmits, bd.Drops, bd.HeldACKs, fmtDur(bd.HeldTime), bd.Waited, fmtDur(bd.QueueDelay), bd.MaxQueue)
 		if line := impairmentLine(rec); line != "" {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
-		if len(held) > 0 {
-			fmt.Fprintf(w, "  delayed ACKs (%s):\n", listed(len(held)))
-			for _, h := range held[:min(len(held), maxListed)] {
+		if bd.Inexact {
+			fmt.Fprintf(w, "  (the counts include some ACK holds or waiting segments after the run's end)\n")
+		}
+		if bd.HeldACKs > 0 {
+			fmt.Fprintf(w, "  delayed ACKs (%s):\n", listed(bd.HeldACKs))
+			for _, h := range bd.Holds[:min(len(bd.Holds), maxListed)] {
 				how := "released by the delayed-ACK timer"
 				if !h.Released {
 					how = "replaced by a newer ACK"
@@ -81,8 +82,8 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 				fmt.Fprintf(w, "    at %9s  ACK from %s held %s, %s\n", fmtDur(h.At), h.From, fmtDur(h.Held), how)
 			}
 		}
-		if len(bd.Waiting) > 0 {
-			fmt.Fprintf(w, "  segments that left only when an ACK arrived, held by Nagle's algorithm or the window (%s):\n", listed(len(bd.Waiting)))
+		if bd.Waited > 0 {
+			fmt.Fprintf(w, "  segments that left only when an ACK arrived, held by Nagle's algorithm or the window (%s):\n", listed(bd.Waited))
 			for _, s := range bd.Waiting[:min(len(bd.Waiting), maxListed)] {
 				fmt.Fprintf(w, "    at %9s  %d bytes from %s, %s after the flow's previous segment\n", fmtDur(s.At), s.Len, s.From, fmtDur(s.Waited))
 			}
@@ -119,16 +120,4 @@ func listed(n int) string {
 		return fmt.Sprintf("%d", n)
 	}
 	return fmt.Sprintf("first %d of %d", maxListed, n)
-}
-
-// delayed returns the holds that lasted (an ACK held and replaced in the
-// same instant delayed nothing) and their total time.
-func delayed(b explain.Breakdown) (held []explain.Hold, total time.Duration) {
-	for _, h := range b.Holds {
-		if h.Held > 0 {
-			held = append(held, h)
-			total += h.Held
-		}
-	}
-	return held, total
 }

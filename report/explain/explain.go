@@ -14,78 +14,36 @@ import (
 	"github.com/netemu/netemu/link"
 )
 
-// Record is a link event with the packet's headers decoded.
-type Record struct {
-	link.Event
-	Size int
-	TCP  bool
-	Src  netip.AddrPort
-	Dst  netip.AddrPort
-	Seq  uint32
-	Ack  uint32
-	SYN  bool
-	FIN  bool
-	RST  bool
-	Len  int // TCP payload bytes
+// packet is the part of a packet's headers the analysis reads.
+type packet struct {
+	tcp      bool
+	src, dst netip.AddrPort
+	seq      uint32
+	syn      bool
+	len      int // TCP payload bytes
 }
 
-// Recorder keeps every event of a link. Its Observe method is a
-// link.Observer. It is safe for concurrent use.
-type Recorder struct {
-	mu   sync.Mutex
-	recs []Record
-}
-
-// Observe records e.
-func (r *Recorder) Observe(e link.Event) {
-	rec := Record{Event: e, Size: len(e.Packet)}
-	rec.Packet = nil
-	decode(e.Packet, &rec)
-	r.mu.Lock()
-	r.recs = append(r.recs, rec)
-	r.mu.Unlock()
-}
-
-// Since converts an instant of the run's clock to link time (what
-// Analyze takes), using the first event recorded; zero before any.
-func (r *Recorder) Since(t time.Time) time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.recs) == 0 {
-		return 0
-	}
-	first := r.recs[0]
-	return t.Sub(first.Time.Add(-first.At))
-}
-
-// Records returns the events so far.
-func (r *Recorder) Records() []Record {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]Record(nil), r.recs...)
-}
-
-func decode(b []byte, r *Record) {
+func decode(b []byte) (p packet) {
 	if len(b) < 20 || b[0]>>4 != 4 || b[9] != 6 {
-		return
+		return p
 	}
 	ihl := int(b[0]&0x0f) * 4
 	total := int(binary.BigEndian.Uint16(b[2:4]))
 	if ihl < 20 || total > len(b) || total < ihl+20 {
-		return
+		return p
 	}
 	t := b[ihl:total]
 	off := int(t[12]>>4) * 4
 	if off < 20 || off > len(t) {
-		return
+		return p
 	}
-	r.TCP = true
-	r.Src = netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[12:16])), binary.BigEndian.Uint16(t[0:2]))
-	r.Dst = netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[16:20])), binary.BigEndian.Uint16(t[2:4]))
-	r.Seq = binary.BigEndian.Uint32(t[4:8])
-	r.Ack = binary.BigEndian.Uint32(t[8:12])
-	r.FIN, r.SYN, r.RST = t[13]&1 != 0, t[13]&2 != 0, t[13]&4 != 0
-	r.Len = len(t) - off
+	p.tcp = true
+	p.src = netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[12:16])), binary.BigEndian.Uint16(t[0:2]))
+	p.dst = netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[16:20])), binary.BigEndian.Uint16(t[2:4]))
+	p.seq = binary.BigEndian.Uint32(t[4:8])
+	p.syn = t[13]&2 != 0
+	p.len = len(t) - off
+	return p
 }
 
 // Category is a kind of time in a breakdown.
@@ -136,8 +94,19 @@ type Breakdown struct {
 	Retransmits int
 	QueueDelay  time.Duration // total time packets waited for the wire
 	MaxQueue    int
-	Holds       []Hold
-	Waiting     []Waiting
+
+	// HeldACKs is how many ACKs a delayed-ACK timer held for some time,
+	// HeldTime how long in all; Holds lists the first of them.
+	HeldACKs int
+	HeldTime time.Duration
+	Holds    []Hold
+	// Waited is how many segments left only when an ACK arrived; Waiting
+	// lists the first of them.
+	Waited  int
+	Waiting []Waiting
+	// Inexact reports that HeldACKs, HeldTime or Waited include some
+	// outside From..To: more fell outside than the analysis keeps.
+	Inexact bool
 }
 
 // Elapsed is To − From.
@@ -149,87 +118,149 @@ const MinRTO = 200 * time.Millisecond
 
 type flowID struct{ src, dst netip.AddrPort }
 
-type edge struct {
-	at    time.Duration
-	cat   Category
-	delta int
+// flow is what the analysis remembers of one direction of a connection.
+type flow struct {
+	sentAny     bool
+	maxSent     uint32        // highest sequence number sent, plus one
+	lastSend    time.Duration // its last data segment
+	heard       bool
+	lastHeard   time.Duration // last packet delivered to its sender
+	ackArrived  time.Duration // last pure ACK delivered to its sender
+	dataArrived time.Duration // last data delivered to its sender
 }
 
-// Analyze attributes the time from `from` to `to` (link time) to
-// categories.
-func Analyze(recs []Record, from, to time.Duration) Breakdown {
-	b := Breakdown{From: from, To: to}
-	var edges []edge
-	add := func(c Category, s, e time.Duration) {
-		s, e = max(s, from), min(e, to)
-		if e > s {
-			edges = append(edges, edge{s, c, +1}, edge{e, c, -1})
+// kept is how many held ACKs and waiting segments an Analyzer keeps from
+// the start of a run, and again from its end, so that a Breakdown can
+// list the first ones and leave out those outside its interval.
+const kept = 1024
+
+// Analyzer folds a link's events, as they come, into what a Breakdown
+// reports. Its memory does not grow with the bytes moved: per category it
+// keeps the union of the intervals that category claims (busy periods
+// merge), per connection a few instants, and the first and last kept held
+// ACKs and waiting segments. Its Observe method is a link.Observer; it is
+// safe for concurrent use. The zero value is ready.
+type Analyzer struct {
+	mu      sync.Mutex
+	start   time.Time // the link's time zero, from its first event
+	started bool
+	spans   [numCategories]spans
+	flows   map[flowID]*flow
+	b       Breakdown // the totals that count every event
+	holds   firstLast[Hold]
+	waiting firstLast[Waiting]
+}
+
+// Observe folds e into the analysis.
+func (a *Analyzer) Observe(e link.Event) {
+	r := decode(e.Packet)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.started {
+		a.start, a.started = e.Time.Add(-e.At), true
+	}
+	if a.flows == nil {
+		a.flows = map[flowID]*flow{}
+	}
+	get := func(id flowID) *flow {
+		f := a.flows[id]
+		if f == nil {
+			f = &flow{}
+			a.flows[id] = f
+		}
+		return f
+	}
+	switch e.Kind {
+	case link.EventQueue:
+		a.spans[Serialization].add(e.Start, e.Finish)
+		if r.syn {
+			a.spans[Handshake].add(e.Finish, e.Due)
+		} else {
+			a.spans[RoundTrip].add(e.Finish, e.Due)
+		}
+		a.b.QueueDelay += e.Start - e.At
+		a.b.MaxQueue = max(a.b.MaxQueue, e.Queue)
+	case link.EventRelease, link.EventSupersede:
+		a.spans[DelayedACK].add(e.At-e.Held, e.At)
+		if e.Held > 0 { // an ACK held and replaced in the same instant delayed nothing
+			a.holds.add(Hold{At: e.At - e.Held, Held: e.Held, From: r.src, Released: e.Kind == link.EventRelease}, e.Held)
+		}
+	case link.EventDrop:
+		a.b.Drops++
+	case link.EventDeliver:
+		a.b.Packets++
+		a.b.Bytes += len(e.Packet)
+		f := get(flowID{r.dst, r.src}) // the flow whose sender this reaches
+		f.heard, f.lastHeard = true, e.At
+		if r.tcp && r.len == 0 {
+			f.ackArrived = e.At
+		} else if r.tcp {
+			f.dataArrived = e.At
+		}
+	case link.EventSend:
+		if !r.tcp || r.len == 0 {
+			return
+		}
+		f := get(flowID{r.src, r.dst})
+		end := r.seq + uint32(r.len)
+		if f.sentAny && int32(end-f.maxSent) <= 0 {
+			a.b.Retransmits++
+			if f.heard && e.At-f.lastHeard >= MinRTO*9/10 {
+				a.spans[Timeout].add(f.lastHeard, e.At)
+			}
+		} else if f.sentAny && f.ackArrived == e.At && f.dataArrived != e.At && e.At > f.lastSend {
+			// Left the instant a pure ACK arrived, with no data arriving
+			// that the application could be answering: it was waiting.
+			a.waiting.add(Waiting{At: e.At, Waited: e.At - f.lastSend, From: r.src, Len: r.len}, 0)
+		}
+		if !f.sentAny || int32(end-f.maxSent) > 0 {
+			f.maxSent, f.sentAny = end, true
+		}
+		f.lastSend = e.At
+	}
+}
+
+// Since converts an instant of the run's clock to link time (what
+// Breakdown takes); zero before the first event.
+func (a *Analyzer) Since(t time.Time) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.started {
+		return 0
+	}
+	return t.Sub(a.start)
+}
+
+// Breakdown attributes the time from `from` to `to` (link time) to
+// categories, lists the held ACKs and waiting segments in that interval,
+// and counts every packet, drop and retransmission the link saw.
+func (a *Analyzer) Breakdown(from, to time.Duration) Breakdown {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b := a.b
+	b.From, b.To = from, to
+	var inexact [2]bool
+	b.Holds, b.HeldACKs, b.HeldTime, inexact[0] = a.holds.within(func(h Hold) bool { return h.At+h.Held >= from && h.At <= to })
+	b.Waiting, b.Waited, _, inexact[1] = a.waiting.within(func(w Waiting) bool { return w.At >= from && w.At <= to })
+	b.Inexact = inexact[0] || inexact[1]
+	var es []edge
+	for c := range a.spans {
+		for _, s := range a.spans[c] {
+			s, e := max(s.from, from), min(s.to, to)
+			if e > s {
+				es = append(es, edge{s, Category(c), +1}, edge{e, Category(c), -1})
+			}
 		}
 	}
-	maxSent := map[flowID]uint32{}
-	sentAny := map[flowID]bool{}
-	lastSend := map[flowID]time.Duration{}
-	lastHeard := map[flowID]time.Duration{}   // last delivery to the flow's sender
-	ackArrived := map[flowID]time.Duration{}  // last pure ACK delivered to the flow's sender
-	dataArrived := map[flowID]time.Duration{} // last data delivered to the flow's sender
-	for _, r := range recs {
-		f := flowID{r.Src, r.Dst}
-		switch r.Kind {
-		case link.EventQueue:
-			add(Serialization, r.Start, r.Finish)
-			if r.SYN {
-				add(Handshake, r.Finish, r.Due)
-			} else {
-				add(RoundTrip, r.Finish, r.Due)
-			}
-			b.QueueDelay += r.Start - r.At
-			b.MaxQueue = max(b.MaxQueue, r.Queue)
-		case link.EventRelease, link.EventSupersede:
-			add(DelayedACK, r.At-r.Held, r.At)
-			if r.At >= from && r.At-r.Held <= to {
-				b.Holds = append(b.Holds, Hold{At: r.At - r.Held, Held: r.Held, From: r.Src, Released: r.Kind == link.EventRelease})
-			}
-		case link.EventDrop:
-			b.Drops++
-		case link.EventDeliver:
-			b.Packets++
-			b.Bytes += r.Size
-			lastHeard[flowID{r.Dst, r.Src}] = r.At
-			if r.TCP && r.Len == 0 {
-				ackArrived[flowID{r.Dst, r.Src}] = r.At
-			} else if r.TCP {
-				dataArrived[flowID{r.Dst, r.Src}] = r.At
-			}
-		case link.EventSend:
-			if !r.TCP || r.Len == 0 {
-				continue
-			}
-			end := r.Seq + uint32(r.Len)
-			if sentAny[f] && int32(end-maxSent[f]) <= 0 {
-				b.Retransmits++
-				if heard, ok := lastHeard[f]; ok && r.At-heard >= MinRTO*9/10 {
-					add(Timeout, heard, r.At)
-				}
-			} else if prev, ok := lastSend[f]; ok && ackArrived[f] == r.At && dataArrived[f] != r.At && r.At > prev && r.At >= from && r.At <= to {
-				// Left the instant a pure ACK arrived, with no data arriving
-				// that the application could be answering: it was waiting.
-				b.Waiting = append(b.Waiting, Waiting{At: r.At, Waited: r.At - prev, From: r.Src, Len: r.Len})
-			}
-			if !sentAny[f] || int32(end-maxSent[f]) > 0 {
-				maxSent[f], sentAny[f] = end, true
-			}
-			lastSend[f] = r.At
+	sort.Slice(es, func(i, j int) bool {
+		if es[i].at != es[j].at {
+			return es[i].at < es[j].at
 		}
-	}
-	sort.Slice(edges, func(i, j int) bool {
-		if edges[i].at != edges[j].at {
-			return edges[i].at < edges[j].at
-		}
-		return edges[i].delta < edges[j].delta
+		return es[i].delta < es[j].delta
 	})
 	var active [numCategories]int
 	t := from
-	for _, e := range edges {
+	for _, e := range es {
 		if e.at > t {
 			b.Time[claim(active)] += e.at - t
 			t = e.at
@@ -240,6 +271,101 @@ func Analyze(recs []Record, from, to time.Duration) Breakdown {
 		b.Time[claim(active)] += to - t
 	}
 	return b
+}
+
+// edge is where a category's interval begins (+1) or ends (−1).
+type edge struct {
+	at    time.Duration
+	cat   Category
+	delta int
+}
+
+// span is the interval [from, to) of link time.
+type span struct{ from, to time.Duration }
+
+// spans is a union of intervals: sorted, disjoint and not touching.
+type spans []span
+
+// add joins [from, to) to the union. Intervals arrive near the end of
+// the union, so the search runs from there.
+func (u *spans) add(from, to time.Duration) {
+	if to <= from {
+		return
+	}
+	v := *u
+	i := len(v) // the first interval that ends at or after from
+	for i > 0 && v[i-1].to >= from {
+		i--
+	}
+	j := i // the first interval that starts after to
+	for j < len(v) && v[j].from <= to {
+		j++
+	}
+	if i == j {
+		v = append(v, span{})
+		copy(v[i+1:], v[i:])
+		v[i] = span{from, to}
+	} else {
+		v[i] = span{min(v[i].from, from), max(v[j-1].to, to)}
+		v = append(v[:i+1], v[j:]...)
+	}
+	*u = v
+}
+
+// firstLast keeps the first kept items of a sequence and the last kept,
+// with the count and total weight of all of them.
+type firstLast[T any] struct {
+	head   []T
+	tail   []T // a ring once full; next is its oldest
+	next   int
+	n      int
+	total  time.Duration
+	weight []time.Duration // of head then tail items, parallel to them
+}
+
+func (l *firstLast[T]) add(x T, w time.Duration) {
+	l.n++
+	l.total += w
+	switch {
+	case len(l.head) < kept:
+		l.head = append(l.head, x)
+		l.weight = append(l.weight, w)
+	case len(l.tail) < kept:
+		l.tail = append(l.tail, x)
+		l.weight = append(l.weight, w)
+	default:
+		l.tail[l.next] = x
+		l.weight[kept+l.next] = w
+		l.next = (l.next + 1) % kept
+	}
+}
+
+// within returns the first kept items for which in is true, their count
+// and total weight over the whole sequence. The items outside must lie at
+// its start or end (in is a window on a sequence in time order); inexact
+// reports that more were outside than were kept, so that the count and
+// the total include some that are not in the window.
+func (l *firstLast[T]) within(in func(T) bool) (first []T, n int, total time.Duration, inexact bool) {
+	n, total = l.n, l.total
+	for i, x := range l.head {
+		if in(x) {
+			first = append(first, x)
+		} else {
+			n--
+			total -= l.weight[i]
+		}
+	}
+	for i, x := range l.tail {
+		if !in(x) {
+			n--
+			total -= l.weight[kept+i]
+		} else if len(first) < kept {
+			first = append(first, x)
+		}
+	}
+	dropped := l.n > 2*kept
+	inexact = dropped && (len(l.head) > 0 && !in(l.head[len(l.head)-1]) || !in(l.tail[l.next]))
+	return first, n, total, inexact
 }
 
 func claim(active [numCategories]int) Category {

@@ -30,13 +30,12 @@ func (t *Tally) Observe(e link.Event) {
 	if e.Kind != link.EventSend {
 		return
 	}
-	var r Record
-	decode(e.Packet, &r)
-	if !r.TCP || r.Len == 0 {
+	r := decode(e.Packet)
+	if !r.tcp || r.len == 0 {
 		return
 	}
-	f := flowID{r.Src, r.Dst}
-	end := r.Seq + uint32(r.Len)
+	f := flowID{r.src, r.dst}
+	end := r.seq + uint32(r.len)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.maxSent == nil {

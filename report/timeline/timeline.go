@@ -1,13 +1,10 @@
 // Package timeline records, over a run, each connection's TCP sender state
-// and the link's queue occupancy, and writes them as CSV.
+// and the link's queue occupancy: in memory for a figure (Timeline), or
+// streamed as CSV (CSV).
 package timeline
 
 import (
-	"encoding/csv"
-	"fmt"
-	"io"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -128,56 +125,4 @@ func (t *Timeline) Since(at time.Time) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return at.Sub(t.start)
-}
-
-// WriteCSV writes the timeline as CSV, one row per TCP sample and per
-// change of queue occupancy, in time order. Columns:
-//
-//	time_ms         time since the link was made, ms
-//	kind            tcp (a sender's state) or queue (the link's occupancy)
-//	conn            sender→receiver: the connection, address:port→address:port,
-//	                for tcp rows; the link's direction, client→server or
-//	                server→client, for queue rows
-//	cwnd_bytes      congestion window
-//	ssthresh_bytes  slow-start threshold; empty while there is none (before
-//	                the first loss, the stack's threshold is infinite)
-//	inflight_bytes  sent and not yet acknowledged
-//	srtt_ms, rto_ms smoothed round-trip time, retransmission timeout
-//	queue_packets   packets waiting for the link or on the wire
-//
-// A cell that does not apply to the row's kind is empty.
-func (t *Timeline) WriteCSV(w io.Writer) error {
-	type row struct {
-		at  time.Duration
-		rec []string
-	}
-	var rows []row
-	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
-	for _, c := range t.Conns() {
-		for _, s := range c.Samples {
-			at := t.Since(s.At)
-			ssthresh := ""
-			if s.Ssthresh < NoSsthresh {
-				ssthresh = strconv.Itoa(s.Ssthresh)
-			}
-			rows = append(rows, row{at, []string{ms(at), "tcp", c.Name, strconv.Itoa(s.Cwnd), ssthresh,
-				strconv.Itoa(s.InFlight), ms(s.SRTT), ms(s.RTO), ""}})
-		}
-	}
-	for _, dir := range []link.Dir{link.AtoB, link.BtoA} {
-		for _, p := range t.Queue(dir) {
-			rows = append(rows, row{p.At, []string{ms(p.At), "queue", DirName(dir), "", "", "", "", "", strconv.Itoa(int(p.Value))}})
-		}
-	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].at < rows[j].at })
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"time_ms", "kind", "conn", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "srtt_ms", "rto_ms", "queue_packets"})
-	for _, r := range rows {
-		cw.Write(r.rec)
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return fmt.Errorf("timeline: write CSV: %w", err)
-	}
-	return nil
 }

@@ -1,0 +1,197 @@
+package timeline
+
+import (
+	"container/heap"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
+)
+
+// CSV writes a run's timeline as CSV while the run goes on, one row per
+// TCP sample and per change of queue occupancy, in time order. It keeps
+// only what is still to come: the departures of packets in the queue,
+// and the TCP samples that arrive before the link's first event. Its
+// Observe method is a link.Observer and TCP a tcpstack probe; times count
+// from the link's creation. Close writes what remains. It is safe for
+// concurrent use.
+//
+// Columns:
+//
+//	time_ms         time since the link was made, ms
+//	kind            tcp (a sender's state) or queue (the link's occupancy)
+//	conn            sender→receiver: the connection, address:port→address:port,
+//	                for tcp rows; the link's direction, client→server or
+//	                server→client, for queue rows
+//	cwnd_bytes      congestion window
+//	ssthresh_bytes  slow-start threshold; empty while there is none (before
+//	                the first loss, the stack's threshold is infinite)
+//	inflight_bytes  sent and not yet acknowledged
+//	srtt_ms, rto_ms smoothed round-trip time, retransmission timeout
+//	queue_packets   packets waiting for the link or on the wire
+//
+// A cell that does not apply to the row's kind is empty. Link events come
+// in time order (the link emits them under its lock); a TCP sample taken
+// on the real clock by another goroutine can come microseconds late and
+// is written as it comes.
+type CSV struct {
+	mu      sync.Mutex
+	w       *csv.Writer
+	start   time.Time // the link's time zero, from its first event
+	started bool
+	early   []tcpstack.Sample // samples before the link's first event
+	queued  [2]int            // packets in the queue, per direction
+	held    [2]point          // per direction: the last change, unwritten until time moves on
+	holding [2]bool
+	leave   departures // queued packets' departure times, earliest first
+	rec     []string
+}
+
+type point struct {
+	at time.Duration
+	n  int
+}
+
+type departure struct {
+	at  time.Duration
+	dir link.Dir
+}
+
+// departures is a min-heap of departure times.
+type departures []departure
+
+func (d departures) Len() int           { return len(d) }
+func (d departures) Less(i, j int) bool { return d[i].at < d[j].at }
+func (d departures) Swap(i, j int)      { d[i], d[j] = d[j], d[i] }
+func (d *departures) Push(x any)        { *d = append(*d, x.(departure)) }
+func (d *departures) Pop() any {
+	old := *d
+	x := old[len(old)-1]
+	*d = old[:len(old)-1]
+	return x
+}
+
+// maxEarly is how many TCP samples a CSV keeps while no link event has
+// set its time zero (a kernel run through tc netem has no emulated link:
+// its first sample is time zero then).
+const maxEarly = 1 << 10
+
+// NewCSV starts a timeline on w and writes the header.
+func NewCSV(w io.Writer) *CSV {
+	c := &CSV{w: csv.NewWriter(w), rec: make([]string, 9)}
+	c.w.Write([]string{"time_ms", "kind", "conn", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "srtt_ms", "rto_ms", "queue_packets"})
+	return c
+}
+
+// TCP writes a sample of a connection's state.
+func (c *CSV) TCP(s tcpstack.Sample) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started {
+		c.early = append(c.early, s)
+		if len(c.early) < maxEarly {
+			return
+		}
+		c.begin(c.early[0].At)
+	}
+	c.tcp(s)
+}
+
+func (c *CSV) tcp(s tcpstack.Sample) {
+	at := s.At.Sub(c.start)
+	c.until(at)
+	ssthresh := ""
+	if s.Ssthresh < NoSsthresh {
+		ssthresh = strconv.Itoa(s.Ssthresh)
+	}
+	c.row(at, "tcp", s.Local.String()+"→"+s.Remote.String(), strconv.Itoa(s.Cwnd), ssthresh,
+		strconv.Itoa(s.InFlight), ms(s.SRTT), ms(s.RTO), "")
+}
+
+// begin sets time zero and writes the samples that waited for it.
+func (c *CSV) begin(zero time.Time) {
+	c.start, c.started = zero, true
+	early := c.early
+	c.early = nil
+	for _, s := range early {
+		c.tcp(s)
+	}
+}
+
+// Observe writes the changes of queue occupancy that e brings.
+func (c *CSV) Observe(e link.Event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started {
+		c.begin(e.Time.Add(-e.At))
+	}
+	if e.Kind != link.EventQueue || e.Finish <= e.At {
+		return
+	}
+	c.until(e.At)
+	c.change(e.Dir, e.At, +1)
+	heap.Push(&c.leave, departure{e.Finish, e.Dir})
+}
+
+// until writes every queue change before at: departures due by then, and
+// changes held at earlier instants.
+func (c *CSV) until(at time.Duration) {
+	for len(c.leave) > 0 && c.leave[0].at <= at {
+		d := heap.Pop(&c.leave).(departure)
+		c.change(d.dir, d.at, -1)
+	}
+	c.flush(at)
+}
+
+// change applies delta to dir's occupancy at at, which is no earlier than
+// any change before it. Changes at one instant make one row, written
+// once time moves past it.
+func (c *CSV) change(dir link.Dir, at time.Duration, delta int) {
+	c.flush(at)
+	c.queued[dir] += delta
+	c.held[dir], c.holding[dir] = point{at, c.queued[dir]}, true
+}
+
+// flush writes the held rows from before the instant at. Changes come in
+// time order and each flushes first, so rows held together are of one
+// instant.
+func (c *CSV) flush(at time.Duration) {
+	c.flushDir(link.AtoB, at)
+	c.flushDir(link.BtoA, at)
+}
+
+func (c *CSV) flushDir(dir link.Dir, at time.Duration) {
+	if c.holding[dir] && c.held[dir].at < at {
+		c.row(c.held[dir].at, "queue", DirName(dir), "", "", "", "", "", strconv.Itoa(c.held[dir].n))
+		c.holding[dir] = false
+	}
+}
+
+func (c *CSV) row(at time.Duration, cells ...string) {
+	c.rec[0] = ms(at)
+	copy(c.rec[1:], cells)
+	c.w.Write(c.rec)
+}
+
+// Close writes the rows still held and flushes; it reports the first
+// error writing any row.
+func (c *CSV) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started && len(c.early) > 0 {
+		c.begin(c.early[0].At)
+	}
+	c.until(1<<63 - 1)
+	c.w.Flush()
+	if err := c.w.Error(); err != nil {
+		return fmt.Errorf("timeline: write CSV: %w", err)
+	}
+	return nil
+}
+
+func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
