@@ -1,7 +1,6 @@
 package timeline
 
 import (
-	"container/heap"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -45,35 +44,8 @@ type CSV struct {
 	start   time.Time // the link's time zero, from its first event
 	started bool
 	early   []tcpstack.Sample // samples before the link's first event
-	queued  [2]int            // packets in the queue, per direction
-	held    [2]point          // per direction: the last change, unwritten until time moves on
-	holding [2]bool
-	leave   departures // queued packets' departure times, earliest first
+	queue   occupancy
 	rec     []string
-}
-
-type point struct {
-	at time.Duration
-	n  int
-}
-
-type departure struct {
-	at  time.Duration
-	dir link.Dir
-}
-
-// departures is a min-heap of departure times.
-type departures []departure
-
-func (d departures) Len() int           { return len(d) }
-func (d departures) Less(i, j int) bool { return d[i].at < d[j].at }
-func (d departures) Swap(i, j int)      { d[i], d[j] = d[j], d[i] }
-func (d *departures) Push(x any)        { *d = append(*d, x.(departure)) }
-func (d *departures) Pop() any {
-	old := *d
-	x := old[len(old)-1]
-	*d = old[:len(old)-1]
-	return x
 }
 
 // maxEarly is how many TCP samples a CSV keeps while no link event has
@@ -84,6 +56,9 @@ const maxEarly = 1 << 10
 // NewCSV starts a timeline on w and writes the header.
 func NewCSV(w io.Writer) *CSV {
 	c := &CSV{w: csv.NewWriter(w), rec: make([]string, 9)}
+	c.queue.emit = func(dir link.Dir, p Point) {
+		c.row(p.At, "queue", DirName(dir), "", "", "", "", "", strconv.Itoa(int(p.Value)))
+	}
 	c.w.Write([]string{"time_ms", "kind", "conn", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "srtt_ms", "rto_ms", "queue_packets"})
 	return c
 }
@@ -104,7 +79,7 @@ func (c *CSV) TCP(s tcpstack.Sample) {
 
 func (c *CSV) tcp(s tcpstack.Sample) {
 	at := s.At.Sub(c.start)
-	c.until(at)
+	c.queue.until(at)
 	ssthresh := ""
 	if s.Ssthresh < NoSsthresh {
 		ssthresh = strconv.Itoa(s.Ssthresh)
@@ -130,46 +105,7 @@ func (c *CSV) Observe(e link.Event) {
 	if !c.started {
 		c.begin(e.Time.Add(-e.At))
 	}
-	if e.Kind != link.EventQueue || e.Finish <= e.At {
-		return
-	}
-	c.until(e.At)
-	c.change(e.Dir, e.At, +1)
-	heap.Push(&c.leave, departure{e.Finish, e.Dir})
-}
-
-// until writes every queue change before at: departures due by then, and
-// changes held at earlier instants.
-func (c *CSV) until(at time.Duration) {
-	for len(c.leave) > 0 && c.leave[0].at <= at {
-		d := heap.Pop(&c.leave).(departure)
-		c.change(d.dir, d.at, -1)
-	}
-	c.flush(at)
-}
-
-// change applies delta to dir's occupancy at at, which is no earlier than
-// any change before it. Changes at one instant make one row, written
-// once time moves past it.
-func (c *CSV) change(dir link.Dir, at time.Duration, delta int) {
-	c.flush(at)
-	c.queued[dir] += delta
-	c.held[dir], c.holding[dir] = point{at, c.queued[dir]}, true
-}
-
-// flush writes the held rows from before the instant at. Changes come in
-// time order and each flushes first, so rows held together are of one
-// instant.
-func (c *CSV) flush(at time.Duration) {
-	c.flushDir(link.AtoB, at)
-	c.flushDir(link.BtoA, at)
-}
-
-func (c *CSV) flushDir(dir link.Dir, at time.Duration) {
-	if c.holding[dir] && c.held[dir].at < at {
-		c.row(c.held[dir].at, "queue", DirName(dir), "", "", "", "", "", strconv.Itoa(c.held[dir].n))
-		c.holding[dir] = false
-	}
+	c.queue.observe(e)
 }
 
 func (c *CSV) row(at time.Duration, cells ...string) {
@@ -186,7 +122,7 @@ func (c *CSV) Close() error {
 	if !c.started && len(c.early) > 0 {
 		c.begin(c.early[0].At)
 	}
-	c.until(1<<63 - 1)
+	c.queue.end()
 	c.w.Flush()
 	if err := c.w.Error(); err != nil {
 		return fmt.Errorf("timeline: write CSV: %w", err)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/csv"
 	"math/rand/v2"
+	"slices"
+	"sort"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -46,15 +48,43 @@ func TestCSV(t *testing.T) {
 	}
 }
 
-// The streamed CSV's queue rows are the occupancy the in-memory timeline
-// computes from all the events at the end, row for row, in time order.
-func TestCSVQueueMatchesTimeline(t *testing.T) {
+// occupancyOf is the queue occupancy computed from all the events at the
+// end: every arrival and departure sorted, one point per instant.
+func occupancyOf(events []link.Event, dir link.Dir) []Point {
+	type edge struct {
+		at    time.Duration
+		delta int
+	}
+	var edges []edge
+	for _, e := range events {
+		if e.Kind == link.EventQueue && e.Dir == dir && e.Finish > e.At {
+			edges = append(edges, edge{e.At, +1}, edge{e.Finish, -1})
+		}
+	}
+	sort.SliceStable(edges, func(i, j int) bool { return edges[i].at < edges[j].at })
+	var pts []Point
+	n := 0
+	for i, e := range edges {
+		n += e.delta
+		if i+1 < len(edges) && edges[i+1].at == e.at {
+			continue
+		}
+		pts = append(pts, Point{e.at, float64(n)})
+	}
+	return pts
+}
+
+// The streamed CSV's queue rows and the in-memory timeline's are the
+// occupancy computed from all the events at the end, point for point, in
+// time order.
+func TestQueueOccupancy(t *testing.T) {
 	zero := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := 0; trial < 50; trial++ {
 		var mem Timeline
 		var b bytes.Buffer
 		c := NewCSV(&b)
+		var events []link.Event
 		at := time.Duration(0)
 		busy := [2]time.Duration{}
 		for i := 0; i < 200; i++ {
@@ -65,6 +95,7 @@ func TestCSVQueueMatchesTimeline(t *testing.T) {
 			e := link.Event{Kind: link.EventQueue, Dir: dir, At: at, Time: zero.Add(at), Start: start, Finish: busy[dir]}
 			mem.Observe(e)
 			c.Observe(e)
+			events = append(events, e)
 		}
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
@@ -89,12 +120,63 @@ func TestCSVQueueMatchesTimeline(t *testing.T) {
 		}
 		for _, dir := range []link.Dir{link.AtoB, link.BtoA} {
 			var want []string
-			for _, p := range mem.Queue(dir) {
+			for _, p := range occupancyOf(events, dir) {
 				want = append(want, ms(p.At)+" "+strconv.Itoa(int(p.Value)))
 			}
 			if strings.Join(got[dir], ",") != strings.Join(want, ",") {
-				t.Fatalf("trial %d, %s:\nstreamed %v\nin memory %v", trial, DirName(dir), got[dir], want)
+				t.Fatalf("trial %d, %s:\nstreamed %v\nwant %v", trial, DirName(dir), got[dir], want)
 			}
+			if m, w := mem.Queue(dir), occupancyOf(events, dir); !slices.Equal(m, w) {
+				t.Fatalf("trial %d, %s:\nin memory %v\nwant %v", trial, DirName(dir), m, w)
+			}
+		}
+	}
+}
+
+// A long run's timeline keeps at most about MaxPoints per series, with
+// the queue's peak, each connection's first and last samples, and points
+// spread over the whole run.
+func TestTimelineThins(t *testing.T) {
+	zero := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	server := netip.MustParseAddrPort("198.18.0.2:80")
+	client := netip.MustParseAddrPort("198.18.0.1:40000")
+	var tl Timeline
+	const n = 10 * MaxPoints
+	peakAt := 7 * MaxPoints
+	for i := range n {
+		at := time.Duration(i) * time.Millisecond
+		// One packet queued at a time, each for 0.5 ms; at peakAt a burst of 5.
+		burst := 1
+		if i == peakAt {
+			burst = 5
+		}
+		for range burst {
+			tl.Observe(link.Event{Kind: link.EventQueue, Dir: link.BtoA, At: at, Time: zero.Add(at), Finish: at + time.Millisecond/2})
+		}
+		tl.TCP(tcpstack.Sample{At: zero.Add(at), Local: server, Remote: client, Cwnd: i})
+	}
+	q := tl.Queue(link.BtoA)
+	if len(q) > MaxPoints+2 || len(q) < MaxPoints/2 {
+		t.Errorf("queue series has %d points; want about %d", len(q), MaxPoints)
+	}
+	peak := slices.MaxFunc(q, func(a, b Point) int { return int(a.Value - b.Value) })
+	if peak.Value != 5 {
+		t.Errorf("queue peak %v kept; want 5", peak)
+	}
+	if last := q[len(q)-1]; last.Value != 0 || last.At != time.Duration(n-1)*time.Millisecond+time.Millisecond/2 {
+		t.Errorf("last queue point %v; want the queue empty at the last departure", last)
+	}
+	conns := tl.Conns()
+	if len(conns) != 1 {
+		t.Fatalf("%d connections", len(conns))
+	}
+	s := conns[0].Samples
+	if len(s) > MaxPoints+1 || len(s) < MaxPoints/2 || s[0].Cwnd != 0 || s[len(s)-1].Cwnd != n-1 {
+		t.Errorf("%d samples from cwnd %d to %d; want about %d from 0 to %d", len(s), s[0].Cwnd, s[len(s)-1].Cwnd, MaxPoints, n-1)
+	}
+	for i := 1; i < len(s); i++ {
+		if gap := s[i].Cwnd - s[i-1].Cwnd; gap <= 0 || gap > 16 {
+			t.Fatalf("samples %d and %d are %d apart; want evenly thinned", i-1, i, gap)
 		}
 	}
 }
