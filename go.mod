@@ -2,6 +2,11 @@ module github.com/netemu/netemu
 
 go 1.26.8
 
+// The TLS of the HTTP workloads draws from the run's seeded generator;
+// without this setting crypto/tls ignores it for key generation, and
+// runs over TLS are no longer the same twice on the virtual clock.
+godebug cryptocustomrand=1
+
 require (
 	github.com/google/gopacket v1.1.19
 	github.com/schollz/progressbar/v3 v3.19.1

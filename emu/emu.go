@@ -275,17 +275,23 @@ type Conn interface {
 }
 
 // Env is what a workload needs of a network: a client that dials a
-// server, the run's clock, and ordered goroutine starts. *Net implements
-// it; so does the kernel backend.
+// server, the run's clock, ordered goroutine starts, and the run's seed,
+// from which a workload draws whatever randomness it needs of its own
+// (TLS keys and handshakes). *Net implements it; so does the kernel
+// backend.
 type Env interface {
 	Now() time.Time
 	Sleep(ctx context.Context, d time.Duration) error
 	Listen(port uint16) (net.Listener, error)
 	Dial(ctx context.Context, port uint16) (Conn, error)
 	Go(f func())
+	Seed() uint64
 }
 
 var _ Env = (*Net)(nil)
+
+// Seed returns the seed of the run's randomness, Config.Seed.
+func (n *Net) Seed() uint64 { return n.cfg.Seed }
 
 // Listen listens on the server's port; see tcpstack.Host.Listen.
 func (n *Net) Listen(port uint16) (net.Listener, error) { return n.server.Listen(port) }

@@ -339,6 +339,10 @@ func (n *Net) Sleep(ctx context.Context, d time.Duration) error {
 // Go implements emu.Env: a plain go statement.
 func (n *Net) Go(f func()) { go f() }
 
+// Seed implements emu.Env: the seed of the link's impairments,
+// Config.Link.Seed, which the workloads' own randomness derives from too.
+func (n *Net) Seed() uint64 { return n.cfg.Link.Seed }
+
 // Listen listens on the server namespace's port.
 func (n *Net) Listen(port uint16) (net.Listener, error) {
 	select {

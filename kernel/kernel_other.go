@@ -44,6 +44,7 @@ func (n *Net) Inodes() [2]uint64            { return [2]uint64{} }
 func (n *Net) Close() error                 { return nil }
 func (n *Net) Now() time.Time               { return time.Now() }
 func (n *Net) Go(f func())                  { go f() }
+func (n *Net) Seed() uint64                 { return 0 }
 
 func (n *Net) Sleep(ctx context.Context, d time.Duration) error { return errNotLinux }
 func (n *Net) Listen(port uint16) (net.Listener, error)         { return nil, errNotLinux }

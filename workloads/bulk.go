@@ -113,14 +113,14 @@ func (b Bulk) Model(path Path) Model {
 
 // Run implements Workload.
 func (b Bulk) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
-	srv, err := startServer(env, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, err := startServer(env, web{proto: H1}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		blob(w, b.Size)
 	}))
 	if err != nil {
 		return Result{}, err
 	}
 	defer srv.stop()
-	cl := newClient(env, 1)
+	cl := newClient(env, web{proto: H1}, 1)
 	defer cl.tr.CloseIdleConnections()
 	start := env.Now()
 	n, err := cl.get(ctx, "http://server/file")

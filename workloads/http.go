@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -16,7 +17,49 @@ import (
 
 const httpPort = 80
 
-// server runs an HTTP/1.1 server on the env's server side until stop is
+// web is how an HTTP workload's server and client talk: the protocol
+// and, for a secure one, both sides' TLS configurations.
+type web struct {
+	proto          Proto
+	server, client *tls.Config // nil for h1
+}
+
+// newWeb sets up protocol p (with TLS version v, resuming sessions if
+// resume) on env; see tlsConfigs.
+func newWeb(env emu.Env, p Proto, v TLSVersion, resume bool) (web, error) {
+	p, v = protoDefaults(p, v)
+	w := web{proto: p}
+	if !p.secure() {
+		return w, nil
+	}
+	var err error
+	w.server, w.client, err = tlsConfigs(env, v, resume)
+	return w, err
+}
+
+// scheme is the URL scheme the client asks for: https for h1s, whose
+// TLS net/http makes; http for h1, and for h2, whose TLS the workload
+// makes itself (see h2.go).
+func (w web) scheme() string {
+	if w.proto == H1S {
+		return "https"
+	}
+	return "http"
+}
+
+// protocols is the HTTP versions both sides offer: HTTP/1.1 alone, or
+// HTTP/2 alone, spoken over the TLS connections of h2.go.
+func (w web) protocols() *http.Protocols {
+	p := new(http.Protocols)
+	if w.proto == H2 {
+		p.SetUnencryptedHTTP2(true)
+	} else {
+		p.SetHTTP1(true)
+	}
+	return p
+}
+
+// server runs an HTTP server on the env's server side until stop is
 // called. Responses carry a Date from the run's clock, so that virtual
 // runs send the same bytes every time.
 type server struct {
@@ -24,20 +67,33 @@ type server struct {
 	done chan struct{}
 }
 
-func startServer(env emu.Env, h http.Handler) (*server, error) {
+func startServer(env emu.Env, web web, h http.Handler) (*server, error) {
 	ln, err := env.Listen(httpPort)
 	if err != nil {
 		return nil, err
 	}
+	if web.proto == H2 {
+		ln = h2Listener{ln, env, web.server}
+	}
 	s := &server{done: make(chan struct{})}
-	s.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Date", env.Now().UTC().Format(http.TimeFormat))
-		w.Header().Set("Content-Type", "application/octet-stream")
-		h.ServeHTTP(w, r)
-	})}
+	s.srv = &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Date", env.Now().UTC().Format(http.TimeFormat))
+			w.Header().Set("Content-Type", "application/octet-stream")
+			h.ServeHTTP(w, r)
+		}),
+		Protocols: web.protocols(),
+	}
+	if web.proto == H1S {
+		s.srv.TLSConfig = web.server
+	}
 	env.Go(func() {
 		defer close(s.done)
-		s.srv.Serve(ln)
+		if web.proto == H1S {
+			s.srv.ServeTLS(ln, "", "")
+		} else {
+			s.srv.Serve(ln)
+		}
 	})
 	return s, nil
 }
@@ -46,6 +102,40 @@ func (s *server) stop() {
 	s.srv.Close()
 	<-s.done
 }
+
+// turns lets goroutines that act at one instant take their turns in a
+// fixed order: turn i begins once turn i-1 has ended. HTTP/2 needs it for
+// determinism: a page's requests all leave at one instant, one goroutine
+// each, and the server runs a handler goroutine per stream, so without
+// turns they would race for the connection and put their frames on it in
+// a different order on every run. Turns keep the order a single-threaded
+// browser and server would have: requests in page order, each response's
+// frames after the previous one's.
+type turns struct {
+	ended []chan struct{}
+	once  []sync.Once
+}
+
+func newTurns(n int) *turns {
+	t := &turns{ended: make([]chan struct{}, n), once: make([]sync.Once, n)}
+	for i := range t.ended {
+		t.ended[i] = make(chan struct{})
+	}
+	return t
+}
+
+// wait waits until turn i may begin, or ctx ends.
+func (t *turns) wait(ctx context.Context, i int) {
+	if i > 0 {
+		select {
+		case <-t.ended[i-1]:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// end ends turn i; ending it again does nothing.
+func (t *turns) end(i int) { t.once[i].Do(func() { close(t.ended[i]) }) }
 
 // blob serves n bytes of a fixed pattern.
 func blob(w http.ResponseWriter, n int) {
@@ -70,7 +160,8 @@ func pattern(n int) []byte {
 }
 
 // client is an HTTP client whose connections go through env, counting
-// them.
+// them. Over h2 it opens one connection and multiplexes every request
+// on it, as a browser does.
 type client struct {
 	*http.Client
 	tr *http.Transport
@@ -79,21 +170,32 @@ type client struct {
 	conns int
 }
 
-func newClient(env emu.Env, maxConns int) *client {
+func newClient(env emu.Env, web web, maxConns int) *client {
 	c := &client{}
+	if web.proto == H2 {
+		maxConns = 1
+	}
 	c.tr = &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			conn, err := env.Dial(ctx, httpPort)
-			if err == nil {
-				c.mu.Lock()
-				c.conns++
-				c.mu.Unlock()
+			if err != nil {
+				return nil, err
 			}
-			return conn, err
+			c.mu.Lock()
+			c.conns++
+			c.mu.Unlock()
+			if web.proto == H2 {
+				return dialH2(ctx, conn, env, web.client)
+			}
+			return conn, nil
 		},
 		MaxConnsPerHost:     maxConns,
 		MaxIdleConnsPerHost: maxConns,
 		DisableCompression:  true,
+		Protocols:           web.protocols(),
+	}
+	if web.proto == H1S {
+		c.tr.TLSClientConfig = web.client
 	}
 	c.Client = &http.Client{Transport: c.tr}
 	return c

@@ -2,10 +2,12 @@ package workloads
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/netemu/netemu/emu"
@@ -34,6 +36,8 @@ var keepAliveKind = Kind{
 		requests := positive(fs, "requests", DefaultKeepAliveRequests, "sequential requests")
 		response := size(fs, "response", DefaultKeepAliveSize, 0, "1KB", "bytes of each response")
 		modes := variants(fs, "mode", "both", "fresh, reuse or both", Fresh, Reuse)
+		protos := protoFlags(fs)
+		resume := boolVariants(fs, "resume", "false", "resume TLS sessions on fresh connections (h1s, h2): true, false or both")
 		return func() ([]Workload, error) {
 			n, err := requests()
 			if err != nil {
@@ -44,11 +48,34 @@ var keepAliveKind = Kind{
 				return nil, err
 			}
 			ms, err := modes()
-			var ws []Workload
-			for _, m := range ms {
-				ws = append(ws, KeepAlive{Requests: n, Mode: m, Size: s})
+			if err != nil {
+				return nil, err
 			}
-			return ws, err
+			ps, err := protos()
+			if err != nil {
+				return nil, err
+			}
+			rs, err := resume()
+			if err != nil {
+				return nil, err
+			}
+			var ws []Workload
+			for _, p := range ps {
+				for _, m := range ms {
+					for _, r := range rs {
+						// Resumption only matters where a fresh
+						// connection makes a TLS handshake again.
+						if r && (m != Fresh || !Proto(p[0]).secure()) {
+							if len(rs) > 1 {
+								continue
+							}
+							r = false
+						}
+						ws = append(ws, KeepAlive{Requests: n, Mode: m, Size: s, Proto: Proto(p[0]), TLS: TLSVersion(p[1]), Resume: r})
+					}
+				}
+			}
+			return ws, nil
 		}
 	},
 	References: []Reference{
@@ -64,17 +91,26 @@ var keepAliveKind = Kind{
 }
 
 // KeepAlive makes Requests sequential small requests, each on a fresh
-// connection or all on one reused connection.
+// connection or all on one reused connection, over HTTP/1.1 (plain or
+// over TLS) or HTTP/2.
 type KeepAlive struct {
-	Requests int      // 0 means DefaultKeepAliveRequests
-	Mode     ConnMode // Fresh or Reuse; "" means Reuse
-	Size     int      // response bytes; 0 means DefaultKeepAliveSize
+	Requests int        // 0 means DefaultKeepAliveRequests
+	Mode     ConnMode   // Fresh or Reuse; "" means Reuse
+	Size     int        // response bytes; 0 means DefaultKeepAliveSize
+	Proto    Proto      // "" means H1
+	TLS      TLSVersion // h1s and h2 only; "" means DefaultTLS
+	// Resume resumes TLS sessions from tickets: each fresh connection
+	// after the first makes an abbreviated handshake. h1s and h2 only.
+	Resume bool
 }
 
 // KeepAliveDetail is KeepAlive's own figures.
 type KeepAliveDetail struct {
 	Mode       ConnMode
 	PerRequest time.Duration // Elapsed ÷ Requests
+	Proto      Proto         // "" for h1, which records leave out
+	TLS        TLSVersion    // "" without TLS
+	Resumed    int           // connections whose TLS session resumed
 }
 
 // Summary implements Detail.
@@ -83,16 +119,30 @@ func (d KeepAliveDetail) Summary() string { return link.FormatDuration(d.PerRequ
 // MarshalJSON writes the record's keepalive fields.
 func (d KeepAliveDetail) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Mode       ConnMode `json:"mode"`
-		PerRequest float64  `json:"per_request_ms"`
-	}{d.Mode, ms(d.PerRequest)})
+		Mode       ConnMode   `json:"mode"`
+		PerRequest float64    `json:"per_request_ms"`
+		Proto      Proto      `json:"proto,omitempty"`
+		TLS        TLSVersion `json:"tls,omitempty"`
+		Resumed    *int       `json:"resumed_conns,omitempty"`
+	}{d.Mode, ms(d.PerRequest), d.Proto, d.TLS, resumedField(d)})
 }
 
 // Name implements Workload.
 func (KeepAlive) Name() string { return "keepalive" }
 
-// Variant implements Workload: the mode.
-func (k KeepAlive) Variant() string { return string(k.WithDefaults().(KeepAlive).Mode) }
+// Variant implements Workload: the mode, then the protocol unless h1,
+// then "resumed" if sessions resume.
+func (k KeepAlive) Variant() string {
+	k = k.WithDefaults().(KeepAlive)
+	v := string(k.Mode)
+	if l := protoLabel(k.Proto, k.TLS); l != "" {
+		v += ", " + l
+	}
+	if k.Resume {
+		v += ", resumed"
+	}
+	return v
+}
 
 // WithDefaults implements Workload.
 func (k KeepAlive) WithDefaults() Workload {
@@ -105,6 +155,7 @@ func (k KeepAlive) WithDefaults() Workload {
 	if k.Size == 0 {
 		k.Size = DefaultKeepAliveSize
 	}
+	k.Proto, k.TLS = protoDefaults(k.Proto, k.TLS)
 	return k
 }
 
@@ -117,36 +168,57 @@ func (k KeepAlive) Validate() error {
 		return fmt.Errorf("keepalive: mode %q is unknown; want %q or %q", k.Mode, Fresh, Reuse)
 	case k.Size < 0:
 		return fmt.Errorf("keepalive: size is %d bytes; want 0 or more", k.Size)
+	case k.Resume && !Proto(k.Proto).secure():
+		return fmt.Errorf("keepalive: resume needs TLS; want protocol h1s or h2, not %q", k.Proto)
 	}
-	return nil
+	return validateProto("keepalive", k.Proto, k.TLS)
 }
 
-// Model: fresh costs two round trips per request (handshake and
-// request), reuse one per request plus one handshake.
+// Model: each request costs one round trip, and each connection its
+// handshakes (TCP one, TLS 1.3 one more, TLS 1.2 two more, one when a
+// TLS 1.2 session resumes): fresh pays them per request, the first
+// connection in full and the others resumed if sessions resume; reuse
+// pays them once.
 func (k KeepAlive) Model(path Path) Model {
 	k = k.WithDefaults().(KeepAlive)
-	rt := float64(k.Requests + 1)
+	full := handshakeRTTs(k.Proto, k.TLS, false)
+	rt := float64(k.Requests) + full
 	if k.Mode == Fresh {
-		rt = float64(2 * k.Requests)
+		rt = float64(k.Requests) + full + float64(k.Requests-1)*handshakeRTTs(k.Proto, k.TLS, k.Resume)
 	}
 	return model(path, rt, int64(k.Requests*k.Size), 0)
 }
 
 // Run implements Workload.
 func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
-	srv, err := startServer(env, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	web, err := newWeb(env, k.Proto, k.TLS, k.Resume)
+	if err != nil {
+		return Result{}, err
+	}
+	srv, err := startServer(env, web, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		blob(w, k.Size)
 	}))
 	if err != nil {
 		return Result{}, err
 	}
 	defer srv.stop()
-	cl := newClient(env, 1)
+	var resumed atomic.Int64
+	if web.client != nil {
+		// Count the handshakes that resumed a session.
+		web.client = web.client.Clone()
+		web.client.VerifyConnection = func(cs tls.ConnectionState) error {
+			if cs.DidResume {
+				resumed.Add(1)
+			}
+			return nil
+		}
+	}
+	cl := newClient(env, web, 1)
 	defer cl.tr.CloseIdleConnections()
 	var bytes int64
 	start := env.Now()
 	for i := range k.Requests {
-		n, err := cl.get(ctx, fmt.Sprintf("http://server/r/%02d", i))
+		n, err := cl.get(ctx, fmt.Sprintf("%s://server/r/%02d", web.scheme(), i))
 		if err != nil {
 			return Result{}, fmt.Errorf("request %d: %w", i, err)
 		}
@@ -164,6 +236,14 @@ func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, err
 		Bytes:    bytes,
 		Conns:    cl.opened(),
 		Requests: k.Requests,
-		Detail:   KeepAliveDetail{Mode: k.Mode, PerRequest: elapsed / time.Duration(k.Requests)},
+		Detail:   KeepAliveDetail{Mode: k.Mode, PerRequest: elapsed / time.Duration(k.Requests), Proto: recorded(k.Proto), TLS: k.TLS, Resumed: int(resumed.Load())},
 	}, nil
+}
+
+// resumedField is the record's resumed_conns: present over TLS only.
+func resumedField(d KeepAliveDetail) *int {
+	if d.TLS == "" {
+		return nil
+	}
+	return &d.Resumed
 }

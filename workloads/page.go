@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,11 +24,12 @@ const (
 
 var pageKind = Kind{
 	Name:  "page",
-	About: "many small HTTP/1.1 resources over keep-alive connections",
+	About: "many small HTTP resources over keep-alive connections (HTTP/1.1, over TLS, or HTTP/2)",
 	Flags: func(fs *flag.FlagSet) func() ([]Workload, error) {
 		resources := positive(fs, "resources", DefaultPageResources, "resources on the page")
 		total := size(fs, "total", DefaultPageTotal, 0, "120KB", "bytes of all resources together")
-		conns := positive(fs, "conns", DefaultPageConns, "parallel keep-alive connections")
+		conns := positive(fs, "conns", DefaultPageConns, "parallel keep-alive connections (h1, h1s; h2 uses one)")
+		protos := protoFlags(fs)
 		return func() ([]Workload, error) {
 			r, err := resources()
 			if err != nil {
@@ -44,7 +46,15 @@ var pageKind = Kind{
 			if err != nil {
 				return nil, err
 			}
-			return []Workload{Page{Resources: r, Total: t, Conns: c}}, nil
+			ps, err := protos()
+			if err != nil {
+				return nil, err
+			}
+			var ws []Workload
+			for _, p := range ps {
+				ws = append(ws, Page{Resources: r, Total: t, Conns: c, Proto: Proto(p[0]), TLS: TLSVersion(p[1])})
+			}
+			return ws, nil
 		}
 	},
 	References: []Reference{
@@ -60,18 +70,23 @@ var pageKind = Kind{
 	},
 }
 
-// Page fetches Resources resources totalling Total bytes over HTTP/1.1
-// with at most Conns parallel keep-alive connections, as a browser loads
-// a page's assets.
+// Page fetches Resources resources totalling Total bytes, as a browser
+// loads a page's assets: over HTTP/1.1 (plain or over TLS) with at most
+// Conns parallel keep-alive connections, or over HTTP/2 with every
+// request at once on one connection.
 type Page struct {
-	Resources int // 0 means DefaultPageResources
-	Total     int // bytes; 0 means DefaultPageTotal
-	Conns     int // 0 means DefaultPageConns
+	Resources int        // 0 means DefaultPageResources
+	Total     int        // bytes; 0 means DefaultPageTotal
+	Conns     int        // 0 means DefaultPageConns; h2 opens one
+	Proto     Proto      // "" means H1
+	TLS       TLSVersion // h1s and h2 only; "" means DefaultTLS
 }
 
-// PageDetail is Page's own figure.
+// PageDetail is Page's own figures.
 type PageDetail struct {
 	RequestsPerConn float64
+	Proto           Proto      // "" for h1, which records leave out
+	TLS             TLSVersion // "" without TLS
 }
 
 // Summary implements Detail.
@@ -80,15 +95,17 @@ func (d PageDetail) Summary() string { return fmt.Sprintf("%.1f requests per con
 // MarshalJSON writes the record's page fields.
 func (d PageDetail) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		RequestsPerConn float64 `json:"requests_per_conn"`
-	}{d.RequestsPerConn})
+		RequestsPerConn float64    `json:"requests_per_conn"`
+		Proto           Proto      `json:"proto,omitempty"`
+		TLS             TLSVersion `json:"tls,omitempty"`
+	}{d.RequestsPerConn, d.Proto, d.TLS})
 }
 
 // Name implements Workload.
 func (Page) Name() string { return "page" }
 
-// Variant implements Workload: a page has none.
-func (Page) Variant() string { return "" }
+// Variant implements Workload: the protocol, "" for h1.
+func (p Page) Variant() string { return protoLabel(protoDefaults(p.Proto, p.TLS)) }
 
 // WithDefaults implements Workload.
 func (p Page) WithDefaults() Workload {
@@ -101,6 +118,7 @@ func (p Page) WithDefaults() Workload {
 	if p.Conns == 0 {
 		p.Conns = DefaultPageConns
 	}
+	p.Proto, p.TLS = protoDefaults(p.Proto, p.TLS)
 	return p
 }
 
@@ -114,7 +132,7 @@ func (p Page) Validate() error {
 	case p.Conns < 0:
 		return fmt.Errorf("page: conns is %d; want 1 or more", p.Conns)
 	}
-	return nil
+	return validateProto("page", p.Proto, p.TLS)
 }
 
 // size is resource i's size: Total spread evenly, the remainder on the
@@ -127,20 +145,60 @@ func (p Page) size(i int) int {
 	return s
 }
 
-// Model: one round trip for the handshakes (in parallel), then one per
-// wave of Conns requests, plus the bytes at the link's rate.
+// Model: the handshakes' round trips (the connections' in parallel: TCP
+// one, TLS 1.3 one more, TLS 1.2 two more), then over HTTP/1.1 one per
+// wave of Conns requests, over HTTP/2 one per round of the one
+// connection's congestion window (see cwndRounds), plus the bytes at the
+// link's rate.
 func (p Page) Model(path Path) Model {
 	p = p.WithDefaults().(Page)
-	return model(path, float64(1+ceilDiv(p.Resources, p.Conns)), int64(p.Total), 0)
+	waves := ceilDiv(p.Resources, p.Conns)
+	if p.Proto == H2 {
+		waves = cwndRounds(p.Total)
+	}
+	return model(path, handshakeRTTs(p.Proto, p.TLS, false)+float64(waves), int64(p.Total), 0)
+}
+
+// initialWindow is the congestion window a connection starts with, in
+// segments (RFC 6928; Linux's and gVisor's).
+const initialWindow = 10
+
+// cwndRounds is the round trips one connection takes to deliver n bytes
+// requested at once from a fresh start: slow start sends 10 segments in
+// the first, and doubles the window each round after.
+func cwndRounds(n int) int {
+	segs := ceilDiv(n, mss)
+	rounds := 0
+	for w := initialWindow; segs > 0; w *= 2 {
+		segs -= w
+		rounds++
+	}
+	return max(rounds, 1)
 }
 
 // Run implements Workload.
 func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
-	srv, err := startServer(env, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	web, err := newWeb(env, p.Proto, p.TLS, false)
+	if err != nil {
+		return Result{}, err
+	}
+	// Over HTTP/2 the client sends its requests, the server writes its
+	// responses and the client reads them, in page order (see turns).
+	var sending, serving *turns
+	if p.Proto == H2 {
+		sending, serving = newTurns(p.Resources), newTurns(p.Resources)
+	}
+	srv, err := startServer(env, web, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/r/"))
 		if err != nil || i < 0 || i >= p.Resources {
 			http.NotFound(w, r)
 			return
+		}
+		if serving != nil {
+			// The turn ends when the stream does: once its last frame
+			// is written, the server cancels its context.
+			serving.wait(r.Context(), i)
+			context.AfterFunc(r.Context(), func() { serving.end(i) })
 		}
 		blob(w, p.size(i))
 	}))
@@ -148,7 +206,14 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 		return Result{}, err
 	}
 	defer srv.stop()
-	cl := newClient(env, p.Conns)
+	cl := newClient(env, web, p.Conns)
+	// A browser sends every request of an HTTP/2 page at once, each on a
+	// stream of the one connection; over HTTP/1.1 a connection carries
+	// one request at a time.
+	workers := p.Conns
+	if p.Proto == H2 {
+		workers = p.Resources
+	}
 	defer cl.tr.CloseIdleConnections()
 
 	var (
@@ -171,7 +236,7 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 	// The workers start one at a time (env.Go), so each opens its
 	// connection in the same order on every run; afterwards whichever
 	// worker finishes first takes the next resource.
-	for range min(p.Conns, p.Resources) {
+	for range min(workers, p.Resources) {
 		wg.Add(1)
 		env.Go(func() {
 			defer wg.Done()
@@ -180,7 +245,15 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 				if !ok {
 					return
 				}
-				n, err := cl.get(ctx, fmt.Sprintf("http://server/r/%02d", i))
+				rctx := ctx
+				if sending != nil {
+					sending.wait(ctx, i)
+					rctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { sending.end(i) }})
+				}
+				n, err := cl.get(rctx, fmt.Sprintf("%s://server/r/%02d", web.scheme(), i))
+				if sending != nil {
+					sending.end(i)
+				}
 				mu.Lock()
 				bytes += n
 				if err != nil && first == nil {
@@ -205,6 +278,6 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 		Bytes:    bytes,
 		Conns:    conns,
 		Requests: p.Resources,
-		Detail:   PageDetail{RequestsPerConn: float64(p.Resources) / float64(conns)},
+		Detail:   PageDetail{RequestsPerConn: float64(p.Resources) / float64(conns), Proto: recorded(p.Proto), TLS: p.TLS},
 	}, nil
 }

@@ -18,7 +18,13 @@ import (
 // reference defaults (1000-packet queue, Linux's delayed ACK).
 func run(t testing.TB, w Workload, p Path) (Result, emu.Stats) {
 	t.Helper()
-	n, err := emu.New(emu.Config{Link: link.Config{Delay: p.RTT / 2, Rate: p.Rate, DelayedACK: p.DelayedACK}, Seed: 1})
+	return runSeed(t, w, p, 1)
+}
+
+// runSeed is run with the given seed.
+func runSeed(t testing.TB, w Workload, p Path, seed uint64) (Result, emu.Stats) {
+	t.Helper()
+	n, err := emu.New(emu.Config{Link: link.Config{Delay: p.RTT / 2, Rate: p.Rate, DelayedACK: p.DelayedACK}, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}

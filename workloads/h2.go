@@ -1,0 +1,135 @@
+package workloads
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/netemu/netemu/emu"
+)
+
+// HTTP/2 over TLS, made deterministic.
+//
+// net/http's HTTP/2 runs a goroutine per stream on the server and per
+// request on the client, and flushes its frames whenever its write queue
+// runs dry. At one instant of the virtual clock those goroutines race,
+// so where one TLS record ends and the next begins, and whether a write
+// reaches the TCP stack before or after the stack has finished with the
+// segment that prompted it, would change from run to run. So h2 makes
+// its own TLS connections (with ALPN "h2", as a browser's) and hands
+// net/http a connection that batches: every write of one instant goes to
+// TLS as one write once the run has settled (batchConn). Over it both
+// sides speak HTTP/2 with prior knowledge, which on the wire is the same
+// as HTTP/2 chosen by ALPN: the ALPN exchange happened in the handshake.
+// The page's requests and responses also take turns (see turns).
+
+const alpnH2 = "h2"
+
+// withALPN returns a copy of cfg offering h2 alone.
+func withALPN(cfg *tls.Config) *tls.Config {
+	cfg = cfg.Clone()
+	cfg.NextProtos = []string{alpnH2}
+	return cfg
+}
+
+// dialH2 makes the client's TLS handshake on conn, checks that the server
+// chose h2, and returns the connection net/http's HTTP/2 is to use.
+func dialH2(ctx context.Context, conn net.Conn, env emu.Env, cfg *tls.Config) (net.Conn, error) {
+	tc := tls.Client(conn, withALPN(cfg))
+	if err := tc.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if p := tc.ConnectionState().NegotiatedProtocol; p != alpnH2 {
+		tc.Close()
+		return nil, fmt.Errorf("TLS: the server chose protocol %q; want %q", p, alpnH2)
+	}
+	return newBatchConn(tc, env), nil
+}
+
+// h2Listener hands out the server's side of dialH2's connections: TLS
+// offering h2 alone, batched. The handshake happens on first use, in the
+// connection's own goroutine.
+type h2Listener struct {
+	net.Listener
+	env emu.Env
+	cfg *tls.Config
+}
+
+func (l h2Listener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return newBatchConn(tls.Server(c, withALPN(l.cfg)), l.env), nil
+}
+
+// batchConn passes the writes made at one instant to its connection as
+// one write, once the run has settled (env.Go): the TLS records and TCP
+// segments they make then depend on what was written, not on which
+// goroutine got there first. Write returns at once; an error of the
+// connection's comes back from a later Write or from Close. Close writes
+// what is pending first. On the real clock env.Go is a go statement and
+// a batch is whatever accumulated before that goroutine ran.
+type batchConn struct {
+	net.Conn
+	env emu.Env
+
+	wmu sync.Mutex // held while writing to Conn, so batches keep their order
+
+	mu      sync.Mutex
+	pending []byte
+	queued  bool  // a flush is scheduled
+	err     error // the first write error
+}
+
+func newBatchConn(c net.Conn, env emu.Env) *batchConn { return &batchConn{Conn: c, env: env} }
+
+func (c *batchConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return 0, c.err
+	}
+	c.pending = append(c.pending, b...)
+	if !c.queued {
+		c.queued = true
+		c.env.Go(c.flush)
+	}
+	return len(b), nil
+}
+
+// flush writes what is pending.
+func (c *batchConn) flush() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.mu.Lock()
+	b := c.pending
+	c.pending, c.queued = nil, false
+	failed := c.err != nil
+	c.mu.Unlock()
+	if len(b) == 0 || failed {
+		return
+	}
+	if _, err := c.Conn.Write(b); err != nil {
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = err
+		}
+		c.mu.Unlock()
+	}
+}
+
+// Close writes what is pending, then closes the connection.
+func (c *batchConn) Close() error {
+	c.flush()
+	c.mu.Lock()
+	err := c.err
+	c.mu.Unlock()
+	if cerr := c.Conn.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
