@@ -66,7 +66,7 @@ var pageKind = Kind{
 		{"page, rate 10 mbit", "200ms", Page{}, 200 * msec, 10e6, 1749 * msec},
 	},
 	Lossy: []Cell{
-		{"page, 10 mbit, RTT 50 ms", "loss 1%", Page{}, lossyLink(10e6, 50*msec, func(c *link.Config) { c.Loss = link.RandomLoss(0.01, 0) })},
+		{"page, 10 mbit, RTT 50 ms", "loss 1%", Page{}, lossyLink(10e6, 50*msec, func(c *link.Config) { c.Loss = link.RandomLoss(0.01, 0) }), 0},
 	},
 }
 

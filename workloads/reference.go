@@ -36,6 +36,19 @@ type Cell struct {
 	Label    string // the varied value, e.g. "queue 20"
 	Workload Workload
 	Link     link.Config
+	// MinRuns is how many seeds the cell needs at least, on each backend,
+	// for its median to settle: a distribution whose modes lie a timeout
+	// apart needs more than the default. 0: as many as asked.
+	MinRuns int
+}
+
+// Runs returns how many seeds to run c with when n are asked for: n, or
+// c.MinRuns if that is more, and none if n is 0.
+func (c Cell) Runs(n int) int {
+	if n == 0 {
+		return 0
+	}
+	return max(n, c.MinRuns)
 }
 
 // LossyCells returns every kind's lossy cells, in registry and table

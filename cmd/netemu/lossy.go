@@ -68,13 +68,13 @@ func reproduceLossy(ctx context.Context, o *options, clk emu.ClockMode, runs, ke
 			}
 			return experiment.SpreadOf(times, recs), times, last, err
 		}
-		es, etimes, er, err := measure(emulated, runs)
+		es, etimes, er, err := measure(emulated, cell.Runs(runs))
 		if err != nil {
 			return fmt.Errorf("%s, %s: %w", cell.Table, cell.Label, err)
 		}
 		var ks experiment.Spread
 		if kernelWhy == "" {
-			ks, _, _, err = measure(kern, kernelRuns)
+			ks, _, _, err = measure(kern, cell.Runs(kernelRuns))
 			var ue *usageError
 			switch {
 			case errors.As(err, &ue) || errors.Is(err, kernel.ErrUnsupported):
@@ -115,7 +115,11 @@ func reproduceLossy(ctx context.Context, o *options, clk emu.ClockMode, runs, ke
 		if bound != nil {
 			lb = fmtDur(er.Model.LossBound)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", cell.Label, fmtDur(es.Median), spreadRange(es), count(es.Drops), count(es.Retransmits), kcols, fmtDur(model), lb)
+		label := cell.Label
+		if cell.MinRuns > runs {
+			label += fmt.Sprintf(" (%d seeds)", cell.MinRuns)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", label, fmtDur(es.Median), spreadRange(es), count(es.Drops), count(es.Retransmits), kcols, fmtDur(model), lb)
 	}
 	if o.json {
 		return nil
