@@ -41,6 +41,11 @@ type Setup struct {
 	// when it differs.
 	Netem     string `json:"netem,omitempty"`
 	NetemDown string `json:"netem_down,omitempty"`
+	// Qdisc is the queue discipline in tc's grammar when it is not the
+	// drop-tail FIFO, and QdiscDown the server→client direction's when it
+	// differs (link.Qdisc.String).
+	Qdisc     string `json:"qdisc,omitempty"`
+	QdiscDown string `json:"qdisc_down,omitempty"`
 }
 
 // Outcome is what every run measures.
@@ -58,6 +63,7 @@ type Outcome struct {
 	Duplicated  uint64            `json:"duplicated,omitempty"`
 	Corrupted   uint64            `json:"corrupted,omitempty"` // delivered with a flipped bit, then dropped by the receiver's checksum
 	Reordered   uint64            `json:"reordered,omitempty"`
+	ECNMarked   uint64            `json:"ecn_marked,omitempty"` // marked CE by CoDel instead of dropped
 	PeakQueue   *int              `json:"peak_queue_packets,omitempty"`
 	ACKsHeld    uint64            `json:"acks_held"`
 	TraceSHA256 string            `json:"trace_sha256"` // "" where the backend has no trace
@@ -125,8 +131,15 @@ func ptr[T any](v T) *T { return &v }
 func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record {
 	lc := c.Link
 	queue := lc.QueuePackets
-	if queue == 0 && lc.QueueBytes == 0 {
+	if queue == 0 && lc.QueueBytes == 0 && lc.Qdisc.IsFIFO() {
 		queue = link.DefaultQueuePackets
+	}
+	var qdisc, qdiscDown string
+	if !lc.Qdisc.IsFIFO() {
+		qdisc = lc.Qdisc.String()
+	}
+	if lc.BtoA != nil && lc.BtoA.Qdisc != lc.Qdisc {
+		qdiscDown = lc.BtoA.Qdisc.String()
 	}
 	mtu := lc.MTU
 	if mtu == 0 {
@@ -157,6 +170,7 @@ func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record
 			Workload: r.Workload, Backend: backend, Clock: c.Clock.String(),
 			RTTms: Ms(c.RTT()), RateBps: lc.Rate, QueuePackets: queue, QueueBytes: lc.QueueBytes,
 			DelackMs: Ms(lc.DelayedACK), MTU: mtu, CC: string(cc), Netem: netem, NetemDown: down,
+			Qdisc: qdisc, QdiscDown: qdiscDown,
 		},
 		Outcome: Outcome{
 			ElapsedMs: Ms(r.Elapsed), ModelMs: Ms(r.Model.Elapsed), ModelRoundTrips: r.Model.RoundTrips,
@@ -166,6 +180,7 @@ func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record
 			Duplicated: st[0].Duplicated + st[1].Duplicated,
 			Corrupted:  st[0].Corrupted + st[1].Corrupted,
 			Reordered:  st[0].Reordered + st[1].Reordered,
+			ECNMarked:  st[0].ECNMarked + st[1].ECNMarked,
 			PeakQueue:  ptr(max(st[0].PeakQueuePackets, st[1].PeakQueuePackets)),
 		},
 		Detail: r.Detail,

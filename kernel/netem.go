@@ -96,6 +96,9 @@ func netemUnmappable(c link.Config) error {
 		if d.QueueBytes > 0 {
 			opts = append(opts, where+"QueueBytes (a queue limit in bytes; netem's counts packets)")
 		}
+		if !d.Qdisc.IsFIFO() {
+			opts = append(opts, where+"Qdisc "+d.Qdisc.String()+" (the netem path is one netem qdisc per direction, with no codel or fq_codel under it)")
+		}
 		// With a rate netem keeps jittered packets in order by itself;
 		// without one it lets jitter reorder them.
 		if d.KeepOrder && d.Jitter > 0 && d.Rate == 0 {

@@ -738,6 +738,8 @@ func TestNetemUnmappable(t *testing.T) {
 		{link.Config{Delay: time.Millisecond, Jitter: time.Millisecond, Rate: 1e6, KeepOrder: true, Loss: link.GELoss(0.01)}, nil},
 		{link.Config{KeepOrder: true}, nil},
 		{link.Config{QueueBytes: 3000}, []string{"QueueBytes"}},
+		{link.Config{Qdisc: link.Qdisc{Kind: link.FQCoDel}}, []string{"Qdisc"}},
+		{link.Config{BtoA: &link.Config{Qdisc: link.Qdisc{Kind: link.CoDel}}}, []string{"BtoA.Qdisc"}},
 		{link.Config{Outages: []link.Outage{{Start: 0, End: time.Second}}}, []string{"Outages"}},
 		{link.Config{Jitter: time.Millisecond, KeepOrder: true}, []string{"KeepOrder"}},
 		{link.Config{BtoA: &link.Config{QueueBytes: 3000, Jitter: time.Millisecond, KeepOrder: true}}, []string{"BtoA.QueueBytes", "BtoA.KeepOrder"}},
@@ -778,6 +780,8 @@ func TestNetemLinkVia(t *testing.T) {
 		{"", fits, yes, Netem, ""},
 		{Auto, fits, no, TUN, ""},
 		{Auto, bytesQueue, yes, TUN, ""},
+		{Auto, link.Config{Rate: 1e6, Qdisc: link.Qdisc{Kind: link.FQCoDel}}, yes, TUN, ""}, // netemu's own fq_codel, through TUN
+		{Netem, link.Config{Rate: 1e6, Qdisc: link.Qdisc{Kind: link.CoDel}}, yes, "", "Qdisc codel"},
 		{TUN, bytesQueue, yes, TUN, ""},
 		{Netem, fits, yes, Netem, ""},
 		{Netem, fits, no, "", "sch_netem"},

@@ -91,6 +91,15 @@ var stageConfigs = []struct {
 	{"reorder", Config{Rate: 1e9, Delay: time.Millisecond, Reorder: Chance{P: 0.1}}},
 	{"jitter", Config{Rate: 1e9, Delay: time.Millisecond, Jitter: 200 * time.Microsecond, Distribution: Normal}},
 	{"overhead", Config{Rate: 1e9, Delay: time.Millisecond, PacketOverhead: 14, CellSize: 48, CellOverhead: 5}},
+	// The queue disciplines at 1 Gbit/s, where the bursts never wait long
+	// enough for CoDel to act, and at 60 Mbit/s, under the bursts' 76.8
+	// Mbit/s: a standing queue, with tail drops (fifo), CoDel's drops
+	// (codel, fq_codel) and, for fq_codel, its flow lists at work.
+	{"codel", Config{Rate: 1e9, Delay: time.Millisecond, Qdisc: Qdisc{Kind: CoDel}}},
+	{"fq_codel", Config{Rate: 1e9, Delay: time.Millisecond, Qdisc: Qdisc{Kind: FQCoDel}}},
+	{"fifo-overload", Config{Rate: 60e6, Delay: time.Millisecond}},
+	{"codel-overload", Config{Rate: 60e6, Delay: time.Millisecond, Qdisc: Qdisc{Kind: CoDel}}},
+	{"fq_codel-overload", Config{Rate: 60e6, Delay: time.Millisecond, Qdisc: Qdisc{Kind: FQCoDel}}},
 	{"all", Config{Rate: 1e9, Delay: time.Millisecond, DelayedACK: LinuxDelayedACK, Loss: RandomLoss(0.01, 0.25), Duplicate: Chance{P: 0.01},
 		Corrupt: Chance{P: 0.01}, Reorder: Chance{P: 0.1}, Jitter: 200 * time.Microsecond, Distribution: Normal, PacketOverhead: 14}},
 }

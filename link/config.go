@@ -36,12 +36,21 @@ type Config struct {
 
 	// QueuePackets bounds, per direction, the packets accepted but not yet
 	// fully serialized, the one on the wire included. A packet arriving at
-	// a full queue is dropped (DropQueueFull). 0 means 1000.
+	// a full queue is dropped (DropQueueFull). 0 means 1000. It bounds
+	// the drop-tail FIFO only: with a codel or fq_codel Qdisc it must be
+	// 0 (the qdisc's Limit bounds the queue).
 	QueuePackets int
 
 	// QueueBytes bounds the same packets by their total size in bytes.
-	// 0 means no byte bound.
+	// 0 means no byte bound. FIFO only, as QueuePackets.
 	QueueBytes int
+
+	// Qdisc is the queue discipline in front of the rate stage, per
+	// direction (qdisc.go): the zero value is the drop-tail FIFO above;
+	// codel and fq_codel decide at dequeue time, as Linux's sch_codel and
+	// sch_fq_codel. Without a Rate the serializer never waits, so packets
+	// never queue and CoDel never acts.
+	Qdisc Qdisc
 
 	// MTU is the largest IP packet the link carries, in bytes; larger ones
 	// are dropped (DropTooBig). 0 means 1500.
@@ -149,7 +158,7 @@ func (c Config) Impaired() bool {
 
 // withDefaults returns c with zero fields replaced by their defaults.
 func (c Config) withDefaults() Config {
-	if c.QueuePackets == 0 {
+	if c.QueuePackets == 0 && c.Qdisc.IsFIFO() {
 		c.QueuePackets = DefaultQueuePackets
 	}
 	if c.MTU == 0 {
@@ -236,6 +245,12 @@ func (c Config) validateDirection(where string) error {
 		return fmt.Errorf("link: %sQueuePackets is %d; want at least 1 packet (0 means the default, %d)", where, c.QueuePackets, DefaultQueuePackets)
 	case c.QueueBytes < 0:
 		return fmt.Errorf("link: %sQueueBytes is %d; want at least one packet's size in bytes (0 means no byte limit)", where, c.QueueBytes)
+	}
+	if err := c.Qdisc.validate(where); err != nil {
+		return err
+	}
+	if !c.Qdisc.IsFIFO() && (c.QueuePackets != 0 || c.QueueBytes != 0) {
+		return fmt.Errorf("link: %sQueuePackets or QueueBytes is set with the %s qdisc; they bound the drop-tail FIFO only: bound %s with %sQdisc.Limit", where, c.Qdisc.Kind, c.Qdisc.Kind, where)
 	}
 	return nil
 }

@@ -13,7 +13,11 @@
 //  3. outage: during an interval of Config.Outages the wire is down and
 //     the packet is dropped (outage.go);
 //  4. queue: packets waiting for serialization or on the wire, drop-tail,
-//     bounded in packets and bytes;
+//     bounded in packets and bytes; or, per direction, a queue discipline
+//     that decides at dequeue time (Config.Qdisc, qdisc.go): CoDel
+//     (codel.go) or FQ-CoDel (fqcodel.go), as Linux's sch_codel and
+//     sch_fq_codel, which dequeue a packet at the instant the serializer
+//     finishes the one before and may drop it there, or mark it CE;
 //  5. reorder: a packet may be sent at once, ahead of rate and delay;
 //  6. rate: the packet is serialized at Config.Rate after the packets
 //     ahead of it; only IP bytes count, plus netem's packet and cell
@@ -23,11 +27,13 @@
 //     netem's tfifo, so jittered packets may overtake one another.
 //
 // Every random decision comes from a generator per direction seeded by
-// Config.Seed (random.go). Every drop is counted with its reason
-// (DropQueueFull, DropTooBig, DropClosed, DropOutage, DropLoss) in Stats,
-// next to the delayed-ACK and impairment counters. ParseRate, ParseSize
-// and ParseQueue read the units people write (tc's rate units, 150KB,
-// 5MiB, a packet count); ParseNetem reads tc's netem options.
+// Config.Seed (random.go); fq_codel's flow hash is perturbed by the seed
+// too. Every drop is counted with its reason (DropQueueFull, DropTooBig,
+// DropClosed, DropOutage, DropLoss, DropCoDel, DropOverlimit,
+// DropOverMemory) in Stats, next to the delayed-ACK, impairment and ECN
+// counters. ParseRate, ParseSize and ParseQueue read the units people
+// write (tc's rate units, 150KB, 5MiB, a packet count); ParseNetem reads
+// tc's netem options, ParseQdisc tc's fifo, codel and fq_codel.
 //
 // The link knows nothing about TCP stacks or kernels. It reads time only
 // from the clock it is given. On a clock.Sequential (the virtual clock) it

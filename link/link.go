@@ -69,11 +69,17 @@ type direction struct {
 
 	// busy holds the packets waiting for the serializer or on the wire,
 	// oldest first: bn of them from bhead, wireBytes bytes in all.
-	busy         []span
-	bhead, bn    int
-	wireBytes    int
-	busyUntil    time.Duration // when the serializer is next free
-	impair       impairments   // impair.go
+	busy      []span
+	bhead, bn int
+	wireBytes int
+	busyUntil time.Duration // when the serializer is next free
+	// qd, when not nil, is a codel or fq_codel qdisc: packets wait in it
+	// and serve dequeues one each time the serializer is free, when
+	// serveTimer fires (qdisc.go). With the FIFO it is nil, and admit
+	// computes each packet's departure as it arrives.
+	qd           qdisc
+	serveTimer   clock.Timer
+	impair       impairments // impair.go
 	holds        holdQueue
 	deliverTimer clock.Timer
 	holdTimer    clock.Timer
@@ -120,6 +126,15 @@ func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
 		d.deliverTimer.Stop()
 		d.holdTimer = clk.AfterFunc(time.Hour, func() { l.releaseHolds(d) })
 		d.holdTimer.Stop()
+		if q := d.cfg.Qdisc.withDefaults(l.cfg.MTU); !q.IsFIFO() {
+			d.qd = newQdisc(l, d, q)
+			if l.pump {
+				d.serveTimer = clk.AfterFunc(time.Hour, d.signal)
+			} else {
+				d.serveTimer = clk.AfterFunc(time.Hour, func() { l.serveDue(d) })
+			}
+			d.serveTimer.Stop()
+		}
 	}
 	if l.pump {
 		l.pumps.Add(len(l.dirs))
@@ -141,6 +156,9 @@ func (l *Link) pumpLoop(d *direction) {
 		case <-d.wake:
 		case <-l.done:
 			return
+		}
+		if d.qd != nil {
+			l.serveDue(d)
 		}
 		for l.deliverNext(d) {
 		}
@@ -226,6 +244,10 @@ func (l *Link) admit(d *direction, pkt []byte, now time.Duration, corrupt bool) 
 		l.drop(d, DropOutage, pkt, now)
 		return
 	}
+	if d.qd != nil {
+		l.admitQdisc(d, pkt, now, corrupt) // qdisc.go
+		return
+	}
 	// Packets whose last bit has left no longer occupy the queue.
 	for d.bn > 0 && d.busy[d.bhead].finish <= now {
 		d.wireBytes -= d.busy[d.bhead].size
@@ -244,7 +266,7 @@ func (l *Link) admit(d *direction, pkt []byte, now time.Duration, corrupt bool) 
 		// netem puts a reordered packet at the head of its queue, to be
 		// sent at once: no rate, no delay.
 		d.stats.Reordered++
-		l.schedule(d, entry{buf: buf, due: now, front: true, corrupt: corrupt}, now)
+		l.schedule(d, entry{buf: buf, due: now, sent: now, front: true, corrupt: corrupt}, now)
 		return
 	}
 	start := max(now, d.busyUntil)
@@ -270,7 +292,7 @@ func (l *Link) admit(d *direction, pkt []byte, now time.Duration, corrupt bool) 
 	if l.obs != nil {
 		l.emit(Event{Kind: EventQueue, Dir: d.dir, At: now, Packet: pkt, Start: start, Finish: finish, Due: due, Queue: d.bn})
 	}
-	l.schedule(d, entry{buf: buf, due: due, corrupt: corrupt}, now)
+	l.schedule(d, entry{buf: buf, due: due, sent: now, corrupt: corrupt}, now)
 }
 
 // schedule puts e into d's delivery queue and arms the timer if e is now
@@ -278,7 +300,6 @@ func (l *Link) admit(d *direction, pkt []byte, now time.Duration, corrupt bool) 
 func (l *Link) schedule(d *direction, e entry, now time.Duration) {
 	d.seq++
 	e.seq = d.seq
-	e.sent = now
 	next, ok := d.peek()
 	if !e.front && (d.n == 0 || e.due >= d.ring[(d.head+d.n-1)%len(d.ring)].due) {
 		if d.n == len(d.ring) {
@@ -456,6 +477,11 @@ func (l *Link) Close() {
 		d.deliverTimer.Stop()
 		d.holdTimer.Stop()
 		d.stats.Drops[DropClosed] += uint64(d.n + len(d.late) + d.holds.live())
+		if d.qd != nil {
+			d.serveTimer.Stop()
+			d.stats.Drops[DropClosed] += uint64(d.qd.len())
+			d.qd.clear()
+		}
 		for j := 0; j < d.n; j++ {
 			d.ring[(d.head+j)%len(d.ring)].buf = nil
 		}

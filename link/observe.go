@@ -18,7 +18,10 @@ const (
 	// EventQueue follows. Held says for how long it was held.
 	EventRelease
 	// EventQueue: the packet entered the rate stage. Start and Finish are
-	// its serialization, Due its arrival at the far end.
+	// its serialization, Due its arrival at the far end. With a codel or
+	// fq_codel qdisc the event comes when the packet leaves the qdisc, at
+	// Start; At is still its arrival in the queue, so it may be earlier
+	// than the At of events before it.
 	EventQueue
 	// EventDrop: the packet was dropped for Reason.
 	EventDrop

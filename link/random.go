@@ -45,3 +45,10 @@ func (c *crandom) next(r *rand.Rand) uint32 {
 	c.last = uint32((uint64(v)*((1<<32)-rho) + uint64(c.last)*rho) >> 32)
 	return c.last
 }
+
+// hashSeed is the perturbation of direction dir's fq_codel flow hash
+// (fqcodel.go): drawn from a generator of its own, so that the
+// impairments' draws are the same with or without fq_codel.
+func hashSeed(seed uint64, dir Dir) uint32 {
+	return rand.New(rand.NewPCG(seed, 0x66715f636f64656c^uint64(dir))).Uint32()
+}

@@ -17,7 +17,11 @@ func TestRealClockDeliversInOrderAndCloseWaits(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	// The queue is big enough that nothing is dropped however the
 	// goroutines are scheduled.
-	for _, cfg := range []Config{{}, {Delay: 200 * time.Microsecond}, {Rate: 1e9, QueuePackets: 20000}} {
+	// With a qdisc the 5000 packets take 4 ms to serialize, under CoDel's
+	// target, so CoDel drops nothing either. The number is past the UDP
+	// ports, so that fq_codel sees one flow.
+	for _, cfg := range []Config{{}, {Delay: 200 * time.Microsecond}, {Rate: 1e9, QueuePackets: 20000},
+		{Rate: 1e9, Qdisc: Qdisc{Kind: CoDel, Limit: 20000}}, {Rate: 1e9, Qdisc: Qdisc{Kind: FQCoDel}}} {
 		const perDir = 5000
 		var mu sync.Mutex
 		next := [2]uint32{}
@@ -27,7 +31,7 @@ func TestRealClockDeliversInOrderAndCloseWaits(t *testing.T) {
 		l, err := New(cfg, clock.Real{}, func(dir Dir, pkt []byte) {
 			mu.Lock()
 			defer mu.Unlock()
-			if got := binary.BigEndian.Uint32(pkt[20:]); got != next[dir] {
+			if got := binary.BigEndian.Uint32(pkt[28:]); got != next[dir] {
 				bad++
 			}
 			next[dir]++
@@ -45,7 +49,7 @@ func TestRealClockDeliversInOrderAndCloseWaits(t *testing.T) {
 				defer wg.Done()
 				pkt := rawPkt(100)
 				for i := range uint32(perDir) {
-					binary.BigEndian.PutUint32(pkt[20:], i)
+					binary.BigEndian.PutUint32(pkt[28:], i)
 					l.Send(dir, pkt)
 				}
 			}()

@@ -23,11 +23,14 @@ type DropReason uint8
 
 // Reasons for drops.
 const (
-	DropQueueFull DropReason = iota // the queue was at its packet or byte limit
-	DropTooBig                      // larger than the MTU
-	DropClosed                      // sent to, or pending in, a closed link
-	DropOutage                      // reached the wire during an outage (outage.go)
-	DropLoss                        // lost by the loss stage (loss.go)
+	DropQueueFull  DropReason = iota // the queue was at its packet or byte limit
+	DropTooBig                       // larger than the MTU
+	DropClosed                       // sent to, or pending in, a closed link
+	DropOutage                       // reached the wire during an outage (outage.go)
+	DropLoss                         // lost by the loss stage (loss.go)
+	DropCoDel                        // dropped by CoDel at dequeue (codel.go)
+	DropOverlimit                    // over the qdisc's packet limit (codel.go, fqcodel.go)
+	DropOverMemory                   // over fq_codel's memory limit (fqcodel.go)
 	numDropReasons
 )
 
@@ -43,6 +46,12 @@ func (r DropReason) String() string {
 		return "outage"
 	case DropLoss:
 		return "loss"
+	case DropCoDel:
+		return "codel"
+	case DropOverlimit:
+		return "overlimit"
+	case DropOverMemory:
+		return "overmemory"
 	}
 	return "unknown"
 }
@@ -79,6 +88,10 @@ type DirStats struct {
 	Duplicated uint64
 	Corrupted  uint64
 	Reordered  uint64
+
+	// ECNMarked counts the packets CoDel marked CE instead of dropping
+	// (Qdisc.ECN).
+	ECNMarked uint64
 
 	// Delayed-ACK stage. An ACK is held, then either released by the timer
 	// or superseded by a later packet of the flow carrying a newer ACK (the

@@ -93,6 +93,15 @@ func parsePercent(what string) func(string) (float64, error) {
 // queueLimit is a parsed --queue: packets or bytes, the other zero.
 type queueLimit struct{ packets, bytes int }
 
+// parseQdisc reads one --qdisc value.
+func parseQdisc(s string) (link.Qdisc, error) {
+	q, err := link.ParseQdisc(s)
+	if err != nil {
+		return q, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "qdisc "))
+	}
+	return q, nil
+}
+
 func parseQueue(s string) (queueLimit, error) {
 	p, b, err := link.ParseQueue(s)
 	return queueLimit{p, b}, err
@@ -105,6 +114,8 @@ type options struct {
 	rtt       *listFlag[time.Duration]
 	rate      *listFlag[float64]
 	queue     *listFlag[queueLimit]
+	qdisc     *listFlag[link.Qdisc]
+	qdiscDown string // the server→client direction's qdisc, when it differs
 	delack    *listFlag[time.Duration]
 	loss      *listFlag[float64]
 	jitter    *listFlag[time.Duration]
@@ -131,6 +142,8 @@ func newFlagSet(name string, o *options) *flag.FlagSet {
 	o.rtt = newList(fs, "rtt", "50ms", "round-trip time (each direction gets half)", parseDuration("RTT"))
 	o.rate = newList(fs, "rate", "10mbit", "bottleneck rate in tc units: bit kbit mbit gbit (bits/s), bps kbps mbps gbps (bytes/s); 0 or unlimited", link.ParseRate)
 	o.queue = newList(fs, "queue", "1000", "drop-tail queue per direction: packets (1000) or bytes (150KB)", parseQueue)
+	o.qdisc = newList(fs, "qdisc", "fifo", "queue discipline per direction, as tc writes it: fifo (drop-tail, see --queue), codel [target 5ms] [interval 100ms] [limit N] [ecn], or fq_codel with also [flows N] [quantum BYTES] [memory_limit 32Mb] [noecn]", parseQdisc)
+	fs.StringVar(&o.qdiscDown, "qdisc-down", "", "queue discipline of the server→client direction only, as --qdisc")
 	o.delack = newList(fs, "delack", "40ms", "Linux-style delayed ACK at the link; 0 disables", parseDuration("delayed-ACK timer"))
 	o.loss = newList(fs, "loss", "0", "random loss, as netem's loss random: 1%", parsePercent("loss"))
 	o.jitter = newList(fs, "jitter", "0", "delay jitter, uniform ± this, as netem's delay DELAY JITTER", parseDuration("jitter"))
@@ -352,6 +365,8 @@ func (o *options) axes() []axis {
 			func(i int, c *link.Config) {
 				c.QueuePackets, c.QueueBytes = o.queue.vals[i].packets, o.queue.vals[i].bytes
 			}},
+		{"qdisc", len(o.qdisc.vals), func(i int) string { return o.qdisc.vals[i].String() }, func(i int) string { return strings.ReplaceAll(o.qdisc.vals[i].String(), " ", "-") },
+			func(i int, c *link.Config) { c.Qdisc = o.qdisc.vals[i] }},
 		{"delack", len(o.delack.vals), func(i int) string { return "delack " + fmtDur(o.delack.vals[i]) }, func(i int) string { return "delack" + raw(o.delack, i) },
 			func(i int, c *link.Config) { c.DelayedACK = o.delack.vals[i] }},
 		chance("loss", o.loss, func(c *link.Config, v float64) { c.Loss = link.RandomLoss(v, 0) }),
@@ -396,6 +411,48 @@ func (o *options) withNetem(c link.Config) (link.Config, error) {
 		up = up.WithBtoA(link.ApplyNetem(both, parsed[2], given[2]))
 	}
 	return up, nil
+}
+
+// withQdisc makes c's queue the qdisc's: a codel or fq_codel qdisc has
+// its own limit, so --queue (or netem's limit) and it do not go together;
+// --qdisc-down gives the server→client direction its own.
+func (o *options) withQdisc(c link.Config) (link.Config, error) {
+	fix := func(d *link.Config, flag string) error {
+		if d.Qdisc.IsFIFO() {
+			return nil
+		}
+		if o.set["queue"] || d.QueueBytes != 0 || (d.QueuePackets != 0 && d.QueuePackets != link.DefaultQueuePackets) {
+			return usagef("--queue and --%s %s both bound the queue; %s has its own limit (limit N): drop --queue", flag, d.Qdisc, d.Qdisc.Kind)
+		}
+		d.QueuePackets, d.QueueBytes = 0, 0
+		return nil
+	}
+	if o.qdiscDown != "" {
+		down, err := link.ParseQdisc(o.qdiscDown)
+		if err != nil {
+			return c, usagef("--qdisc-down %q: %v", o.qdiscDown, strings.TrimPrefix(err.Error(), "qdisc "))
+		}
+		d := c
+		if c.BtoA != nil {
+			d = *c.BtoA
+		}
+		d.Qdisc = down
+		if down.IsFIFO() && d.QueuePackets == 0 && d.QueueBytes == 0 {
+			d.QueuePackets = link.DefaultQueuePackets // the up direction's qdisc had cleared it
+		}
+		c = c.WithBtoA(d)
+	}
+	if err := fix(&c, "qdisc"); err != nil {
+		return c, err
+	}
+	if c.BtoA != nil {
+		b := *c.BtoA
+		if err := fix(&b, "qdisc-down"); err != nil {
+			return c, err
+		}
+		c.BtoA = &b
+	}
+	return c, nil
 }
 
 // cases expands the options into the cases to run: every combination of
@@ -446,6 +503,9 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 		}
 		lc, err := o.withNetem(lc)
 		if err != nil {
+			return nil, err
+		}
+		if lc, err = o.withQdisc(lc); err != nil {
 			return nil, err
 		}
 		if err := lc.Validate(); err != nil {

@@ -15,7 +15,7 @@ var flagGroups = []struct {
 	title string
 	names []string
 }{
-	{"Link and stack flags", []string{"rtt", "rate", "queue", "delack", "cc", "mtu", "clock", "seed"}},
+	{"Link and stack flags", []string{"rtt", "rate", "queue", "qdisc", "qdisc-down", "delack", "cc", "mtu", "clock", "seed"}},
 	{"Impairments, as netem applies them (list flags sweep: --loss 0,1%,3%)", []string{"loss", "jitter", "reorder", "duplicate", "corrupt", "netem", "netem-up", "netem-down"}},
 	{"Output flags", []string{"json", "pcap", "timeline", "plot"}},
 	{"Kernel mode (root: network namespaces and TUN devices)", []string{"backend", "link"}},
@@ -61,6 +61,8 @@ func flagHelp() string {
 			switch {
 			case strings.HasPrefix(f.Name, "netem"):
 				arg = "OPTIONS"
+			case strings.HasPrefix(f.Name, "qdisc"):
+				arg = "QDISC"
 			case arg == "":
 				arg = "FILE"
 			case arg == "false":

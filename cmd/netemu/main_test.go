@@ -42,6 +42,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "nagle", "--nodelay", "maybe"}, "--nodelay"},
 		{[]string{"run", "bulk", "--rtt", "10ms,20ms"}, "use netemu sweep"},
 		{[]string{"reproduce", "extra"}, "unexpected argument"},
+		{[]string{"run", "bulk", "--qdisc", "sfq"}, `"sfq" is not one netemu has; want fifo, codel or fq_codel`},
+		{[]string{"run", "bulk", "--qdisc", "codel", "--queue", "50"}, "--queue and --qdisc codel both bound the queue"},
+		{[]string{"run", "bulk", "--qdisc-down", "codel flows 3"}, `--qdisc-down "codel flows 3": codel: "flows" is not one of its options`},
+		{[]string{"run", "bulk", "--qdisc", "fifo,codel"}, "use netemu sweep"},
 	} {
 		code, out, errOut := runCmd(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
@@ -234,6 +238,33 @@ func TestSweepQueueAndDelack(t *testing.T) {
 	files, _ := filepath.Glob(dir + "/q-*.pcap")
 	if len(files) != 4 {
 		t.Errorf("pcap files %v; want one per case (4)", files)
+	}
+}
+
+// --qdisc sweeps like the other link flags, and the records say which
+// qdisc ran (nothing for the FIFO, whose queue they give instead);
+// --qdisc-down sets the server→client direction's alone.
+func TestSweepQdisc(t *testing.T) {
+	code, out, errOut := runCmd("sweep", "bulk", "--size", "1MB", "--rate", "10mbit", "--qdisc", "fifo,fq_codel target 2ms", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	recs := decode(t, out)
+	if len(recs) != 2 {
+		t.Fatalf("%d records; want 2", len(recs))
+	}
+	if _, ok := recs[0]["qdisc"]; ok || recs[0]["queue_packets"] != float64(1000) {
+		t.Errorf("fifo record: qdisc %v, queue_packets %v; want none and 1000", recs[0]["qdisc"], recs[0]["queue_packets"])
+	}
+	if _, ok := recs[1]["queue_packets"]; recs[1]["qdisc"] != "fq_codel target 2ms" || ok {
+		t.Errorf("fq_codel record: qdisc %v, queue_packets %v; want \"fq_codel target 2ms\" and none", recs[1]["qdisc"], recs[1]["queue_packets"])
+	}
+	code, out, errOut = runCmd("run", "bulk", "--size", "1MB", "--rate", "10mbit", "--qdisc-down", "codel", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if r := decode(t, out)[0]; r["qdisc_down"] != "codel" || r["qdisc"] != nil {
+		t.Errorf("--qdisc-down codel: qdisc %v, qdisc_down %v; want none and codel", r["qdisc"], r["qdisc_down"])
 	}
 }
 
