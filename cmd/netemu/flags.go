@@ -598,7 +598,9 @@ func tooSlow(c experiment.Case) string {
 	if lc.BtoA != nil {
 		lc = *lc.BtoA
 	}
-	if lc.Rate == 0 {
+	if lc.Rate == 0 || !lc.Qdisc.IsFIFO() {
+		// codel and fq_codel drop once packets wait past their target:
+		// their queue does not stay full.
 		return ""
 	}
 	packets := lc.QueuePackets
