@@ -183,7 +183,16 @@ func TestKernelSamplesTCPInfo(t *testing.T) {
 	if rec.MaxCwndBytes == nil || *rec.MaxCwndBytes < 10*1448 || rec.SRTTms == nil || *rec.SRTTms < 20 {
 		t.Errorf("kernel record: max cwnd %v, srtt %v ms; want at least the initial window and the 20 ms RTT", rec.MaxCwndBytes, rec.SRTTms)
 	}
-	if len(w.Timeline().Conns()) == 0 {
-		t.Error("the kernel run's timeline has no connection samples")
+	conns := w.Timeline().Conns()
+	if len(conns) == 0 {
+		t.Fatal("the kernel run's timeline has no connection samples")
+	}
+	// Every connection's end advertises a window, and Linux's receiver
+	// reports its window-growth threshold.
+	for _, c := range conns {
+		last := c.Samples[len(c.Samples)-1]
+		if last.RcvWnd <= 0 || last.RcvSsthresh <= 0 {
+			t.Errorf("%s: receive window %d, rcv_ssthresh %d; want both sampled", c.Name, last.RcvWnd, last.RcvSsthresh)
+		}
 	}
 }

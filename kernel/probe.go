@@ -62,14 +62,16 @@ func sampleOf(c *net.TCPConn, at time.Time) (tcpstack.Sample, bool) {
 		ssthresh = 1 << 62 // as the emulated hosts report "infinite"
 	}
 	return tcpstack.Sample{
-		At:       at,
-		Local:    local,
-		Remote:   remote,
-		Cwnd:     int(info.Snd_cwnd) * mss,
-		Ssthresh: ssthresh,
-		InFlight: int(info.Unacked) * mss,
-		SRTT:     time.Duration(info.Rtt) * time.Microsecond,
-		RTO:      time.Duration(info.Rto) * time.Microsecond,
-		MSS:      mss,
+		At:          at,
+		Local:       local,
+		Remote:      remote,
+		Cwnd:        int(info.Snd_cwnd) * mss,
+		Ssthresh:    ssthresh,
+		InFlight:    int(info.Unacked) * mss,
+		SRTT:        time.Duration(info.Rtt) * time.Microsecond,
+		RTO:         time.Duration(info.Rto) * time.Microsecond,
+		MSS:         mss,
+		RcvWnd:      int(info.Rcv_wnd),
+		RcvSsthresh: int(info.Rcv_ssthresh),
 	}, true
 }

@@ -19,6 +19,12 @@ type Sample struct {
 	SRTT          time.Duration
 	RTO           time.Duration
 	MSS           int
+	RcvWnd        int // receive window last advertised to the peer, bytes
+	// RcvSsthresh is the receiver's window-growth threshold (Linux's
+	// rcv_ssthresh) where the stack has one: kernel samples. 0 for
+	// gVisor, whose receiver window the link's delayed-ACK stage models
+	// (link/window.go).
+	RcvSsthresh int
 }
 
 // sampleOf converts gVisor's probe state.
@@ -35,6 +41,7 @@ func sampleOf(at time.Time, s *tcp.TCPEndpointState) Sample {
 		SRTT:     snd.RTTState.SRTT,
 		RTO:      snd.RTO,
 		MSS:      mss,
+		RcvWnd:   int(s.Receiver.RcvNxt.Size(s.Receiver.RcvAcc)),
 	}
 }
 

@@ -33,6 +33,10 @@ import (
 //	inflight_bytes  sent and not yet acknowledged
 //	srtt_ms, rto_ms smoothed round-trip time, retransmission timeout
 //	queue_packets   packets waiting for the link or on the wire
+//	rcv_wnd_bytes   receive window the connection last advertised
+//	rcv_ssthresh_bytes the receiver's window-growth threshold, Linux's
+//	                rcv_ssthresh: kernel runs only (the emulated hosts'
+//	                receiver window growth is modelled by the link)
 //
 // A cell that does not apply to the row's kind is empty. Link events come
 // in time order (the link emits them under its lock); a TCP sample taken
@@ -55,11 +59,11 @@ const maxEarly = 1 << 10
 
 // NewCSV starts a timeline on w and writes the header.
 func NewCSV(w io.Writer) *CSV {
-	c := &CSV{w: csv.NewWriter(w), rec: make([]string, 9)}
+	c := &CSV{w: csv.NewWriter(w), rec: make([]string, 11)}
 	c.queue.emit = func(dir link.Dir, p Point) {
-		c.row(p.At, "queue", DirName(dir), "", "", "", "", "", strconv.Itoa(int(p.Value)))
+		c.row(p.At, "queue", DirName(dir), "", "", "", "", "", strconv.Itoa(int(p.Value)), "", "")
 	}
-	c.w.Write([]string{"time_ms", "kind", "conn", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "srtt_ms", "rto_ms", "queue_packets"})
+	c.w.Write([]string{"time_ms", "kind", "conn", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "srtt_ms", "rto_ms", "queue_packets", "rcv_wnd_bytes", "rcv_ssthresh_bytes"})
 	return c
 }
 
@@ -84,8 +88,12 @@ func (c *CSV) tcp(s tcpstack.Sample) {
 	if s.Ssthresh < NoSsthresh {
 		ssthresh = strconv.Itoa(s.Ssthresh)
 	}
+	rcvSsthresh := ""
+	if s.RcvSsthresh > 0 {
+		rcvSsthresh = strconv.Itoa(s.RcvSsthresh)
+	}
 	c.row(at, "tcp", s.Local.String()+"→"+s.Remote.String(), strconv.Itoa(s.Cwnd), ssthresh,
-		strconv.Itoa(s.InFlight), ms(s.SRTT), ms(s.RTO), "")
+		strconv.Itoa(s.InFlight), ms(s.SRTT), ms(s.RTO), "", strconv.Itoa(s.RcvWnd), rcvSsthresh)
 }
 
 // begin sets time zero and writes the samples that waited for it.
