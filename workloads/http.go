@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/netemu/netemu/emu"
 )
@@ -164,7 +165,8 @@ func pattern(n int) []byte {
 // on it, as a browser does.
 type client struct {
 	*http.Client
-	tr *http.Transport
+	tr    *http.Transport
+	watch *stopwatch // nil unless timings are recorded
 
 	mu    sync.Mutex
 	conns int
@@ -177,13 +179,19 @@ func newClient(env emu.Env, web web, maxConns int) *client {
 	}
 	c.tr = &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			done := traceConnect(ctx)
 			conn, err := env.Dial(ctx, httpPort)
+			done(err)
 			if err != nil {
 				return nil, err
 			}
 			c.mu.Lock()
 			c.conns++
 			c.mu.Unlock()
+			if c.watch != nil {
+				c.watch.opened(conn)
+				c.watch.dialed(ctx, conn)
+			}
 			if web.proto == H2 {
 				return dialH2(ctx, conn, env, web.client)
 			}
@@ -207,8 +215,26 @@ func (c *client) opened() int {
 	return c.conns
 }
 
-// get fetches url and returns the body's length.
-func (c *client) get(ctx context.Context, url string) (int64, error) {
+// timed makes the client record its requests' timings from start.
+func (c *client) timed(env emu.Env, start time.Time) {
+	c.watch = newStopwatch(env, start)
+}
+
+// timings returns the recorded timings; nil unless timed.
+func (c *client) timings() []ResourceTiming {
+	if c.watch == nil {
+		return nil
+	}
+	return c.watch.timings()
+}
+
+// get fetches path and returns the body's length.
+func (c *client) get(ctx context.Context, web web, path string) (int64, error) {
+	url := web.scheme() + "://" + serverName + path
+	done := func() {}
+	if c.watch != nil {
+		ctx, done = c.watch.request(ctx, path)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 0, err
@@ -221,5 +247,7 @@ func (c *client) get(ctx context.Context, url string) (int64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	return io.Copy(io.Discard, resp.Body)
+	n, err := io.Copy(io.Discard, resp.Body)
+	done()
+	return n, err
 }

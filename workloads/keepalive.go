@@ -38,6 +38,7 @@ var keepAliveKind = Kind{
 		modes := variants(fs, "mode", "both", "fresh, reuse or both", Fresh, Reuse)
 		protos := protoFlags(fs)
 		resume := boolVariants(fs, "resume", "false", "resume TLS sessions on fresh connections (h1s, h2): true, false or both")
+		timings := fs.Bool("timings", false, timingsHelp)
 		return func() ([]Workload, error) {
 			n, err := requests()
 			if err != nil {
@@ -71,7 +72,7 @@ var keepAliveKind = Kind{
 							}
 							r = false
 						}
-						ws = append(ws, KeepAlive{Requests: n, Mode: m, Size: s, Proto: Proto(p[0]), TLS: TLSVersion(p[1]), Resume: r})
+						ws = append(ws, KeepAlive{Requests: n, Mode: m, Size: s, Proto: Proto(p[0]), TLS: TLSVersion(p[1]), Resume: r, Timings: *timings})
 					}
 				}
 			}
@@ -101,17 +102,22 @@ type KeepAlive struct {
 	TLS      TLSVersion // h1s and h2 only; "" means DefaultTLS
 	// Resume resumes TLS sessions from tickets: each fresh connection
 	// after the first makes an abbreviated handshake. h1s and h2 only.
-	Resume bool
+	Resume  bool
+	Timings bool // record each request's timings (KeepAliveDetail.Requests)
 }
 
 // KeepAliveDetail is KeepAlive's own figures.
 type KeepAliveDetail struct {
 	Mode       ConnMode
-	PerRequest time.Duration // Elapsed ÷ Requests
-	Proto      Proto         // "" for h1, which records leave out
-	TLS        TLSVersion    // "" without TLS
-	Resumed    int           // connections whose TLS session resumed
+	PerRequest time.Duration    // Elapsed ÷ Requests
+	Proto      Proto            // "" for h1, which records leave out
+	TLS        TLSVersion       // "" without TLS
+	Resumed    int              // connections whose TLS session resumed
+	Requests   []ResourceTiming // in request order; nil unless KeepAlive.Timings
 }
+
+// Timings implements Timings.
+func (d KeepAliveDetail) Timings() []ResourceTiming { return d.Requests }
 
 // Summary implements Detail.
 func (d KeepAliveDetail) Summary() string { return link.FormatDuration(d.PerRequest) + " per request" }
@@ -119,12 +125,13 @@ func (d KeepAliveDetail) Summary() string { return link.FormatDuration(d.PerRequ
 // MarshalJSON writes the record's keepalive fields.
 func (d KeepAliveDetail) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Mode       ConnMode   `json:"mode"`
-		PerRequest float64    `json:"per_request_ms"`
-		Proto      Proto      `json:"proto,omitempty"`
-		TLS        TLSVersion `json:"tls,omitempty"`
-		Resumed    *int       `json:"resumed_conns,omitempty"`
-	}{d.Mode, ms(d.PerRequest), d.Proto, d.TLS, resumedField(d)})
+		Mode       ConnMode         `json:"mode"`
+		PerRequest float64          `json:"per_request_ms"`
+		Proto      Proto            `json:"proto,omitempty"`
+		TLS        TLSVersion       `json:"tls,omitempty"`
+		Resumed    *int             `json:"resumed_conns,omitempty"`
+		Requests   []ResourceTiming `json:"resources,omitempty"`
+	}{d.Mode, ms(d.PerRequest), d.Proto, d.TLS, resumedField(d), d.Requests})
 }
 
 // Name implements Workload.
@@ -143,6 +150,9 @@ func (k KeepAlive) Variant() string {
 	}
 	return v
 }
+
+// WithTimings implements Timed.
+func (k KeepAlive) WithTimings(on bool) Workload { k.Timings = on; return k }
 
 // WithDefaults implements Workload.
 func (k KeepAlive) WithDefaults() Workload {
@@ -217,8 +227,11 @@ func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, err
 	defer cl.tr.CloseIdleConnections()
 	var bytes int64
 	start := env.Now()
+	if k.Timings {
+		cl.timed(env, start)
+	}
 	for i := range k.Requests {
-		n, err := cl.get(ctx, fmt.Sprintf("%s://server/r/%02d", web.scheme(), i))
+		n, err := cl.get(ctx, web, fmt.Sprintf("/r/%02d", i))
 		if err != nil {
 			return Result{}, fmt.Errorf("request %d: %w", i, err)
 		}
@@ -236,7 +249,7 @@ func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, err
 		Bytes:    bytes,
 		Conns:    cl.opened(),
 		Requests: k.Requests,
-		Detail:   KeepAliveDetail{Mode: k.Mode, PerRequest: elapsed / time.Duration(k.Requests), Proto: recorded(k.Proto), TLS: k.TLS, Resumed: int(resumed.Load())},
+		Detail:   KeepAliveDetail{Mode: k.Mode, PerRequest: elapsed / time.Duration(k.Requests), Proto: recorded(k.Proto), TLS: k.TLS, Resumed: int(resumed.Load()), Requests: cl.timings()},
 	}, nil
 }
 

@@ -30,6 +30,7 @@ var pageKind = Kind{
 		total := size(fs, "total", DefaultPageTotal, 0, "120KB", "bytes of all resources together")
 		conns := positive(fs, "conns", DefaultPageConns, "parallel keep-alive connections (h1, h1s; h2 uses one)")
 		protos := protoFlags(fs)
+		timings := fs.Bool("timings", false, timingsHelp)
 		return func() ([]Workload, error) {
 			r, err := resources()
 			if err != nil {
@@ -52,7 +53,7 @@ var pageKind = Kind{
 			}
 			var ws []Workload
 			for _, p := range ps {
-				ws = append(ws, Page{Resources: r, Total: t, Conns: c, Proto: Proto(p[0]), TLS: TLSVersion(p[1])})
+				ws = append(ws, Page{Resources: r, Total: t, Conns: c, Proto: Proto(p[0]), TLS: TLSVersion(p[1]), Timings: *timings})
 			}
 			return ws, nil
 		}
@@ -80,14 +81,19 @@ type Page struct {
 	Conns     int        // 0 means DefaultPageConns; h2 opens one
 	Proto     Proto      // "" means H1
 	TLS       TLSVersion // h1s and h2 only; "" means DefaultTLS
+	Timings   bool       // record each resource's timings (PageDetail.Resources)
 }
 
 // PageDetail is Page's own figures.
 type PageDetail struct {
 	RequestsPerConn float64
-	Proto           Proto      // "" for h1, which records leave out
-	TLS             TLSVersion // "" without TLS
+	Proto           Proto            // "" for h1, which records leave out
+	TLS             TLSVersion       // "" without TLS
+	Resources       []ResourceTiming // in request order; nil unless Page.Timings
 }
+
+// Timings implements Timings.
+func (d PageDetail) Timings() []ResourceTiming { return d.Resources }
 
 // Summary implements Detail.
 func (d PageDetail) Summary() string { return fmt.Sprintf("%.1f requests per conn", d.RequestsPerConn) }
@@ -95,10 +101,11 @@ func (d PageDetail) Summary() string { return fmt.Sprintf("%.1f requests per con
 // MarshalJSON writes the record's page fields.
 func (d PageDetail) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		RequestsPerConn float64    `json:"requests_per_conn"`
-		Proto           Proto      `json:"proto,omitempty"`
-		TLS             TLSVersion `json:"tls,omitempty"`
-	}{d.RequestsPerConn, d.Proto, d.TLS})
+		RequestsPerConn float64          `json:"requests_per_conn"`
+		Proto           Proto            `json:"proto,omitempty"`
+		TLS             TLSVersion       `json:"tls,omitempty"`
+		Resources       []ResourceTiming `json:"resources,omitempty"`
+	}{d.RequestsPerConn, d.Proto, d.TLS, d.Resources})
 }
 
 // Name implements Workload.
@@ -106,6 +113,9 @@ func (Page) Name() string { return "page" }
 
 // Variant implements Workload: the protocol, "" for h1.
 func (p Page) Variant() string { return protoLabel(protoDefaults(p.Proto, p.TLS)) }
+
+// WithTimings implements Timed.
+func (p Page) WithTimings(on bool) Workload { p.Timings = on; return p }
 
 // WithDefaults implements Workload.
 func (p Page) WithDefaults() Workload {
@@ -215,6 +225,10 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 		workers = p.Resources
 	}
 	defer cl.tr.CloseIdleConnections()
+	start := env.Now()
+	if p.Timings {
+		cl.timed(env, start)
+	}
 
 	var (
 		mu    sync.Mutex
@@ -232,7 +246,6 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 		next++
 		return next - 1, true
 	}
-	start := env.Now()
 	// The workers start one at a time (env.Go), so each opens its
 	// connection in the same order on every run; afterwards whichever
 	// worker finishes first takes the next resource.
@@ -246,11 +259,14 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 					return
 				}
 				rctx := ctx
+				if cl.watch != nil {
+					rctx = cl.watch.issued(rctx)
+				}
 				if sending != nil {
 					sending.wait(ctx, i)
-					rctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { sending.end(i) }})
+					rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{WroteHeaders: func() { sending.end(i) }})
 				}
-				n, err := cl.get(rctx, fmt.Sprintf("%s://server/r/%02d", web.scheme(), i))
+				n, err := cl.get(rctx, web, fmt.Sprintf("/r/%02d", i))
 				if sending != nil {
 					sending.end(i)
 				}
@@ -278,6 +294,6 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 		Bytes:    bytes,
 		Conns:    conns,
 		Requests: p.Resources,
-		Detail:   PageDetail{RequestsPerConn: float64(p.Resources) / float64(conns), Proto: recorded(p.Proto), TLS: p.TLS},
+		Detail:   PageDetail{RequestsPerConn: float64(p.Resources) / float64(conns), Proto: recorded(p.Proto), TLS: p.TLS, Resources: cl.timings()},
 	}, nil
 }
