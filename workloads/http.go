@@ -23,6 +23,7 @@ const httpPort = 80
 type web struct {
 	proto          Proto
 	server, client *tls.Config // nil for h1
+	dns            bool        // the client looks the server's name up first
 }
 
 // newWeb sets up protocol p (with TLS version v, resuming sessions if
@@ -65,6 +66,7 @@ func (w web) protocols() *http.Protocols {
 // runs send the same bytes every time.
 type server struct {
 	srv  *http.Server
+	dns  *dnsServer // nil without DNS
 	done chan struct{}
 }
 
@@ -77,6 +79,12 @@ func startServer(env emu.Env, web web, h http.Handler) (*server, error) {
 		ln = h2Listener{ln, env, web.server}
 	}
 	s := &server{done: make(chan struct{})}
+	if web.dns {
+		if s.dns, err = startDNS(env); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
 	s.srv = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Date", env.Now().UTC().Format(http.TimeFormat))
@@ -102,6 +110,9 @@ func startServer(env emu.Env, web web, h http.Handler) (*server, error) {
 func (s *server) stop() {
 	s.srv.Close()
 	<-s.done
+	if s.dns != nil {
+		s.dns.stop()
+	}
 }
 
 // turns lets goroutines that act at one instant take their turns in a
@@ -167,6 +178,7 @@ type client struct {
 	*http.Client
 	tr    *http.Transport
 	watch *stopwatch // nil unless timings are recorded
+	dns   *resolver  // nil without DNS
 
 	mu    sync.Mutex
 	conns int
@@ -179,6 +191,11 @@ func newClient(env emu.Env, web web, maxConns int) *client {
 	}
 	c.tr = &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			if c.dns != nil {
+				if err := c.lookup(ctx); err != nil {
+					return nil, err
+				}
+			}
 			done := traceConnect(ctx)
 			conn, err := env.Dial(ctx, httpPort)
 			done(err)
@@ -206,7 +223,25 @@ func newClient(env emu.Env, web web, maxConns int) *client {
 		c.tr.TLSClientConfig = web.client
 	}
 	c.Client = &http.Client{Transport: c.tr}
+	if web.dns {
+		c.dns = newResolver(env)
+	}
 	return c
+}
+
+// lookup resolves the server's name before a connection, reporting the
+// lookup to ctx's trace unless the name was known.
+func (c *client) lookup(ctx context.Context) error {
+	if c.dns.cached(serverName) {
+		return nil
+	}
+	done := traceDNS(ctx, serverName)
+	addr, err := c.dns.resolve(ctx, serverName)
+	if err == nil && addr != emu.ServerAddr {
+		err = fmt.Errorf("DNS: %s is at %v; the server is at %v", serverName, addr, emu.ServerAddr)
+	}
+	done(addr, err)
+	return err
 }
 
 func (c *client) opened() int {

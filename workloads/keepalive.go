@@ -39,6 +39,7 @@ var keepAliveKind = Kind{
 		protos := protoFlags(fs)
 		resume := boolVariants(fs, "resume", "false", "resume TLS sessions on fresh connections (h1s, h2): true, false or both")
 		timings := fs.Bool("timings", false, timingsHelp)
+		dns := boolVariants(fs, "dns", "false", dnsHelp)
 		return func() ([]Workload, error) {
 			n, err := requests()
 			if err != nil {
@@ -60,6 +61,10 @@ var keepAliveKind = Kind{
 			if err != nil {
 				return nil, err
 			}
+			ds, err := dns()
+			if err != nil {
+				return nil, err
+			}
 			var ws []Workload
 			for _, p := range ps {
 				for _, m := range ms {
@@ -72,7 +77,9 @@ var keepAliveKind = Kind{
 							}
 							r = false
 						}
-						ws = append(ws, KeepAlive{Requests: n, Mode: m, Size: s, Proto: Proto(p[0]), TLS: TLSVersion(p[1]), Resume: r, Timings: *timings})
+						for _, d := range ds {
+							ws = append(ws, KeepAlive{Requests: n, Mode: m, Size: s, Proto: Proto(p[0]), TLS: TLSVersion(p[1]), Resume: r, DNS: d, Timings: *timings})
+						}
 					}
 				}
 			}
@@ -103,6 +110,7 @@ type KeepAlive struct {
 	// Resume resumes TLS sessions from tickets: each fresh connection
 	// after the first makes an abbreviated handshake. h1s and h2 only.
 	Resume  bool
+	DNS     bool // look the server's name up before the first connection (see dns.go)
 	Timings bool // record each request's timings (KeepAliveDetail.Requests)
 }
 
@@ -113,6 +121,7 @@ type KeepAliveDetail struct {
 	Proto      Proto            // "" for h1, which records leave out
 	TLS        TLSVersion       // "" without TLS
 	Resumed    int              // connections whose TLS session resumed
+	DNS        bool             // the name was looked up
 	Requests   []ResourceTiming // in request order; nil unless KeepAlive.Timings
 }
 
@@ -130,8 +139,9 @@ func (d KeepAliveDetail) MarshalJSON() ([]byte, error) {
 		Proto      Proto            `json:"proto,omitempty"`
 		TLS        TLSVersion       `json:"tls,omitempty"`
 		Resumed    *int             `json:"resumed_conns,omitempty"`
+		DNS        bool             `json:"dns,omitempty"`
 		Requests   []ResourceTiming `json:"resources,omitempty"`
-	}{d.Mode, ms(d.PerRequest), d.Proto, d.TLS, resumedField(d), d.Requests})
+	}{d.Mode, ms(d.PerRequest), d.Proto, d.TLS, resumedField(d), d.DNS, d.Requests})
 }
 
 // Name implements Workload.
@@ -148,7 +158,7 @@ func (k KeepAlive) Variant() string {
 	if k.Resume {
 		v += ", resumed"
 	}
-	return v
+	return withDNS(v, k.DNS)
 }
 
 // WithTimings implements Timed.
@@ -188,7 +198,8 @@ func (k KeepAlive) Validate() error {
 // handshakes (TCP one, TLS 1.3 one more, TLS 1.2 two more, one when a
 // TLS 1.2 session resumes): fresh pays them per request, the first
 // connection in full and the others resumed if sessions resume; reuse
-// pays them once.
+// pays them once. With DNS the first connection waits one round trip
+// more for the lookup; the others find the name cached.
 func (k KeepAlive) Model(path Path) Model {
 	k = k.WithDefaults().(KeepAlive)
 	full := handshakeRTTs(k.Proto, k.TLS, false)
@@ -196,7 +207,7 @@ func (k KeepAlive) Model(path Path) Model {
 	if k.Mode == Fresh {
 		rt = float64(k.Requests) + full + float64(k.Requests-1)*handshakeRTTs(k.Proto, k.TLS, k.Resume)
 	}
-	return model(path, rt, int64(k.Requests*k.Size), 0)
+	return model(path, dnsRTTs(k.DNS)+rt, int64(k.Requests*k.Size), 0)
 }
 
 // Run implements Workload.
@@ -205,6 +216,7 @@ func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
+	web.dns = k.DNS
 	srv, err := startServer(env, web, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		blob(w, k.Size)
 	}))
@@ -249,7 +261,7 @@ func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, err
 		Bytes:    bytes,
 		Conns:    cl.opened(),
 		Requests: k.Requests,
-		Detail:   KeepAliveDetail{Mode: k.Mode, PerRequest: elapsed / time.Duration(k.Requests), Proto: recorded(k.Proto), TLS: k.TLS, Resumed: int(resumed.Load()), Requests: cl.timings()},
+		Detail:   KeepAliveDetail{Mode: k.Mode, PerRequest: elapsed / time.Duration(k.Requests), Proto: recorded(k.Proto), TLS: k.TLS, Resumed: int(resumed.Load()), DNS: k.DNS, Requests: cl.timings()},
 	}, nil
 }
 

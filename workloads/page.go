@@ -31,6 +31,7 @@ var pageKind = Kind{
 		conns := positive(fs, "conns", DefaultPageConns, "parallel keep-alive connections (h1, h1s; h2 uses one)")
 		protos := protoFlags(fs)
 		timings := fs.Bool("timings", false, timingsHelp)
+		dns := boolVariants(fs, "dns", "false", dnsHelp)
 		return func() ([]Workload, error) {
 			r, err := resources()
 			if err != nil {
@@ -51,9 +52,15 @@ var pageKind = Kind{
 			if err != nil {
 				return nil, err
 			}
+			ds, err := dns()
+			if err != nil {
+				return nil, err
+			}
 			var ws []Workload
 			for _, p := range ps {
-				ws = append(ws, Page{Resources: r, Total: t, Conns: c, Proto: Proto(p[0]), TLS: TLSVersion(p[1]), Timings: *timings})
+				for _, d := range ds {
+					ws = append(ws, Page{Resources: r, Total: t, Conns: c, Proto: Proto(p[0]), TLS: TLSVersion(p[1]), DNS: d, Timings: *timings})
+				}
 			}
 			return ws, nil
 		}
@@ -81,6 +88,7 @@ type Page struct {
 	Conns     int        // 0 means DefaultPageConns; h2 opens one
 	Proto     Proto      // "" means H1
 	TLS       TLSVersion // h1s and h2 only; "" means DefaultTLS
+	DNS       bool       // look the server's name up first, once (see dns.go)
 	Timings   bool       // record each resource's timings (PageDetail.Resources)
 }
 
@@ -89,6 +97,7 @@ type PageDetail struct {
 	RequestsPerConn float64
 	Proto           Proto            // "" for h1, which records leave out
 	TLS             TLSVersion       // "" without TLS
+	DNS             bool             // the name was looked up
 	Resources       []ResourceTiming // in request order; nil unless Page.Timings
 }
 
@@ -104,15 +113,17 @@ func (d PageDetail) MarshalJSON() ([]byte, error) {
 		RequestsPerConn float64          `json:"requests_per_conn"`
 		Proto           Proto            `json:"proto,omitempty"`
 		TLS             TLSVersion       `json:"tls,omitempty"`
+		DNS             bool             `json:"dns,omitempty"`
 		Resources       []ResourceTiming `json:"resources,omitempty"`
-	}{d.RequestsPerConn, d.Proto, d.TLS, d.Resources})
+	}{d.RequestsPerConn, d.Proto, d.TLS, d.DNS, d.Resources})
 }
 
 // Name implements Workload.
 func (Page) Name() string { return "page" }
 
-// Variant implements Workload: the protocol, "" for h1.
-func (p Page) Variant() string { return protoLabel(protoDefaults(p.Proto, p.TLS)) }
+// Variant implements Workload: the protocol, "" for h1, and "DNS" with
+// DNS.
+func (p Page) Variant() string { return withDNS(protoLabel(protoDefaults(p.Proto, p.TLS)), p.DNS) }
 
 // WithTimings implements Timed.
 func (p Page) WithTimings(on bool) Workload { p.Timings = on; return p }
@@ -155,7 +166,7 @@ func (p Page) size(i int) int {
 	return s
 }
 
-// Model: the handshakes' round trips (the connections' in parallel: TCP
+// Model: with DNS one round trip for the lookup, then the handshakes' round trips (the connections' in parallel: TCP
 // one, TLS 1.3 one more, TLS 1.2 two more), then over HTTP/1.1 one per
 // wave of Conns requests, over HTTP/2 one per round of the one
 // connection's congestion window (see cwndRounds), plus the bytes at the
@@ -166,7 +177,7 @@ func (p Page) Model(path Path) Model {
 	if p.Proto == H2 {
 		waves = cwndRounds(p.Total)
 	}
-	return model(path, handshakeRTTs(p.Proto, p.TLS, false)+float64(waves), int64(p.Total), 0)
+	return model(path, dnsRTTs(p.DNS)+handshakeRTTs(p.Proto, p.TLS, false)+float64(waves), int64(p.Total), 0)
 }
 
 // initialWindow is the congestion window a connection starts with, in
@@ -192,6 +203,7 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	web.dns = p.DNS
 	// Over HTTP/2 the client sends its requests, the server writes its
 	// responses and the client reads them, in page order (see turns).
 	var sending, serving *turns
@@ -294,6 +306,6 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 		Bytes:    bytes,
 		Conns:    conns,
 		Requests: p.Resources,
-		Detail:   PageDetail{RequestsPerConn: float64(p.Resources) / float64(conns), Proto: recorded(p.Proto), TLS: p.TLS, Resources: cl.timings()},
+		Detail:   PageDetail{RequestsPerConn: float64(p.Resources) / float64(conns), Proto: recorded(p.Proto), TLS: p.TLS, DNS: p.DNS, Resources: cl.timings()},
 	}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http/httptrace"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -223,6 +224,26 @@ func traceConnect(ctx context.Context) func(error) {
 	return func(err error) {
 		if t.ConnectDone != nil {
 			t.ConnectDone("tcp", serverName, err)
+		}
+	}
+}
+
+// traceDNS reports a lookup of host to ctx's trace, as net.Resolver does.
+func traceDNS(ctx context.Context, host string) func(netip.Addr, error) {
+	t := httptrace.ContextClientTrace(ctx)
+	if t == nil {
+		return func(netip.Addr, error) {}
+	}
+	if t.DNSStart != nil {
+		t.DNSStart(httptrace.DNSStartInfo{Host: host})
+	}
+	return func(a netip.Addr, err error) {
+		if t.DNSDone != nil {
+			info := httptrace.DNSDoneInfo{Err: err}
+			if err == nil {
+				info.Addrs = []net.IPAddr{{IP: a.AsSlice()}}
+			}
+			t.DNSDone(info)
 		}
 	}
 }
