@@ -190,3 +190,17 @@ func (c *PacketConn) SetReadDeadline(t time.Time) error { c.rd.set(t); return ni
 
 // SetWriteDeadline implements net.PacketConn.
 func (c *PacketConn) SetWriteDeadline(t time.Time) error { c.wd.set(t); return nil }
+
+// SetReadBuffer sets the socket's receive buffer, in bytes, as
+// *net.UDPConn's does (the stack may cap it).
+func (c *PacketConn) SetReadBuffer(bytes int) error {
+	c.ep.SocketOptions().SetReceiveBufferSize(int64(bytes), true)
+	return nil
+}
+
+// SetWriteBuffer sets the socket's send buffer, in bytes, as
+// *net.UDPConn's does (the stack may cap it).
+func (c *PacketConn) SetWriteBuffer(bytes int) error {
+	c.ep.SocketOptions().SetSendBufferSize(int64(bytes), true)
+	return nil
+}

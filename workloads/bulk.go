@@ -121,7 +121,7 @@ func (b Bulk) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 	}
 	defer srv.stop()
 	cl := newClient(env, web{proto: H1}, 1)
-	defer cl.tr.CloseIdleConnections()
+	defer cl.close()
 	start := env.Now()
 	n, err := cl.get(ctx, web{proto: H1}, "/file")
 	elapsed := env.Now().Sub(start)

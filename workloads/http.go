@@ -43,7 +43,7 @@ func newWeb(env emu.Env, p Proto, v TLSVersion, resume bool) (web, error) {
 // TLS net/http makes; http for h1, and for h2, whose TLS the workload
 // makes itself (see h2.go).
 func (w web) scheme() string {
-	if w.proto == H1S {
+	if w.proto == H1S || w.proto == H3 {
 		return "https"
 	}
 	return "http"
@@ -66,11 +66,15 @@ func (w web) protocols() *http.Protocols {
 // runs send the same bytes every time.
 type server struct {
 	srv  *http.Server
+	h3   *h3Server  // h3 only; then srv is nil
 	dns  *dnsServer // nil without DNS
 	done chan struct{}
 }
 
 func startServer(env emu.Env, web web, h http.Handler) (*server, error) {
+	if web.proto == H3 {
+		return startH3(env, web, h)
+	}
 	ln, err := env.Listen(httpPort)
 	if err != nil {
 		return nil, err
@@ -86,11 +90,7 @@ func startServer(env emu.Env, web web, h http.Handler) (*server, error) {
 		}
 	}
 	s.srv = &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Date", env.Now().UTC().Format(http.TimeFormat))
-			w.Header().Set("Content-Type", "application/octet-stream")
-			h.ServeHTTP(w, r)
-		}),
+		Handler:   withHeaders(env, h),
 		Protocols: web.protocols(),
 	}
 	if web.proto == H1S {
@@ -107,9 +107,45 @@ func startServer(env emu.Env, web web, h http.Handler) (*server, error) {
 	return s, nil
 }
 
+// withHeaders sets the headers every response has: a Date from the run's
+// clock, and the content's type.
+func withHeaders(env emu.Env, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Date", env.Now().UTC().Format(http.TimeFormat))
+		w.Header().Set("Content-Type", "application/octet-stream")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// startH3 serves h over HTTP/3 (h3.go).
+func startH3(env emu.Env, web web, h http.Handler) (*server, error) {
+	if onVirtualClock(env) {
+		return nil, ErrH3VirtualClock
+	}
+	s := &server{}
+	if web.dns {
+		var err error
+		if s.dns, err = startDNS(env); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if s.h3, err = startH3Server(env, web.server, withHeaders(env, h)); err != nil {
+		if s.dns != nil {
+			s.dns.stop()
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
 func (s *server) stop() {
-	s.srv.Close()
-	<-s.done
+	if s.h3 != nil {
+		s.h3.stop()
+	} else {
+		s.srv.Close()
+		<-s.done
+	}
 	if s.dns != nil {
 		s.dns.stop()
 	}
@@ -177,6 +213,7 @@ func pattern(n int) []byte {
 type client struct {
 	*http.Client
 	tr    *http.Transport
+	h3    *h3Client  // h3 only; then tr is nil
 	watch *stopwatch // nil unless timings are recorded
 	dns   *resolver  // nil without DNS
 
@@ -205,10 +242,7 @@ func newClient(env emu.Env, web web, maxConns int) *client {
 			c.mu.Lock()
 			c.conns++
 			c.mu.Unlock()
-			if c.watch != nil {
-				c.watch.opened(conn)
-				c.watch.dialed(ctx, conn)
-			}
+			c.noteConn(ctx, conn.LocalAddr())
 			if web.proto == H2 {
 				return dialH2(ctx, conn, env, web.client)
 			}
@@ -226,7 +260,49 @@ func newClient(env emu.Env, web web, maxConns int) *client {
 	if web.dns {
 		c.dns = newResolver(env)
 	}
+	if web.proto == H3 {
+		c.tr = nil
+		before := func(ctx context.Context) error {
+			if c.dns != nil {
+				return c.lookup(ctx)
+			}
+			return nil
+		}
+		c.h3 = newH3Client(env, web.client, before, func(ctx context.Context, local net.Addr) {
+			c.mu.Lock()
+			c.conns++
+			c.mu.Unlock()
+			c.noteConn(ctx, local)
+		})
+		c.Client = &http.Client{Transport: c.h3.tr}
+	}
 	return c
+}
+
+// noteConn notes a new connection at local, dialed for ctx's request.
+func (c *client) noteConn(ctx context.Context, local net.Addr) {
+	if c.watch != nil {
+		c.watch.opened(local)
+		c.watch.dialed(ctx, local)
+	}
+}
+
+// closeIdle closes the connections that carry no request.
+func (c *client) closeIdle() {
+	if c.h3 != nil {
+		c.h3.tr.CloseIdleConnections()
+		return
+	}
+	c.tr.CloseIdleConnections()
+}
+
+// close closes every connection, for the end of a run.
+func (c *client) close() {
+	if c.h3 != nil {
+		c.h3.close()
+		return
+	}
+	c.tr.CloseIdleConnections()
 }
 
 // lookup resolves the server's name before a connection, reporting the

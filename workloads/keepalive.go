@@ -236,7 +236,7 @@ func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, err
 		}
 	}
 	cl := newClient(env, web, 1)
-	defer cl.tr.CloseIdleConnections()
+	defer cl.close()
 	var bytes int64
 	start := env.Now()
 	if k.Timings {
@@ -251,7 +251,7 @@ func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, err
 		if k.Mode == Fresh {
 			// The connection is idle once the body is read; closing it
 			// here, on this goroutine, sends the FIN before the next SYN.
-			cl.tr.CloseIdleConnections()
+			cl.closeIdle()
 		}
 	}
 	elapsed := env.Now().Sub(start)

@@ -174,8 +174,11 @@ func (p Page) size(i int) int {
 func (p Page) Model(path Path) Model {
 	p = p.WithDefaults().(Page)
 	waves := ceilDiv(p.Resources, p.Conns)
-	if p.Proto == H2 {
+	switch p.Proto {
+	case H2:
 		waves = cwndRounds(p.Total)
+	case H3:
+		waves = quicRounds(p.Total)
 	}
 	return model(path, dnsRTTs(p.DNS)+handshakeRTTs(p.Proto, p.TLS, false)+float64(waves), int64(p.Total), 0)
 }
@@ -233,10 +236,10 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 	// stream of the one connection; over HTTP/1.1 a connection carries
 	// one request at a time.
 	workers := p.Conns
-	if p.Proto == H2 {
+	if p.Proto == H2 || p.Proto == H3 {
 		workers = p.Resources
 	}
-	defer cl.tr.CloseIdleConnections()
+	defer cl.close()
 	start := env.Now()
 	if p.Timings {
 		cl.timed(env, start)

@@ -1,12 +1,14 @@
 package workloads
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"net"
 	"net/http/httptrace"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -119,11 +121,11 @@ func newStopwatch(env emu.Env, start time.Time) *stopwatch {
 
 func (s *stopwatch) now() time.Duration { return s.env.Now().Sub(s.start) }
 
-// opened numbers a new connection.
-func (s *stopwatch) opened(c net.Conn) {
+// opened numbers a new connection, by its local address.
+func (s *stopwatch) opened(local net.Addr) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.conns[c.LocalAddr().String()] = len(s.conns) + 1
+	s.conns[local.String()] = len(s.conns) + 1
 }
 
 // request returns ctx with a trace that records the fetch of path, and
@@ -178,32 +180,40 @@ func (s *stopwatch) request(ctx context.Context, path string) (context.Context, 
 	return ctx, func() { set(func(now time.Duration) { f.LastByte = now }) }
 }
 
-// dialed notes that the dial started by ctx's request opened c.
-func (s *stopwatch) dialed(ctx context.Context, c net.Conn) {
+// dialed notes that the dial started by ctx's request opened the
+// connection at local.
+func (s *stopwatch) dialed(ctx context.Context, local net.Addr) {
 	if f, ok := ctx.Value(fetchKey{}).(*fetch); ok {
 		s.mu.Lock()
-		f.dialed = c.LocalAddr().String()
+		f.dialed = local.String()
 		s.mu.Unlock()
 	}
 }
 
-// timings returns the fetches in the order they were issued: each
-// connection's phases go to the first request it carried.
+// timings returns the fetches in the order they were issued (by path
+// among those issued at one instant): each connection's phases go to the
+// first request it carried; others that waited for it show that wait as
+// queued.
 func (s *stopwatch) timings() []ResourceTiming {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	fetches := slices.Clone(s.fetch)
+	slices.SortStableFunc(fetches, func(a, b *fetch) int {
+		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Path, b.Path))
+	})
 	dials := map[string]*fetch{}
-	for _, f := range s.fetch {
+	for _, f := range fetches {
 		if f.dialed != "" {
 			dials[f.dialed] = f
 		}
 	}
-	out := make([]ResourceTiming, len(s.fetch))
-	for i, f := range s.fetch {
+	out := make([]ResourceTiming, len(fetches))
+	for i, f := range fetches {
 		r := f.ResourceTiming
 		r.Conn = s.conns[f.conn]
 		if d, ok := dials[f.conn]; ok && f.fresh {
 			r.DNS, r.Connect, r.TLS = d.dial.dns, d.dial.connect, d.dial.tls
+			delete(dials, f.conn)
 		}
 		out[i] = r
 	}

@@ -459,6 +459,13 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 			return nil, usagef("--%s %s: want a file name ending in .svg or .png", f.name, f.path)
 		}
 	}
+	if clk == emu.Virtual && o.backend == (experiment.Emulated{}).Name() {
+		for _, w := range ws {
+			if why := workloads.RealClockOnly(w); why != "" {
+				return nil, usagef("%s %s --proto h3: %s", cmd, o.kind.Name, why)
+			}
+		}
+	}
 	if o.waterfall != "" {
 		for i, w := range ws {
 			t, ok := w.(workloads.Timed)
