@@ -431,21 +431,24 @@ func (n *Net) packetConn(ns *namespace, addr netip.AddrPort) (net.PacketConn, er
 	if err != nil {
 		return nil, err
 	}
-	if !n.track(pc) {
+	uc := pc.(*net.UDPConn)
+	if !n.track(uc) {
 		return nil, errClosed
 	}
-	return trackedPacketConn{pc, n}, nil
+	return trackedPacketConn{uc, n}, nil
 }
 
 // trackedPacketConn is a kernel UDP socket that closes with the network.
+// It keeps *net.UDPConn's methods (buffer sizes, the raw socket), which
+// QUIC uses.
 type trackedPacketConn struct {
-	net.PacketConn
+	*net.UDPConn
 	n *Net
 }
 
 func (c trackedPacketConn) Close() error {
-	c.n.untrack(c.PacketConn)
-	return c.PacketConn.Close()
+	c.n.untrack(c.UDPConn)
+	return c.UDPConn.Close()
 }
 
 // The sockets map holds each connection as its *net.TCPConn (probe.go
