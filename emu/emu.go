@@ -284,6 +284,11 @@ type Env interface {
 	Sleep(ctx context.Context, d time.Duration) error
 	Listen(port uint16) (net.Listener, error)
 	Dial(ctx context.Context, port uint16) (Conn, error)
+	// ListenPacket opens a UDP socket on the server's port.
+	ListenPacket(port uint16) (net.PacketConn, error)
+	// DialPacket opens a UDP socket on the client, on a free port, and
+	// returns it with the address of the server's port to write to.
+	DialPacket(ctx context.Context, port uint16) (net.PacketConn, net.Addr, error)
 	Go(f func())
 	Seed() uint64
 }
@@ -304,6 +309,23 @@ func (n *Net) Dial(ctx context.Context, port uint16) (Conn, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// ListenPacket opens a UDP socket on the server's port; see
+// tcpstack.Host.ListenUDP.
+func (n *Net) ListenPacket(port uint16) (net.PacketConn, error) { return n.server.ListenUDP(port) }
+
+// DialPacket opens a UDP socket on the client, on a free port, and
+// returns it with the server's address at port.
+func (n *Net) DialPacket(ctx context.Context, port uint16) (net.PacketConn, net.Addr, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	c, err := n.client.ListenUDP(0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, net.UDPAddrFromAddrPort(n.server.AddrPort(port)), nil
 }
 
 // Go starts f on a new goroutine. On the virtual clock the goroutine

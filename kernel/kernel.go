@@ -396,6 +396,61 @@ func (n *Net) Dial(ctx context.Context, port uint16) (emu.Conn, error) {
 	return trackedConn{c, n}, nil
 }
 
+// ListenPacket opens a UDP socket on the server namespace's port.
+func (n *Net) ListenPacket(port uint16) (net.PacketConn, error) {
+	return n.packetConn(n.server, netip.AddrPortFrom(ServerAddr, port))
+}
+
+// DialPacket opens a UDP socket in the client namespace, on a free port,
+// and returns it with the server's address at port.
+func (n *Net) DialPacket(ctx context.Context, port uint16) (net.PacketConn, net.Addr, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	c, err := n.packetConn(n.client, netip.AddrPortFrom(ClientAddr, 0))
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, net.UDPAddrFromAddrPort(netip.AddrPortFrom(ServerAddr, port)), nil
+}
+
+// packetConn opens a UDP socket at addr in namespace ns, closed with the
+// network.
+func (n *Net) packetConn(ns *namespace, addr netip.AddrPort) (net.PacketConn, error) {
+	select {
+	case <-n.closed:
+		return nil, errClosed
+	default:
+	}
+	var pc net.PacketConn
+	err := ns.do(func() error {
+		var err error
+		pc, err = net.ListenPacket("udp4", addr.String())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	uc := pc.(*net.UDPConn)
+	if !n.track(uc) {
+		return nil, errClosed
+	}
+	return trackedPacketConn{uc, n}, nil
+}
+
+// trackedPacketConn is a kernel UDP socket that closes with the network.
+// It keeps *net.UDPConn's methods (buffer sizes, the raw socket), which
+// QUIC uses.
+type trackedPacketConn struct {
+	*net.UDPConn
+	n *Net
+}
+
+func (c trackedPacketConn) Close() error {
+	c.n.untrack(c.UDPConn)
+	return c.UDPConn.Close()
+}
+
 // The sockets map holds each connection as its *net.TCPConn (probe.go
 // reads their TCP_INFO), and listeners as net.Listener.
 

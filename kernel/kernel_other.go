@@ -51,3 +51,7 @@ func (n *Net) Listen(port uint16) (net.Listener, error)         { return nil, er
 func (n *Net) Dial(ctx context.Context, port uint16) (emu.Conn, error) {
 	return nil, errNotLinux
 }
+func (n *Net) ListenPacket(port uint16) (net.PacketConn, error) { return nil, errNotLinux }
+func (n *Net) DialPacket(ctx context.Context, port uint16) (net.PacketConn, net.Addr, error) {
+	return nil, nil, errNotLinux
+}

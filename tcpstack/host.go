@@ -19,6 +19,7 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
 )
 
 // CongestionControl names a congestion-control algorithm.
@@ -176,7 +177,7 @@ func New(cfg Config, send func(pkt []byte)) (*Host, error) {
 	gclk := newGClock(cfg.Clock)
 	s := stack.New(stack.Options{
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol},
-		TransportProtocols: []stack.TransportProtocolFactory{tcpProtocol(cfg)},
+		TransportProtocols: []stack.TransportProtocolFactory{tcpProtocol(cfg), udp.NewProtocol},
 		Clock:              gclk,
 		// gVisor reads both from many goroutines; neither source is safe
 		// for that on its own.

@@ -121,9 +121,9 @@ func (b Bulk) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 	}
 	defer srv.stop()
 	cl := newClient(env, web{proto: H1}, 1)
-	defer cl.tr.CloseIdleConnections()
+	defer cl.close()
 	start := env.Now()
-	n, err := cl.get(ctx, "http://server/file")
+	n, err := cl.get(ctx, web{proto: H1}, "/file")
 	elapsed := env.Now().Sub(start)
 	if err != nil {
 		return Result{}, err

@@ -38,7 +38,10 @@ func withALPN(cfg *tls.Config) *tls.Config {
 // chose h2, and returns the connection net/http's HTTP/2 is to use.
 func dialH2(ctx context.Context, conn net.Conn, env emu.Env, cfg *tls.Config) (net.Conn, error) {
 	tc := tls.Client(conn, withALPN(cfg))
-	if err := tc.HandshakeContext(ctx); err != nil {
+	done := traceTLS(ctx)
+	err := tc.HandshakeContext(ctx)
+	done(tc.ConnectionState(), err)
+	if err != nil {
 		conn.Close()
 		return nil, err
 	}

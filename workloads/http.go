@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/netemu/netemu/emu"
 )
@@ -22,6 +23,7 @@ const httpPort = 80
 type web struct {
 	proto          Proto
 	server, client *tls.Config // nil for h1
+	dns            bool        // the client looks the server's name up first
 }
 
 // newWeb sets up protocol p (with TLS version v, resuming sessions if
@@ -41,7 +43,7 @@ func newWeb(env emu.Env, p Proto, v TLSVersion, resume bool) (web, error) {
 // TLS net/http makes; http for h1, and for h2, whose TLS the workload
 // makes itself (see h2.go).
 func (w web) scheme() string {
-	if w.proto == H1S {
+	if w.proto == H1S || w.proto == H3 {
 		return "https"
 	}
 	return "http"
@@ -64,10 +66,15 @@ func (w web) protocols() *http.Protocols {
 // runs send the same bytes every time.
 type server struct {
 	srv  *http.Server
+	h3   *h3Server  // h3 only; then srv is nil
+	dns  *dnsServer // nil without DNS
 	done chan struct{}
 }
 
 func startServer(env emu.Env, web web, h http.Handler) (*server, error) {
+	if web.proto == H3 {
+		return startH3(env, web, h)
+	}
 	ln, err := env.Listen(httpPort)
 	if err != nil {
 		return nil, err
@@ -76,12 +83,14 @@ func startServer(env emu.Env, web web, h http.Handler) (*server, error) {
 		ln = h2Listener{ln, env, web.server}
 	}
 	s := &server{done: make(chan struct{})}
+	if web.dns {
+		if s.dns, err = startDNS(env); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
 	s.srv = &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Date", env.Now().UTC().Format(http.TimeFormat))
-			w.Header().Set("Content-Type", "application/octet-stream")
-			h.ServeHTTP(w, r)
-		}),
+		Handler:   withHeaders(env, h),
 		Protocols: web.protocols(),
 	}
 	if web.proto == H1S {
@@ -98,9 +107,48 @@ func startServer(env emu.Env, web web, h http.Handler) (*server, error) {
 	return s, nil
 }
 
+// withHeaders sets the headers every response has: a Date from the run's
+// clock, and the content's type.
+func withHeaders(env emu.Env, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Date", env.Now().UTC().Format(http.TimeFormat))
+		w.Header().Set("Content-Type", "application/octet-stream")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// startH3 serves h over HTTP/3 (h3.go).
+func startH3(env emu.Env, web web, h http.Handler) (*server, error) {
+	if onVirtualClock(env) {
+		return nil, ErrH3VirtualClock
+	}
+	s := &server{}
+	if web.dns {
+		var err error
+		if s.dns, err = startDNS(env); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if s.h3, err = startH3Server(env, web.server, withHeaders(env, h)); err != nil {
+		if s.dns != nil {
+			s.dns.stop()
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
 func (s *server) stop() {
-	s.srv.Close()
-	<-s.done
+	if s.h3 != nil {
+		s.h3.stop()
+	} else {
+		s.srv.Close()
+		<-s.done
+	}
+	if s.dns != nil {
+		s.dns.stop()
+	}
 }
 
 // turns lets goroutines that act at one instant take their turns in a
@@ -164,7 +212,10 @@ func pattern(n int) []byte {
 // on it, as a browser does.
 type client struct {
 	*http.Client
-	tr *http.Transport
+	tr    *http.Transport
+	h3    *h3Client  // h3 only; then tr is nil
+	watch *stopwatch // nil unless timings are recorded
+	dns   *resolver  // nil without DNS
 
 	mu    sync.Mutex
 	conns int
@@ -177,13 +228,21 @@ func newClient(env emu.Env, web web, maxConns int) *client {
 	}
 	c.tr = &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			if c.dns != nil {
+				if err := c.lookup(ctx); err != nil {
+					return nil, err
+				}
+			}
+			done := traceConnect(ctx)
 			conn, err := env.Dial(ctx, httpPort)
+			done(err)
 			if err != nil {
 				return nil, err
 			}
 			c.mu.Lock()
 			c.conns++
 			c.mu.Unlock()
+			c.noteConn(ctx, conn.LocalAddr())
 			if web.proto == H2 {
 				return dialH2(ctx, conn, env, web.client)
 			}
@@ -198,7 +257,67 @@ func newClient(env emu.Env, web web, maxConns int) *client {
 		c.tr.TLSClientConfig = web.client
 	}
 	c.Client = &http.Client{Transport: c.tr}
+	if web.dns {
+		c.dns = newResolver(env)
+	}
+	if web.proto == H3 {
+		c.tr = nil
+		before := func(ctx context.Context) error {
+			if c.dns != nil {
+				return c.lookup(ctx)
+			}
+			return nil
+		}
+		c.h3 = newH3Client(env, web.client, before, func(ctx context.Context, local net.Addr) {
+			c.mu.Lock()
+			c.conns++
+			c.mu.Unlock()
+			c.noteConn(ctx, local)
+		})
+		c.Client = &http.Client{Transport: c.h3.tr}
+	}
 	return c
+}
+
+// noteConn notes a new connection at local, dialed for ctx's request.
+func (c *client) noteConn(ctx context.Context, local net.Addr) {
+	if c.watch != nil {
+		c.watch.opened(local)
+		c.watch.dialed(ctx, local)
+	}
+}
+
+// closeIdle closes the connections that carry no request.
+func (c *client) closeIdle() {
+	if c.h3 != nil {
+		c.h3.tr.CloseIdleConnections()
+		return
+	}
+	c.tr.CloseIdleConnections()
+}
+
+// close closes every connection, for the end of a run.
+func (c *client) close() {
+	if c.h3 != nil {
+		c.h3.close()
+		return
+	}
+	c.tr.CloseIdleConnections()
+}
+
+// lookup resolves the server's name before a connection, reporting the
+// lookup to ctx's trace unless the name was known.
+func (c *client) lookup(ctx context.Context) error {
+	if c.dns.cached(serverName) {
+		return nil
+	}
+	done := traceDNS(ctx, serverName)
+	addr, err := c.dns.resolve(ctx, serverName)
+	if err == nil && addr != emu.ServerAddr {
+		err = fmt.Errorf("DNS: %s is at %v; the server is at %v", serverName, addr, emu.ServerAddr)
+	}
+	done(addr, err)
+	return err
 }
 
 func (c *client) opened() int {
@@ -207,8 +326,26 @@ func (c *client) opened() int {
 	return c.conns
 }
 
-// get fetches url and returns the body's length.
-func (c *client) get(ctx context.Context, url string) (int64, error) {
+// timed makes the client record its requests' timings from start.
+func (c *client) timed(env emu.Env, start time.Time) {
+	c.watch = newStopwatch(env, start)
+}
+
+// timings returns the recorded timings; nil unless timed.
+func (c *client) timings() []ResourceTiming {
+	if c.watch == nil {
+		return nil
+	}
+	return c.watch.timings()
+}
+
+// get fetches path and returns the body's length.
+func (c *client) get(ctx context.Context, web web, path string) (int64, error) {
+	url := web.scheme() + "://" + serverName + path
+	done := func() {}
+	if c.watch != nil {
+		ctx, done = c.watch.request(ctx, path)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 0, err
@@ -221,5 +358,7 @@ func (c *client) get(ctx context.Context, url string) (int64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	return io.Copy(io.Discard, resp.Body)
+	n, err := io.Copy(io.Discard, resp.Body)
+	done()
+	return n, err
 }

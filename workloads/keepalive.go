@@ -38,6 +38,8 @@ var keepAliveKind = Kind{
 		modes := variants(fs, "mode", "both", "fresh, reuse or both", Fresh, Reuse)
 		protos := protoFlags(fs)
 		resume := boolVariants(fs, "resume", "false", "resume TLS sessions on fresh connections (h1s, h2): true, false or both")
+		timings := fs.Bool("timings", false, timingsHelp)
+		dns := boolVariants(fs, "dns", "false", dnsHelp)
 		return func() ([]Workload, error) {
 			n, err := requests()
 			if err != nil {
@@ -59,6 +61,10 @@ var keepAliveKind = Kind{
 			if err != nil {
 				return nil, err
 			}
+			ds, err := dns()
+			if err != nil {
+				return nil, err
+			}
 			var ws []Workload
 			for _, p := range ps {
 				for _, m := range ms {
@@ -71,7 +77,9 @@ var keepAliveKind = Kind{
 							}
 							r = false
 						}
-						ws = append(ws, KeepAlive{Requests: n, Mode: m, Size: s, Proto: Proto(p[0]), TLS: TLSVersion(p[1]), Resume: r})
+						for _, d := range ds {
+							ws = append(ws, KeepAlive{Requests: n, Mode: m, Size: s, Proto: Proto(p[0]), TLS: TLSVersion(p[1]), Resume: r, DNS: d, Timings: *timings})
+						}
 					}
 				}
 			}
@@ -105,17 +113,24 @@ type KeepAlive struct {
 	TLS      TLSVersion // h1s and h2 only; "" means DefaultTLS
 	// Resume resumes TLS sessions from tickets: each fresh connection
 	// after the first makes an abbreviated handshake. h1s and h2 only.
-	Resume bool
+	Resume  bool
+	DNS     bool // look the server's name up before the first connection (see dns.go)
+	Timings bool // record each request's timings (KeepAliveDetail.Requests)
 }
 
 // KeepAliveDetail is KeepAlive's own figures.
 type KeepAliveDetail struct {
 	Mode       ConnMode
-	PerRequest time.Duration // Elapsed ÷ Requests
-	Proto      Proto         // "" for h1, which records leave out
-	TLS        TLSVersion    // "" without TLS
-	Resumed    int           // connections whose TLS session resumed
+	PerRequest time.Duration    // Elapsed ÷ Requests
+	Proto      Proto            // "" for h1, which records leave out
+	TLS        TLSVersion       // "" without TLS
+	Resumed    int              // connections whose TLS session resumed
+	DNS        bool             // the name was looked up
+	Requests   []ResourceTiming // in request order; nil unless KeepAlive.Timings
 }
+
+// Timings implements Timings.
+func (d KeepAliveDetail) Timings() []ResourceTiming { return d.Requests }
 
 // Summary implements Detail.
 func (d KeepAliveDetail) Summary() string { return link.FormatDuration(d.PerRequest) + " per request" }
@@ -123,12 +138,14 @@ func (d KeepAliveDetail) Summary() string { return link.FormatDuration(d.PerRequ
 // MarshalJSON writes the record's keepalive fields.
 func (d KeepAliveDetail) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Mode       ConnMode   `json:"mode"`
-		PerRequest float64    `json:"per_request_ms"`
-		Proto      Proto      `json:"proto,omitempty"`
-		TLS        TLSVersion `json:"tls,omitempty"`
-		Resumed    *int       `json:"resumed_conns,omitempty"`
-	}{d.Mode, ms(d.PerRequest), d.Proto, d.TLS, resumedField(d)})
+		Mode       ConnMode         `json:"mode"`
+		PerRequest float64          `json:"per_request_ms"`
+		Proto      Proto            `json:"proto,omitempty"`
+		TLS        TLSVersion       `json:"tls,omitempty"`
+		Resumed    *int             `json:"resumed_conns,omitempty"`
+		DNS        bool             `json:"dns,omitempty"`
+		Requests   []ResourceTiming `json:"resources,omitempty"`
+	}{d.Mode, ms(d.PerRequest), d.Proto, d.TLS, resumedField(d), d.DNS, d.Requests})
 }
 
 // Name implements Workload.
@@ -145,8 +162,11 @@ func (k KeepAlive) Variant() string {
 	if k.Resume {
 		v += ", resumed"
 	}
-	return v
+	return withDNS(v, k.DNS)
 }
+
+// WithTimings implements Timed.
+func (k KeepAlive) WithTimings(on bool) Workload { k.Timings = on; return k }
 
 // WithDefaults implements Workload.
 func (k KeepAlive) WithDefaults() Workload {
@@ -182,7 +202,8 @@ func (k KeepAlive) Validate() error {
 // handshakes (TCP one, TLS 1.3 one more, TLS 1.2 two more, one when a
 // TLS 1.2 session resumes): fresh pays them per request, the first
 // connection in full and the others resumed if sessions resume; reuse
-// pays them once.
+// pays them once. With DNS the first connection waits one round trip
+// more for the lookup; the others find the name cached.
 func (k KeepAlive) Model(path Path) Model {
 	k = k.WithDefaults().(KeepAlive)
 	full := handshakeRTTs(k.Proto, k.TLS, false)
@@ -190,7 +211,7 @@ func (k KeepAlive) Model(path Path) Model {
 	if k.Mode == Fresh {
 		rt = float64(k.Requests) + full + float64(k.Requests-1)*handshakeRTTs(k.Proto, k.TLS, k.Resume)
 	}
-	return model(path, rt, int64(k.Requests*k.Size), 0)
+	return model(path, dnsRTTs(k.DNS)+rt, int64(k.Requests*k.Size), 0)
 }
 
 // Run implements Workload.
@@ -199,6 +220,7 @@ func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
+	web.dns = k.DNS
 	srv, err := startServer(env, web, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		blob(w, k.Size)
 	}))
@@ -218,11 +240,14 @@ func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, err
 		}
 	}
 	cl := newClient(env, web, 1)
-	defer cl.tr.CloseIdleConnections()
+	defer cl.close()
 	var bytes int64
 	start := env.Now()
+	if k.Timings {
+		cl.timed(env, start)
+	}
 	for i := range k.Requests {
-		n, err := cl.get(ctx, fmt.Sprintf("%s://server/r/%02d", web.scheme(), i))
+		n, err := cl.get(ctx, web, fmt.Sprintf("/r/%02d", i))
 		if err != nil {
 			return Result{}, fmt.Errorf("request %d: %w", i, err)
 		}
@@ -230,7 +255,7 @@ func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, err
 		if k.Mode == Fresh {
 			// The connection is idle once the body is read; closing it
 			// here, on this goroutine, sends the FIN before the next SYN.
-			cl.tr.CloseIdleConnections()
+			cl.closeIdle()
 		}
 	}
 	elapsed := env.Now().Sub(start)
@@ -240,7 +265,7 @@ func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, err
 		Bytes:    bytes,
 		Conns:    cl.opened(),
 		Requests: k.Requests,
-		Detail:   KeepAliveDetail{Mode: k.Mode, PerRequest: elapsed / time.Duration(k.Requests), Proto: recorded(k.Proto), TLS: k.TLS, Resumed: int(resumed.Load())},
+		Detail:   KeepAliveDetail{Mode: k.Mode, PerRequest: elapsed / time.Duration(k.Requests), Proto: recorded(k.Proto), TLS: k.TLS, Resumed: int(resumed.Load()), DNS: k.DNS, Requests: cl.timings()},
 	}, nil
 }
 

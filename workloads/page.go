@@ -30,6 +30,8 @@ var pageKind = Kind{
 		total := size(fs, "total", DefaultPageTotal, 0, "120KB", "bytes of all resources together")
 		conns := positive(fs, "conns", DefaultPageConns, "parallel keep-alive connections (h1, h1s; h2 uses one)")
 		protos := protoFlags(fs)
+		timings := fs.Bool("timings", false, timingsHelp)
+		dns := boolVariants(fs, "dns", "false", dnsHelp)
 		return func() ([]Workload, error) {
 			r, err := resources()
 			if err != nil {
@@ -50,9 +52,15 @@ var pageKind = Kind{
 			if err != nil {
 				return nil, err
 			}
+			ds, err := dns()
+			if err != nil {
+				return nil, err
+			}
 			var ws []Workload
 			for _, p := range ps {
-				ws = append(ws, Page{Resources: r, Total: t, Conns: c, Proto: Proto(p[0]), TLS: TLSVersion(p[1])})
+				for _, d := range ds {
+					ws = append(ws, Page{Resources: r, Total: t, Conns: c, Proto: Proto(p[0]), TLS: TLSVersion(p[1]), DNS: d, Timings: *timings})
+				}
 			}
 			return ws, nil
 		}
@@ -80,14 +88,21 @@ type Page struct {
 	Conns     int        // 0 means DefaultPageConns; h2 opens one
 	Proto     Proto      // "" means H1
 	TLS       TLSVersion // h1s and h2 only; "" means DefaultTLS
+	DNS       bool       // look the server's name up first, once (see dns.go)
+	Timings   bool       // record each resource's timings (PageDetail.Resources)
 }
 
 // PageDetail is Page's own figures.
 type PageDetail struct {
 	RequestsPerConn float64
-	Proto           Proto      // "" for h1, which records leave out
-	TLS             TLSVersion // "" without TLS
+	Proto           Proto            // "" for h1, which records leave out
+	TLS             TLSVersion       // "" without TLS
+	DNS             bool             // the name was looked up
+	Resources       []ResourceTiming // in request order; nil unless Page.Timings
 }
+
+// Timings implements Timings.
+func (d PageDetail) Timings() []ResourceTiming { return d.Resources }
 
 // Summary implements Detail.
 func (d PageDetail) Summary() string { return fmt.Sprintf("%.1f requests per conn", d.RequestsPerConn) }
@@ -95,17 +110,23 @@ func (d PageDetail) Summary() string { return fmt.Sprintf("%.1f requests per con
 // MarshalJSON writes the record's page fields.
 func (d PageDetail) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		RequestsPerConn float64    `json:"requests_per_conn"`
-		Proto           Proto      `json:"proto,omitempty"`
-		TLS             TLSVersion `json:"tls,omitempty"`
-	}{d.RequestsPerConn, d.Proto, d.TLS})
+		RequestsPerConn float64          `json:"requests_per_conn"`
+		Proto           Proto            `json:"proto,omitempty"`
+		TLS             TLSVersion       `json:"tls,omitempty"`
+		DNS             bool             `json:"dns,omitempty"`
+		Resources       []ResourceTiming `json:"resources,omitempty"`
+	}{d.RequestsPerConn, d.Proto, d.TLS, d.DNS, d.Resources})
 }
 
 // Name implements Workload.
 func (Page) Name() string { return "page" }
 
-// Variant implements Workload: the protocol, "" for h1.
-func (p Page) Variant() string { return protoLabel(protoDefaults(p.Proto, p.TLS)) }
+// Variant implements Workload: the protocol, "" for h1, and "DNS" with
+// DNS.
+func (p Page) Variant() string { return withDNS(protoLabel(protoDefaults(p.Proto, p.TLS)), p.DNS) }
+
+// WithTimings implements Timed.
+func (p Page) WithTimings(on bool) Workload { p.Timings = on; return p }
 
 // WithDefaults implements Workload.
 func (p Page) WithDefaults() Workload {
@@ -145,7 +166,7 @@ func (p Page) size(i int) int {
 	return s
 }
 
-// Model: the handshakes' round trips (the connections' in parallel: TCP
+// Model: with DNS one round trip for the lookup, then the handshakes' round trips (the connections' in parallel: TCP
 // one, TLS 1.3 one more, TLS 1.2 two more), then over HTTP/1.1 one per
 // wave of Conns requests, over HTTP/2 one per round of the one
 // connection's congestion window (see cwndRounds), plus the bytes at the
@@ -153,10 +174,13 @@ func (p Page) size(i int) int {
 func (p Page) Model(path Path) Model {
 	p = p.WithDefaults().(Page)
 	waves := ceilDiv(p.Resources, p.Conns)
-	if p.Proto == H2 {
+	switch p.Proto {
+	case H2:
 		waves = cwndRounds(p.Total)
+	case H3:
+		waves = quicRounds(p.Total)
 	}
-	return model(path, handshakeRTTs(p.Proto, p.TLS, false)+float64(waves), int64(p.Total), 0)
+	return model(path, dnsRTTs(p.DNS)+handshakeRTTs(p.Proto, p.TLS, false)+float64(waves), int64(p.Total), 0)
 }
 
 // initialWindow is the congestion window a connection starts with, in
@@ -182,6 +206,7 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	web.dns = p.DNS
 	// Over HTTP/2 the client sends its requests, the server writes its
 	// responses and the client reads them, in page order (see turns).
 	var sending, serving *turns
@@ -211,10 +236,14 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 	// stream of the one connection; over HTTP/1.1 a connection carries
 	// one request at a time.
 	workers := p.Conns
-	if p.Proto == H2 {
+	if p.Proto == H2 || p.Proto == H3 {
 		workers = p.Resources
 	}
-	defer cl.tr.CloseIdleConnections()
+	defer cl.close()
+	start := env.Now()
+	if p.Timings {
+		cl.timed(env, start)
+	}
 
 	var (
 		mu    sync.Mutex
@@ -232,7 +261,6 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 		next++
 		return next - 1, true
 	}
-	start := env.Now()
 	// The workers start one at a time (env.Go), so each opens its
 	// connection in the same order on every run; afterwards whichever
 	// worker finishes first takes the next resource.
@@ -246,11 +274,14 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 					return
 				}
 				rctx := ctx
+				if cl.watch != nil {
+					rctx = cl.watch.issued(rctx)
+				}
 				if sending != nil {
 					sending.wait(ctx, i)
-					rctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { sending.end(i) }})
+					rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{WroteHeaders: func() { sending.end(i) }})
 				}
-				n, err := cl.get(rctx, fmt.Sprintf("%s://server/r/%02d", web.scheme(), i))
+				n, err := cl.get(rctx, web, fmt.Sprintf("/r/%02d", i))
 				if sending != nil {
 					sending.end(i)
 				}
@@ -278,6 +309,6 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 		Bytes:    bytes,
 		Conns:    conns,
 		Requests: p.Resources,
-		Detail:   PageDetail{RequestsPerConn: float64(p.Resources) / float64(conns), Proto: recorded(p.Proto), TLS: p.TLS},
+		Detail:   PageDetail{RequestsPerConn: float64(p.Resources) / float64(conns), Proto: recorded(p.Proto), TLS: p.TLS, DNS: p.DNS, Resources: cl.timings()},
 	}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,13 +28,14 @@ const (
 	H1  Proto = "h1"  // HTTP/1.1 over TCP
 	H1S Proto = "h1s" // HTTP/1.1 over TLS
 	H2  Proto = "h2"  // HTTP/2 over TLS: one connection, streams multiplexed, chosen by ALPN
+	H3  Proto = "h3"  // HTTP/3 over QUIC (TLS 1.3 inside): one connection, real clock only (h3.go)
 )
 
 // Protos lists the protocols in the order help names them.
-var Protos = []Proto{H1, H1S, H2}
+var Protos = []Proto{H1, H1S, H2, H3}
 
 // secure reports whether p runs over TLS.
-func (p Proto) secure() bool { return p == H1S || p == H2 }
+func (p Proto) secure() bool { return p == H1S || p == H2 || p == H3 }
 
 // TLSVersion is the TLS version of a secure protocol: "1.2" or "1.3".
 type TLSVersion string
@@ -74,9 +76,12 @@ func protoDefaults(p Proto, v TLSVersion) (Proto, TLSVersion) {
 // validateProto reports an unknown protocol or TLS version.
 func validateProto(name string, p Proto, v TLSVersion) error {
 	switch p {
-	case "", H1, H1S, H2:
+	case "", H1, H1S, H2, H3:
 	default:
-		return fmt.Errorf("%s: protocol %q is unknown; want h1, h1s or h2", name, p)
+		return fmt.Errorf("%s: protocol %q is unknown; want h1, h1s, h2 or h3", name, p)
+	}
+	if p == H3 && v == TLS12 {
+		return fmt.Errorf("%s: h3 runs TLS 1.3 only (QUIC's handshake is TLS 1.3's); want TLS 1.3", name)
 	}
 	switch v {
 	case "", TLS12, TLS13:
@@ -114,7 +119,7 @@ func protoLabel(p Proto, v TLSVersion) string {
 func handshakeRTTs(p Proto, v TLSVersion, resumed bool) float64 {
 	p, v = protoDefaults(p, v)
 	switch {
-	case !p.secure():
+	case !p.secure() || p == H3: // QUIC's handshake carries TLS's: one round trip
 		return 1
 	case v == TLS12 && !resumed:
 		return 3
@@ -131,8 +136,8 @@ func protoFlags(fs *flag.FlagSet) func() ([][2]string, error) {
 	for _, p := range Protos {
 		names = append(names, string(p))
 	}
-	protos := listOf(fs, "proto", string(H1), "HTTP protocol: "+orList(names)+" (TLS: h1s, h2), or a list: h1,h2", names...)
-	versions := listOf(fs, "tls", string(DefaultTLS), "TLS version of h1s and h2: 1.2 or 1.3, or a list: 1.2,1.3", string(TLS12), string(TLS13))
+	protos := listOf(fs, "proto", string(H1), "HTTP protocol: "+orList(names)+" (TLS: h1s, h2; QUIC: h3, with --clock real), or a list: h1,h2", names...)
+	versions := listOf(fs, "tls", string(DefaultTLS), "TLS version of h1s and h2: 1.2 or 1.3, or a list: 1.2,1.3 (h3: 1.3)", string(TLS12), string(TLS13))
 	return func() ([][2]string, error) {
 		ps, err := protos()
 		if err != nil {
@@ -146,6 +151,14 @@ func protoFlags(fs *flag.FlagSet) func() ([][2]string, error) {
 		for _, p := range ps {
 			if !Proto(p).secure() {
 				out = append(out, [2]string{p, ""})
+				continue
+			}
+			if Proto(p) == H3 {
+				// QUIC speaks TLS 1.3 alone.
+				if !slices.Contains(vs, string(TLS13)) {
+					return nil, fmt.Errorf("--proto h3 --tls %s: h3 runs TLS 1.3 only; want --tls 1.3 (or a list with it)", strings.Join(vs, ","))
+				}
+				out = append(out, [2]string{p, string(TLS13)})
 				continue
 			}
 			for _, v := range vs {

@@ -128,7 +128,9 @@ func TestProtoFlags(t *testing.T) {
 		{nil, []string{""}, ""},
 		{[]string{"--proto", "h1,h1s,h2"}, []string{"", "h1s, TLS 1.3", "h2, TLS 1.3"}, ""},
 		{[]string{"--proto", "h2,h1", "--tls", "1.2,1.3"}, []string{"h2, TLS 1.2", "h2, TLS 1.3", ""}, ""},
-		{[]string{"--proto", "h3"}, nil, `--proto "h3": want h1, h1s or h2`},
+		{[]string{"--proto", "h4"}, nil, `--proto "h4": want h1, h1s, h2 or h3`},
+		{[]string{"--proto", "h2,h3", "--tls", "1.2,1.3"}, []string{"h2, TLS 1.2", "h2, TLS 1.3", "h3, TLS 1.3"}, ""},
+		{[]string{"--proto", "h3", "--tls", "1.2"}, nil, "h3 runs TLS 1.3 only"},
 		{[]string{"--tls", "1.1"}, nil, `--tls "1.1"`},
 		{[]string{"--proto", "h2,h2"}, nil, "listed twice"},
 	} {
@@ -165,6 +167,7 @@ func TestProtoValidation(t *testing.T) {
 		{Page{Proto: "spdy"}, `protocol "spdy"`},
 		{Page{Proto: H2, TLS: "1.0"}, `TLS version "1.0"`},
 		{KeepAlive{Resume: true}, "resume needs TLS"},
+		{Page{Proto: H3, TLS: TLS12}, "h3 runs TLS 1.3 only"},
 	} {
 		if err := c.w.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v; want an error containing %q", c.w, err, c.want)

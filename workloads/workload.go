@@ -134,9 +134,10 @@ func (r Result) Headline() (got, model time.Duration) {
 }
 
 // Same reports whether a and b are the same workload once defaults are
-// filled in (Page{} and Page{Resources: 40} are the same).
+// filled in (Page{} and Page{Resources: 40} are the same), whether or not
+// they record timings.
 func Same(a, b Workload) bool {
-	return a.WithDefaults() == b.WithDefaults()
+	return untimed(a.WithDefaults()) == untimed(b.WithDefaults())
 }
 
 // ms is a duration in milliseconds, as the JSON records write it.

@@ -170,3 +170,42 @@ func TestNoProgressWhenNotATerminal(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want nothing on stderr when it is not a terminal", code, errOut)
 	}
 }
+
+// --waterfall draws one figure per case, with a variant path for each of
+// several; a workload without request timings, and compare, are usage
+// errors.
+func TestWaterfall(t *testing.T) {
+	dir := t.TempDir()
+	w := filepath.Join(dir, "w.svg")
+	if code, _, errOut := runCmd("run", "page", "--proto", "h1,h2", "--resources", "8", "--waterfall", w); code != 0 {
+		t.Fatal(errOut)
+	}
+	for _, name := range []string{"w-rtt50.0ms-10mbit.svg", "w-rtt50.0ms-10mbit-h2-tls-1.3.svg"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"/r/07", "connect", "waiting", "last byte"} {
+			if !bytes.Contains(b, []byte(want)) {
+				t.Errorf("%s lacks %q", name, want)
+			}
+		}
+	}
+	if code, out, _ := runCmd("run", "keepalive", "--requests", "3", "--mode", "reuse", "--waterfall", filepath.Join(dir, "k.png"), "--json"); code != 0 || strings.Count(out, `"path"`) != 3 {
+		t.Errorf("keepalive --waterfall --json: exit %d, %s", code, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "bulk", "--waterfall", w}, "--waterfall: the bulk workload does not time its requests; want page or keepalive"},
+		{[]string{"run", "page", "--waterfall", filepath.Join(dir, "w.gif")}, "--waterfall " + filepath.Join(dir, "w.gif") + ": want a file name ending in .svg or .png"},
+		{[]string{"compare", "page", "--waterfall", w}, "--waterfall does not apply"},
+		{[]string{"run", "page", "--plot", w, "--waterfall", w}, "--plot and --waterfall both write"},
+	} {
+		code, out, errOut := runCmd(c.args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("netemu %s: exit %d, stderr %q; want exit 2 and one line containing %q", strings.Join(c.args, " "), code, errOut, c.want)
+		}
+	}
+}

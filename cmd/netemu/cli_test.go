@@ -158,3 +158,14 @@ func TestLinkTooSlowSaysWhy(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want one line saying the link is too slow for TCP's timers", code, errOut)
 	}
 }
+
+// h3 runs on the real clock only: on the virtual clock (the default) it
+// is a usage error that names the reason and the fix.
+func TestH3NeedsRealClock(t *testing.T) {
+	for _, args := range [][]string{{"run", "page", "--proto", "h3"}, {"sweep", "page", "--proto", "h1,h3", "--rtt", "10ms,20ms"}} {
+		code, out, errOut := runCmd(args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "quic-go reads the wall clock") || !strings.Contains(errOut, "--clock real") {
+			t.Errorf("netemu %s: exit %d, stderr %q; want exit 2 and one line naming the reason and --clock real", strings.Join(args, " "), code, errOut)
+		}
+	}
+}

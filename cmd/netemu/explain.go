@@ -41,6 +41,9 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 				return err
 			}
 		}
+		if err := o.drawWaterfall(c, r, o.caseVariant(c, len(cases) > 1)); err != nil {
+			return err
+		}
 		from := watch.Analyzer().Since(r.Started)
 		bd := watch.Analyzer().Breakdown(from, from+r.Elapsed)
 		if o.json {

@@ -133,6 +133,7 @@ type options struct {
 	pcap      string
 	timeline  string
 	plot      string
+	waterfall string
 	set       map[string]bool // flags given on the command line
 }
 
@@ -163,6 +164,7 @@ func newFlagSet(name string, o *options) *flag.FlagSet {
 	fs.StringVar(&o.pcap, "pcap", "", "write every packet crossing the link to this pcap file")
 	fs.StringVar(&o.timeline, "timeline", "", "write TCP state and queue occupancy over time to this CSV file")
 	fs.StringVar(&o.plot, "plot", "", "draw the run to this .svg or .png file")
+	fs.StringVar(&o.waterfall, "waterfall", "", "draw each request's phases (page, keepalive) to this .svg or .png file, as a browser's network panel does")
 	return fs
 }
 
@@ -223,7 +225,7 @@ func (o *options) printNotes(stderr io.Writer) {
 // a directory that exists, and no two name the same file.
 func (o *options) checkOutputs() error {
 	seen := map[string]string{}
-	for _, f := range []struct{ flag, path string }{{"pcap", o.pcap}, {"timeline", o.timeline}, {"plot", o.plot}} {
+	for _, f := range []struct{ flag, path string }{{"pcap", o.pcap}, {"timeline", o.timeline}, {"plot", o.plot}, {"waterfall", o.waterfall}} {
 		if f.path == "" {
 			continue
 		}
@@ -275,6 +277,7 @@ func (o *options) notApplicable(cmd string) error {
 	if cmd == "compare" {
 		errs = append(errs,
 			reject("backend", "compare runs both backends"),
+			reject("waterfall", "compare draws no waterfall; use netemu run"),
 			reject("clock", "compare runs the emulator on the virtual clock and kernel TCP in real time"))
 	} else if o.backend == (experiment.Kernel{}).Name() {
 		errs = append(errs,
@@ -319,6 +322,33 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return usagef("%s: %s (see netemu help %s)", fs.Name(), msg, fs.Name())
 	}
 	return nil
+}
+
+// timedKinds names the workloads that time their requests, for messages.
+func timedKinds() string {
+	var names []string
+	for _, k := range workloads.Kinds() {
+		ws, err := k.Flags(flag.NewFlagSet(k.Name, flag.ContinueOnError))()
+		if err == nil && len(ws) > 0 {
+			if _, ok := ws[0].(workloads.Timed); ok {
+				names = append(names, k.Name)
+			}
+		}
+	}
+	return strings.Join(names, " or ")
+}
+
+// drawWaterfall draws r's waterfall to --waterfall's file for variant,
+// if asked.
+func (o *options) drawWaterfall(c experiment.Case, r workloads.Result, variant string) error {
+	if o.waterfall == "" {
+		return nil
+	}
+	chart, ok := experiment.WaterfallFigure(fmt.Sprintf("%s: RTT %s, rate %s", experiment.Title(c.Workload), fmtDur(c.RTT()), c.RateLabel()), r)
+	if !ok {
+		return fmt.Errorf("--waterfall: the run recorded no request timings")
+	}
+	return chart.Save(variantPath(o.waterfall, variant))
 }
 
 // kindOfFlag returns the workload that has flag name, if one has.
@@ -481,9 +511,25 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 	if _, err := o.newBackend(o.backend); err != nil {
 		return nil, err
 	}
-	if o.plot != "" {
-		if ext := strings.ToLower(filepath.Ext(o.plot)); ext != ".svg" && ext != ".png" {
-			return nil, usagef("--plot %s: want a file name ending in .svg or .png", o.plot)
+	for _, f := range []struct{ name, path string }{{"plot", o.plot}, {"waterfall", o.waterfall}} {
+		if ext := strings.ToLower(filepath.Ext(f.path)); f.path != "" && ext != ".svg" && ext != ".png" {
+			return nil, usagef("--%s %s: want a file name ending in .svg or .png", f.name, f.path)
+		}
+	}
+	if clk == emu.Virtual && o.backend == (experiment.Emulated{}).Name() {
+		for _, w := range ws {
+			if why := workloads.RealClockOnly(w); why != "" {
+				return nil, usagef("%s %s --proto h3: %s", cmd, o.kind.Name, why)
+			}
+		}
+	}
+	if o.waterfall != "" {
+		for i, w := range ws {
+			t, ok := w.(workloads.Timed)
+			if !ok {
+				return nil, usagef("--waterfall: the %s workload does not time its requests; want %s", w.Name(), timedKinds())
+			}
+			ws[i] = t.WithTimings(true)
 		}
 	}
 	if o.mtu < link.MinMTU || o.mtu > link.MaxMTU {

@@ -17,7 +17,7 @@ var flagGroups = []struct {
 }{
 	{"Link and stack flags", []string{"rtt", "rate", "queue", "qdisc", "qdisc-down", "delack", "cc", "mtu", "clock", "seed"}},
 	{"Impairments, as netem applies them (list flags sweep: --loss 0,1%,3%)", []string{"loss", "jitter", "reorder", "duplicate", "corrupt", "netem", "netem-up", "netem-down"}},
-	{"Output flags", []string{"json", "pcap", "timeline", "plot"}},
+	{"Output flags", []string{"json", "pcap", "timeline", "plot", "waterfall"}},
 	{"Kernel mode (root: network namespaces and TUN devices)", []string{"backend", "link"}},
 }
 

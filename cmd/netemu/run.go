@@ -47,6 +47,9 @@ func runCases(ctx context.Context, cmd string, args []string, w, stderr io.Write
 			return err
 		}
 		results = append(results, r)
+		if err := o.drawWaterfall(c, r, vname); err != nil {
+			return err
+		}
 		if o.plot != "" && !sweep {
 			if err := experiment.RunFigure(experiment.Title(c.Workload), watch.Timeline()).Save(variantPath(o.plot, vname)); err != nil {
 				return err
