@@ -9,4 +9,5 @@ var registry = []Kind{
 	keepAliveKind,
 	nagleKind,
 	rpcKind,
+	loadedKind,
 }
