@@ -50,7 +50,7 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 			return err
 		}
 		if o.plot != "" {
-			if err := experiment.CompareFigure(experiment.Title(c.Workload), ewatch, kwatch).Save(variantPath(o.plot, vname)); err != nil {
+			if err := experiment.CompareFigure(experiment.Title(c.Workload), er, kr, ewatch, kwatch).Save(variantPath(o.plot, vname)); err != nil {
 				return err
 			}
 		}

@@ -48,7 +48,7 @@ func runCases(ctx context.Context, cmd string, args []string, w, stderr io.Write
 		}
 		results = append(results, r)
 		if o.plot != "" && !sweep {
-			if err := experiment.RunFigure(experiment.Title(c.Workload), watch.Timeline()).Save(variantPath(o.plot, vname)); err != nil {
+			if err := experiment.RunFigure(experiment.Title(c.Workload), r, watch.Timeline()).Save(variantPath(o.plot, vname)); err != nil {
 				return err
 			}
 		}
