@@ -50,10 +50,16 @@ type flow struct {
 	bytes      int64
 }
 
+// ccSetter is a connection whose congestion control can be picked: an
+// emulated host's, or a kernel socket (TCP_CONGESTION).
+type ccSetter interface {
+	SetCongestionControl(name string) error
+}
+
 // dialFlows connects n flows that send in dir, one after another (each
 // dial, then its accept), so that they connect in the same order on every
-// run.
-func dialFlows(ctx context.Context, env emu.Env, n int, dir Direction) (*flows, error) {
+// run. Where ccs is not empty, flow i's sender runs ccs[i%len(ccs)].
+func dialFlows(ctx context.Context, env emu.Env, n int, dir Direction, ccs []string) (*flows, error) {
 	ln, err := env.Listen(flowPort)
 	if err != nil {
 		return nil, err
@@ -77,6 +83,19 @@ func dialFlows(ctx context.Context, env emu.Env, n int, dir Direction) (*flows, 
 			fl.send, fl.recv = c, s
 		}
 		f.flows = append(f.flows, fl)
+		if len(ccs) == 0 {
+			continue
+		}
+		cc := ccs[i%len(ccs)]
+		set, ok := fl.send.(ccSetter)
+		if !ok {
+			f.close()
+			return nil, fmt.Errorf("flow %d: congestion control %s: the connection cannot pick its own: %w", i+1, cc, errors.ErrUnsupported)
+		}
+		if err := set.SetCongestionControl(cc); err != nil {
+			f.close()
+			return nil, fmt.Errorf("flow %d: %w", i+1, err)
+		}
 	}
 	return f, nil
 }

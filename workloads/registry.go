@@ -10,4 +10,5 @@ var registry = []Kind{
 	nagleKind,
 	rpcKind,
 	loadedKind,
+	shareKind,
 }

@@ -580,6 +580,10 @@ func (o *options) measure(ctx context.Context, b experiment.Backend, c experimen
 		err = usagef("--%s: %v", oe.Instrument, oe.Err)
 	case errors.Is(err, kernel.ErrUnsupported):
 		err = usagef("--backend %s: %v", b.Name(), err)
+	case errors.Is(err, errors.ErrUnsupported):
+		// A choice the backend's TCP does not have (share --ccs bbr on
+		// gVisor): a usage error, named by the workload's error.
+		err = usagef("--backend %s: %v", b.Name(), err)
 	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ETIMEDOUT):
 		if why := tooSlow(c); why != "" {
 			err = fmt.Errorf("%w: %s", err, why)

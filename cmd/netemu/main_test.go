@@ -46,6 +46,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "bulk", "--qdisc", "codel", "--queue", "50"}, "--queue and --qdisc codel both bound the queue"},
 		{[]string{"run", "bulk", "--qdisc-down", "codel flows 3"}, `--qdisc-down "codel flows 3": codel: "flows" is not one of its options`},
 		{[]string{"run", "bulk", "--qdisc", "fifo,codel", "--rtt", "10ms,20ms"}, "--rtt has 2 values; use netemu sweep"},
+		{[]string{"run", "share", "--ccs", "vegas"}, `--ccs "vegas": "vegas" is not one netemu knows`},
+		{[]string{"run", "share", "--ccs", "cubic,bbr", "--duration", "100ms"}, `congestion control "bbr": gVisor has cubic and reno`},
+		{[]string{"run", "loaded", "--interval", "2s", "--duration", "1s"}, "--interval 2s is longer than --duration 1s"},
+		{[]string{"run", "loaded", "--direction", "sideways"}, `--direction "sideways": want down, up or both`},
 	} {
 		code, out, errOut := runCmd(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
