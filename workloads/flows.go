@@ -163,10 +163,12 @@ func (f *flows) stop() error {
 	return first
 }
 
+// close closes every flow's connections. It reads only their conns: the
+// receivers may still be counting.
 func (f *flows) close() {
-	for _, fl := range f.flows {
-		fl.recv.Close()
-		fl.send.Close()
+	for i := range f.flows {
+		f.flows[i].recv.Close()
+		f.flows[i].send.Close()
 	}
 }
 
@@ -180,7 +182,7 @@ func (f *flows) goodputs(d time.Duration) []float64 {
 }
 
 // binned returns each flow's goodput per flowBin, in bits per second, over
-// the bins of d (the last one partial bins dropped).
+// the whole bins of d (a partial last bin left out).
 func (f *flows) binned(d time.Duration) [][]float64 {
 	n := int(d / flowBin)
 	out := make([][]float64, len(f.flows))
