@@ -58,12 +58,9 @@ type ccSetter interface {
 
 // dialFlows connects n flows that send in dir, one after another (each
 // dial, then its accept), so that they connect in the same order on every
-// run. Where ccs is not empty, flow i's sender runs ccs[i%len(ccs)].
-func dialFlows(ctx context.Context, env emu.Env, n int, dir Direction, ccs []string) (*flows, error) {
-	ln, err := env.Listen(flowPort)
-	if err != nil {
-		return nil, err
-	}
+// run; ln listens on flowPort and is closed on return. Where ccs is not
+// empty, flow i's sender runs ccs[i%len(ccs)].
+func dialFlows(ctx context.Context, env emu.Env, ln net.Listener, n int, dir Direction, ccs []string) (*flows, error) {
 	defer ln.Close()
 	f := &flows{env: env, done: make(chan error, 2*n)}
 	for i := range n {

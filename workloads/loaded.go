@@ -253,7 +253,12 @@ func (l Loaded) Run(ctx context.Context, env emu.Env, path Path) (Result, error)
 		cancel: cancel, done: make(chan error, 2)}
 	p.run(pctx)
 
-	load, err := dialFlows(ctx, env, l.Flows, l.Direction, nil)
+	ln, err := env.Listen(flowPort)
+	if err != nil {
+		p.abort()
+		return Result{}, err
+	}
+	load, err := dialFlows(ctx, env, ln, l.Flows, l.Direction, nil)
 	if err != nil {
 		p.abort()
 		return Result{}, err

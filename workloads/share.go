@@ -199,9 +199,13 @@ func (s Share) ccs() []string {
 
 // Run implements Workload.
 func (s Share) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
+	ln, err := env.Listen(flowPort)
+	if err != nil {
+		return Result{}, err
+	}
 	start := env.Now()
 	ccs := s.ccs()
-	load, err := dialFlows(ctx, env, s.Flows, s.Direction, ccs)
+	load, err := dialFlows(ctx, env, ln, s.Flows, s.Direction, ccs)
 	if err != nil {
 		return Result{}, err
 	}
