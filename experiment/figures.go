@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,31 +22,91 @@ func Title(w workloads.Workload) string {
 	return w.Name()
 }
 
-// RunFigure is the plot of one run: congestion window and bytes in flight
-// of each connection that sent data (a colour per connection: the window
-// solid, bytes in flight dashed), and the link's queues.
-func RunFigure(title string, tl *timeline.Timeline) plot.Figure {
+// RunFigure is the plot of one run: the workload's own figures over time
+// where its Detail offers them (workloads.Plotter: loaded's probe RTT and
+// load goodput, share's goodput per flow), then the congestion window and
+// bytes in flight of each connection that sent data (a colour per
+// connection: the window solid, bytes in flight dashed), and the link's
+// queues.
+func RunFigure(title string, r workloads.Result, tl *timeline.Timeline) plot.Figure {
+	f := plot.Figure{Charts: detailCharts(title, r, tl)}
+	f.Charts = append(f.Charts, senderCharts(title, tl)...)
+	return f
+}
+
+// units are the plot units of the workloads' quantities.
+var units = map[workloads.Quantity]plot.Unit{workloads.Time: plot.Seconds, workloads.BitRate: plot.BitsPerSecond}
+
+// detailCharts are the charts of the series r's Detail offers, in the
+// order their charts first appear, on the timeline's time axis.
+func detailCharts(title string, r workloads.Result, tl *timeline.Timeline) []plot.Chart {
+	p, ok := r.Detail.(workloads.Plotter)
+	if !ok {
+		return nil
+	}
+	var offset float64
+	if tl != nil {
+		offset = tl.Since(r.Started).Seconds()
+	}
+	var charts []plot.Chart
+	index := map[string]int{}
+	for _, s := range p.Series() {
+		i, ok := index[s.Chart]
+		if !ok {
+			i = len(charts)
+			index[s.Chart] = i
+			label := map[workloads.Quantity]string{workloads.Time: "RTT", workloads.BitRate: "goodput"}[s.Of]
+			charts = append(charts, plot.Chart{Title: title + ": " + s.Chart, XLabel: "time", XUnit: plot.Seconds,
+				YLabel: label, YUnit: units[s.Of], FromZero: true})
+		}
+		ps := plot.Series{Name: s.Name, Step: s.Step, Dots: s.Dots}
+		for j, at := range s.At {
+			ps.X = append(ps.X, offset+at.Seconds())
+			ps.Y = append(ps.Y, s.Values[j])
+		}
+		charts[i].Series = append(charts[i].Series, ps)
+	}
+	return charts
+}
+
+// senderCharts are the TCP senders' windows and the link's queues.
+func senderCharts(title string, tl *timeline.Timeline) []plot.Chart {
 	tcp := plot.Chart{Title: title + ": TCP senders", XLabel: "time", XUnit: plot.Seconds,
 		YLabel: "cwnd, in flight", YUnit: plot.Bytes, FromZero: true}
+	// The senders that carried the most: at most maxSenders, by their
+	// peak bytes in flight, drawn in connection order.
+	const maxSenders = 4
+	var conns []timeline.Conn
+	var peaks []int
 	for _, c := range tl.Conns() {
-		var sent bool
+		peak := 0
+		for _, s := range c.Samples {
+			peak = max(peak, int(s.InFlight))
+		}
+		if peak > 0 {
+			conns, peaks = append(conns, c), append(peaks, peak)
+		}
+	}
+	for len(conns) > maxSenders {
+		least := 0
+		for i := range peaks {
+			if peaks[i] < peaks[least] {
+				least = i
+			}
+		}
+		conns, peaks = slices.Delete(conns, least, least+1), slices.Delete(peaks, least, least+1)
+	}
+	for _, c := range conns {
 		var xs, cw, fl []float64
 		for _, s := range c.Samples {
-			sent = sent || s.InFlight > 0
 			xs = append(xs, tl.Since(s.At).Seconds())
 			cw = append(cw, float64(s.Cwnd))
 			fl = append(fl, float64(s.InFlight))
-		}
-		if !sent {
-			continue
 		}
 		name := connName(c)
 		tcp.Series = append(tcp.Series,
 			plot.Series{Name: "cwnd, " + name, X: xs, Y: cw, Step: true, Group: name},
 			plot.Series{Name: "in flight, " + name, X: xs, Y: fl, Step: true, Dashed: true, Group: name})
-		if len(tcp.Series) >= 8 {
-			break
-		}
 	}
 	q := plot.Chart{Title: title + ": link queue (packets waiting or on the wire)", XLabel: "time", XUnit: plot.Seconds,
 		YLabel: "packets", FromZero: true}
@@ -59,14 +120,14 @@ func RunFigure(title string, tl *timeline.Timeline) plot.Figure {
 		}
 		q.Series = append(q.Series, plot.Series{Name: timeline.DirName(dir), X: xs, Y: ys, Step: true})
 	}
-	var f plot.Figure
+	var charts []plot.Chart
 	if len(tcp.Series) > 0 {
-		f.Charts = append(f.Charts, tcp)
+		charts = append(charts, tcp)
 	}
-	if queued || len(f.Charts) == 0 {
-		f.Charts = append(f.Charts, q)
+	if queued || len(charts) == 0 {
+		charts = append(charts, q)
 	}
-	return f
+	return charts
 }
 
 // connName names a connection by its hosts' roles, sender→receiver:
@@ -181,11 +242,12 @@ func SweepFigure(cases []Case, results []workloads.Result) plot.Figure {
 	return plot.Figure{Charts: []plot.Chart{ch}}
 }
 
-// CompareFigure shows one case on both backends: the emulator's TCP
-// senders and queue, and the kernel bridge's queue.
-func CompareFigure(title string, emulated, kern *Watch) plot.Figure {
-	f := RunFigure("emulated "+title, emulated.Timeline())
-	k := RunFigure("kernel "+title, kern.Timeline())
+// CompareFigure shows one case on both backends: the workload's own
+// figures, the emulator's TCP senders and queue, and the kernel bridge's
+// queue.
+func CompareFigure(title string, er, kr workloads.Result, emulated, kern *Watch) plot.Figure {
+	f := RunFigure("emulated "+title, er, emulated.Timeline())
+	k := RunFigure("kernel "+title, kr, kern.Timeline())
 	f.Charts = append(f.Charts, k.Charts...)
 	return f
 }

@@ -113,6 +113,31 @@ func (c trackedConn) Close() error {
 	return c.TCPConn.Close()
 }
 
+// SetCongestionControl picks the connection's congestion control with
+// the TCP_CONGESTION socket option. A name the kernel does not have (not
+// in net.ipv4.tcp_available_congestion_control, nor loadable) is an error
+// that wraps errors.ErrUnsupported.
+func (c trackedConn) SetCongestionControl(name string) error {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, name)
+	}); err != nil {
+		return err
+	}
+	switch {
+	case errors.Is(serr, unix.ENOENT):
+		avail, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
+		return fmt.Errorf("kernel: congestion control %q: this kernel has %s: %w", name, strings.TrimSpace(string(avail)), errors.ErrUnsupported)
+	case serr != nil:
+		return fmt.Errorf("kernel: congestion control %q: %w", name, serr)
+	}
+	return nil
+}
+
 var _ emu.Env = (*Net)(nil)
 
 // New builds the namespaces and the link between them. On any error

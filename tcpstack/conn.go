@@ -148,6 +148,20 @@ func (c *Conn) SetNoDelay(noDelay bool) error {
 	return nil
 }
 
+// SetCongestionControl picks the connection's congestion control, as
+// Linux's TCP_CONGESTION socket option does: cubic or reno (gVisor has
+// no other). Another name is an error that wraps errors.ErrUnsupported.
+func (c *Conn) SetCongestionControl(name string) error {
+	if cc := CongestionControl(name); cc != Cubic && cc != Reno {
+		return fmt.Errorf("tcpstack: congestion control %q: gVisor has %s and %s: %w", name, Cubic, Reno, errors.ErrUnsupported)
+	}
+	o := tcpip.CongestionControlOption(name)
+	if err := c.ep.SetSockOpt(&o); err != nil {
+		return c.opError("setsockopt", tcpErr(err))
+	}
+	return nil
+}
+
 // Read implements net.Conn.
 func (c *Conn) Read(b []byte) (int, error) {
 	c.readMu.Lock()

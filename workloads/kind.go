@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/netemu/netemu/link"
 )
@@ -135,5 +136,24 @@ func boolVariants(fs *flag.FlagSet, name string, def string, help string) func()
 			out = append(out, b)
 		}
 		return out, err
+	}
+}
+
+// duration defines a duration flag of at least min; example shows the
+// form in messages.
+func duration(fs *flag.FlagSet, name string, def, min time.Duration, example, help string) func() (time.Duration, error) {
+	v := fs.String(name, def.String(), help)
+	return func() (time.Duration, error) {
+		d, err := time.ParseDuration(*v)
+		if err != nil {
+			return 0, fmt.Errorf("--%s %q is not a duration; write it like %s", name, *v, example)
+		}
+		if d < min {
+			return 0, fmt.Errorf("--%s %s: want %v or more, like %s", name, *v, min, example)
+		}
+		if d > time.Hour {
+			return 0, fmt.Errorf("--%s %s: want at most 1h", name, *v)
+		}
+		return d, nil
 	}
 }

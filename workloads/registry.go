@@ -9,4 +9,6 @@ var registry = []Kind{
 	keepAliveKind,
 	nagleKind,
 	rpcKind,
+	loadedKind,
+	shareKind,
 }

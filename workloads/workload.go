@@ -142,3 +142,35 @@ func Same(a, b Workload) bool {
 
 // ms is a duration in milliseconds, as the JSON records write it.
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// Plotter is implemented by a Detail that has figures over time of its
+// own (loaded: the probe's round-trip times; share: each flow's
+// goodput). A run's figure draws them above the TCP senders and the
+// link's queues.
+type Plotter interface {
+	Series() []Series
+}
+
+// Quantity is what the values of a Series measure.
+type Quantity uint8
+
+// The quantities of a Series.
+const (
+	Time    Quantity = iota // seconds
+	BitRate                 // bits per second
+)
+
+// Series is one line of a workload's own figures over time.
+type Series struct {
+	// Chart titles the chart the series is drawn in; series with the same
+	// Chart share it, and its axes, so they measure the same Quantity.
+	Chart string
+	Name  string
+	Of    Quantity
+	// At are the instants of the values, since the result's Started.
+	At     []time.Duration
+	Values []float64
+	// Step draws each value held until the next (a rate per bin); Dots
+	// marks each value (a sample).
+	Step, Dots bool
+}

@@ -50,7 +50,7 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 			return err
 		}
 		if o.plot != "" {
-			if err := experiment.CompareFigure(experiment.Title(c.Workload), ewatch, kwatch).Save(variantPath(o.plot, vname)); err != nil {
+			if err := experiment.CompareFigure(experiment.Title(c.Workload), er, kr, ewatch, kwatch).Save(variantPath(o.plot, vname)); err != nil {
 				return err
 			}
 		}
@@ -66,7 +66,7 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 		eg, model := er.Headline()
 		kg, _ := kr.Headline()
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", er.Workload, fmtDur(c.RTT()), c.RateLabel(),
-			c.Workload.Variant(), fmtDur(eg), fmtDur(kg), fmtDur(model), pct(experiment.Ms(eg), experiment.Ms(kg)))
+			o.caseName(c), fmtDur(eg), fmtDur(kg), fmtDur(model), pct(experiment.Ms(eg), experiment.Ms(kg)))
 		facts = krec.Kernel.String()
 		if krec.LateMeanUs != nil {
 			facts += fmt.Sprintf("; bridge delivery late by %.0f µs mean, %.0f µs p99", *krec.LateMeanUs, *krec.LateP99Us)

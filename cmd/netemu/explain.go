@@ -37,7 +37,7 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 			return err
 		}
 		if o.plot != "" {
-			if err := experiment.RunFigure(experiment.Title(c.Workload), watch.Timeline()).Save(variantPath(o.plot, o.caseVariant(c, len(cases) > 1))); err != nil {
+			if err := experiment.RunFigure(experiment.Title(c.Workload), r, watch.Timeline()).Save(variantPath(o.plot, o.caseVariant(c, len(cases) > 1))); err != nil {
 				return err
 			}
 		}

@@ -143,7 +143,7 @@ func newFlagSet(name string, o *options) *flag.FlagSet {
 	o.rtt = newList(fs, "rtt", "50ms", "round-trip time (each direction gets half)", parseDuration("RTT"))
 	o.rate = newList(fs, "rate", "10mbit", "bottleneck rate in tc units: bit kbit mbit gbit (bits/s), bps kbps mbps gbps (bytes/s); 0 or unlimited", link.ParseRate)
 	o.queue = newList(fs, "queue", "1000", "drop-tail queue per direction: packets (1000) or bytes (150KB)", parseQueue)
-	o.qdisc = newList(fs, "qdisc", "fifo", "queue discipline per direction, as tc writes it: fifo (drop-tail, see --queue), codel [target 5ms] [interval 100ms] [limit N] [ecn], or fq_codel with also [flows N] [quantum BYTES] [memory_limit 32Mb] [noecn]", parseQdisc)
+	o.qdisc = newList(fs, "qdisc", "fifo", "queue discipline per direction, as tc writes it: fifo (drop-tail, see --queue), codel [target 5ms] [interval 100ms] [limit N] [ecn], or fq_codel with also [flows N] [quantum BYTES] [memory_limit 32Mb] [noecn]; a list (fifo,fq_codel) makes a case of each, in run and compare too", parseQdisc)
 	fs.StringVar(&o.qdiscDown, "qdisc-down", "", "queue discipline of the server→client direction only, as --qdisc")
 	o.delack = newList(fs, "delack", "40ms", "Linux-style delayed ACK at the link; 0 disables", parseDuration("delayed-ACK timer"))
 	o.loss = newList(fs, "loss", "0", "random loss, as netem's loss random: 1%", parsePercent("loss"))
@@ -490,8 +490,11 @@ func (o *options) withQdisc(c link.Config) (link.Config, error) {
 func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 	axes := o.axes()
 	if !sweep {
+		// A list of queue disciplines is a choice between kinds of queue,
+		// as a workload's variants are, so run and compare take one: a
+		// case (a row, a figure) per discipline.
 		for _, a := range axes {
-			if a.n > 1 {
+			if a.n > 1 && a.name != "qdisc" {
 				return nil, usagef("%s: --%s has %d values; use netemu sweep for lists", cmd, a.name, a.n)
 			}
 		}
@@ -622,6 +625,10 @@ func (o *options) measure(ctx context.Context, b experiment.Backend, c experimen
 	case errors.As(err, &oe):
 		err = usagef("--%s: %v", oe.Instrument, oe.Err)
 	case errors.Is(err, kernel.ErrUnsupported):
+		err = usagef("--backend %s: %v", b.Name(), err)
+	case errors.Is(err, errors.ErrUnsupported):
+		// A choice the backend's TCP does not have (share --ccs bbr on
+		// gVisor): a usage error, named by the workload's error.
 		err = usagef("--backend %s: %v", b.Name(), err)
 	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ETIMEDOUT):
 		if why := tooSlow(c); why != "" {

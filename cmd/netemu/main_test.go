@@ -45,7 +45,11 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "bulk", "--qdisc", "sfq"}, `"sfq" is not one netemu has; want fifo, codel or fq_codel`},
 		{[]string{"run", "bulk", "--qdisc", "codel", "--queue", "50"}, "--queue and --qdisc codel both bound the queue"},
 		{[]string{"run", "bulk", "--qdisc-down", "codel flows 3"}, `--qdisc-down "codel flows 3": codel: "flows" is not one of its options`},
-		{[]string{"run", "bulk", "--qdisc", "fifo,codel"}, "use netemu sweep"},
+		{[]string{"run", "bulk", "--qdisc", "fifo,codel", "--rtt", "10ms,20ms"}, "--rtt has 2 values; use netemu sweep"},
+		{[]string{"run", "share", "--ccs", "vegas"}, `--ccs "vegas": "vegas" is not one netemu knows`},
+		{[]string{"run", "share", "--ccs", "cubic,bbr", "--duration", "100ms"}, `congestion control "bbr": gVisor has cubic and reno`},
+		{[]string{"run", "loaded", "--interval", "2s", "--duration", "1s"}, "--interval 2s is longer than --duration 1s"},
+		{[]string{"run", "loaded", "--direction", "sideways"}, `--direction "sideways": want down, up or both`},
 	} {
 		code, out, errOut := runCmd(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
@@ -265,6 +269,24 @@ func TestSweepQdisc(t *testing.T) {
 	}
 	if r := decode(t, out)[0]; r["qdisc_down"] != "codel" || r["qdisc"] != nil {
 		t.Errorf("--qdisc-down codel: qdisc %v, qdisc_down %v; want none and codel", r["qdisc"], r["qdisc_down"])
+	}
+}
+
+// run takes a list of queue disciplines, as it takes a workload's
+// variants: a row per discipline, named in the case column.
+func TestRunQdiscList(t *testing.T) {
+	code, out, errOut := runCmd("run", "bulk", "--size", "100KB", "--qdisc", "fifo,codel,fq_codel")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines; want a header and 3 rows:\n%s", len(lines), out)
+	}
+	for i, q := range []string{"fifo", "codel", "fq_codel"} {
+		if f := strings.Fields(lines[i+1]); len(f) < 5 || f[4] != q {
+			t.Errorf("row %d: %q; want %s in the case column", i+1, lines[i+1], q)
+		}
 	}
 }
 

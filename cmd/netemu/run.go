@@ -51,7 +51,7 @@ func runCases(ctx context.Context, cmd string, args []string, w, stderr io.Write
 			return err
 		}
 		if o.plot != "" && !sweep {
-			if err := experiment.RunFigure(experiment.Title(c.Workload), watch.Timeline()).Save(variantPath(o.plot, vname)); err != nil {
+			if err := experiment.RunFigure(experiment.Title(c.Workload), r, watch.Timeline()).Save(variantPath(o.plot, vname)); err != nil {
 				return err
 			}
 		}
