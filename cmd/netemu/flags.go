@@ -134,7 +134,15 @@ type options struct {
 	timeline  string
 	plot      string
 	set       map[string]bool // flags given on the command line
+
+	// sweep only
+	seedsFlag string // --seeds as typed
+	study     string // the study file's name (--spec), for records
+	studyHash string // its contents' SHA-256, hex
 }
+
+// sweepOnly are the flags only sweep takes.
+var sweepOnly = []string{"seeds"}
 
 func newFlagSet(name string, o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -157,6 +165,7 @@ func newFlagSet(name string, o *options) *flag.FlagSet {
 	fs.StringVar(&o.clock, "clock", emu.Virtual.String(), "virtual: deterministic and fast; real: wall clock")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of all randomness")
 	fs.IntVar(&o.mtu, "mtu", link.DefaultMTU, "link and NIC MTU in bytes")
+	fs.StringVar(&o.seedsFlag, "seeds", "", "sweep: run each cell with every seed of a range, 1-20, or a count, 20 (seeds 1 to 20); the table shows medians and 10th–90th percentiles")
 	fs.BoolVar(&o.json, "json", false, "one JSON object per case (JSON lines) instead of a table")
 	fs.StringVar(&o.backend, "backend", experiment.Emulated{}.Name(), "where TCP runs: "+experiment.BackendNames())
 	fs.StringVar(&o.via, "link", string(kernel.Auto), "kernel backend's link: auto, tun or netem")
@@ -272,6 +281,11 @@ func (o *options) notApplicable(cmd string) error {
 		return nil
 	}
 	var errs []error
+	if cmd != "sweep" {
+		for _, name := range sweepOnly {
+			errs = append(errs, reject(name, "it is a flag of netemu sweep"))
+		}
+	}
 	if cmd == "compare" {
 		errs = append(errs,
 			reject("backend", "compare runs both backends"),

@@ -18,6 +18,7 @@ var flagGroups = []struct {
 	{"Link and stack flags", []string{"rtt", "rate", "queue", "qdisc", "qdisc-down", "delack", "cc", "mtu", "clock", "seed"}},
 	{"Impairments, as netem applies them (list flags sweep: --loss 0,1%,3%)", []string{"loss", "jitter", "reorder", "duplicate", "corrupt", "netem", "netem-up", "netem-down"}},
 	{"Output flags", []string{"json", "pcap", "timeline", "plot"}},
+	{"Sweep flags (netemu sweep)", sweepOnly},
 	{"Kernel mode (root: network namespaces and TUN devices)", []string{"backend", "link"}},
 }
 
@@ -63,6 +64,8 @@ func flagHelp() string {
 				arg = "OPTIONS"
 			case strings.HasPrefix(f.Name, "qdisc"):
 				arg = "QDISC"
+			case f.Name == "seeds":
+				arg = "1-20"
 			case arg == "":
 				arg = "FILE"
 			case arg == "false":
