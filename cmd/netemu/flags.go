@@ -137,12 +137,13 @@ type options struct {
 
 	// sweep only
 	seedsFlag string // --seeds as typed
+	jobs      int
 	study     string // the study file's name (--spec), for records
 	studyHash string // its contents' SHA-256, hex
 }
 
 // sweepOnly are the flags only sweep takes.
-var sweepOnly = []string{"seeds"}
+var sweepOnly = []string{"seeds", "jobs"}
 
 func newFlagSet(name string, o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -166,6 +167,7 @@ func newFlagSet(name string, o *options) *flag.FlagSet {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of all randomness")
 	fs.IntVar(&o.mtu, "mtu", link.DefaultMTU, "link and NIC MTU in bytes")
 	fs.StringVar(&o.seedsFlag, "seeds", "", "sweep: run each cell with every seed of a range, 1-20, or a count, 20 (seeds 1 to 20); the table shows medians and 10th–90th percentiles")
+	fs.IntVar(&o.jobs, "jobs", 0, "sweep: worker processes running cells side by side (default: one per CPU); the output is the same whatever the number")
 	fs.BoolVar(&o.json, "json", false, "one JSON object per case (JSON lines) instead of a table")
 	fs.StringVar(&o.backend, "backend", experiment.Emulated{}.Name(), "where TCP runs: "+experiment.BackendNames())
 	fs.StringVar(&o.via, "link", string(kernel.Auto), "kernel backend's link: auto, tun or netem")

@@ -66,6 +66,8 @@ func flagHelp() string {
 				arg = "QDISC"
 			case f.Name == "seeds":
 				arg = "1-20"
+			case f.Name == "jobs":
+				arg = "N"
 			case arg == "":
 				arg = "FILE"
 			case arg == "false":

@@ -54,6 +54,9 @@ func usagef(format string, args ...any) error {
 }
 
 func main() {
+	if isWorker() {
+		os.Exit(workerMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	// Kernel mode without root: where the machine allows it, run again
 	// inside a user namespace of our own, where we are root.
 	if wantsKernel(os.Args[1:]) && os.Geteuid() != 0 && kernel.CanReexec() == nil {

@@ -34,6 +34,8 @@ type sweep struct {
 	cases []experiment.Case // the cells, in the order the output lists them
 	seeds []uint64
 	multi bool // --seeds given: each cell ends with a summary of its seeds
+	jobs  int  // worker processes
+	args  []string
 }
 
 // planSweep parses sweep's arguments into its plan.
@@ -42,7 +44,7 @@ func planSweep(args []string) (*sweep, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sweep{o: o, cases: cases, seeds: []uint64{o.seed}}
+	s := &sweep{o: o, cases: cases, seeds: []uint64{o.seed}, args: args, jobs: availableCPUs()}
 	if o.set["seeds"] {
 		if o.set["seed"] {
 			return nil, usagef("sweep: --seed %d and --seeds %s both pick the seed; give --seeds alone (like --seeds 1-20) or --seed alone", o.seed, o.seedsFlag)
@@ -54,6 +56,20 @@ func planSweep(args []string) (*sweep, error) {
 	}
 	if s.b, err = o.newBackend(o.backend); err != nil {
 		return nil, err
+	}
+	if o.set["jobs"] {
+		if o.jobs < 1 {
+			return nil, usagef("--jobs %d: want the number of worker processes, 1 or more, like --jobs 4 (without it, one per CPU: %d here)", o.jobs, availableCPUs())
+		}
+		s.jobs = o.jobs
+	}
+	if o.clock != "virtual" || s.b.Name() != (experiment.Emulated{}).Name() {
+		// Real-time runs measure the machine: side by side they would
+		// slow each other down.
+		if o.set["jobs"] && o.jobs > 1 {
+			return nil, usagef("--jobs %d: runs in real time (--clock real, --backend kernel) would share the CPU and slow each other; they run one at a time: drop --jobs", o.jobs)
+		}
+		s.jobs = 1
 	}
 	return s, nil
 }
@@ -131,6 +147,7 @@ func (s *sweep) allCells() []int {
 type outcome struct {
 	unit
 	Err         string          `json:"error,omitempty"` // the run failed: the cell's other runs go on
+	Fatal       bool            `json:"fatal,omitempty"` // Err is bad input that stops the sweep
 	Record      json.RawMessage `json:"record,omitempty"`
 	Workload    string          `json:"workload,omitempty"`
 	Elapsed     time.Duration   `json:"elapsed_ns,omitempty"`
@@ -155,10 +172,18 @@ func outcomeOf(u unit, r workloads.Result, rec experiment.Record) (outcome, erro
 		Summary: r.Detail.Summary()}, nil
 }
 
+// testFault, if set, may fail a unit before it runs (tests of failures).
+var testFault func(unit) error
+
 // runUnit runs one unit. A run that fails is an outcome with its error;
 // the error returned stops the sweep: bad input (a file that cannot be
 // written) or an interruption.
 func (s *sweep) runUnit(ctx context.Context, u unit) (outcome, error) {
+	if testFault != nil {
+		if err := testFault(u); err != nil {
+			return outcome{unit: u, Err: err.Error()}, nil
+		}
+	}
 	c := s.cases[u.Cell]
 	c.Seed = u.Seed
 	variant := s.o.caseVariant(c, len(s.cases) > 1)
@@ -184,16 +209,8 @@ func (s *sweep) run(ctx context.Context, w, stderr io.Writer) error {
 	us := s.units(s.allCells())
 	bar := newProgress(stderr, len(us), true)
 	defer bar.close()
-	for _, u := range us {
-		bar.start(s.unitLabel(u))
-		oc, err := s.runUnit(ctx, u)
-		bar.finish()
-		if err != nil {
-			return err
-		}
-		if err := out.add(oc); err != nil {
-			return err
-		}
+	if err := s.execute(ctx, us, s.jobs, stderr, bar, out.add); err != nil {
+		return err
 	}
 	return out.close()
 }
