@@ -68,6 +68,8 @@ func flagHelp() string {
 				arg = "1-20"
 			case f.Name == "jobs":
 				arg = "N"
+			case f.Name == "shard":
+				arg = "i/n"
 			case arg == "":
 				arg = "FILE"
 			case arg == "false":

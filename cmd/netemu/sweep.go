@@ -22,6 +22,16 @@ func cmdSweep(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if !s.o.set["shard"] {
+		i, n, ok, err := shardFromEnv()
+		if err != nil {
+			return err
+		}
+		if ok {
+			s.shard, s.shards = i, n
+			fmt.Fprintf(stderr, "netemu: shard %d/%d, from JOB_COMPLETION_INDEX and JOB_COMPLETIONS\n", i, n)
+		}
+	}
 	s.o.printNotes(stderr)
 	return s.run(ctx, w, stderr)
 }
@@ -36,6 +46,9 @@ type sweep struct {
 	multi bool // --seeds given: each cell ends with a summary of its seeds
 	jobs  int  // worker processes
 	args  []string
+	study []string // args without the flags of how it runs and prints
+	// shard of shards: the sweep runs every shards-th cell from cell shard.
+	shard, shards int
 }
 
 // planSweep parses sweep's arguments into its plan.
@@ -44,7 +57,8 @@ func planSweep(args []string) (*sweep, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sweep{o: o, cases: cases, seeds: []uint64{o.seed}, args: args, jobs: availableCPUs()}
+	s := &sweep{o: o, cases: cases, seeds: []uint64{o.seed}, args: args, jobs: availableCPUs(),
+		study: studyArgs(args), shards: 1}
 	if o.set["seeds"] {
 		if o.set["seed"] {
 			return nil, usagef("sweep: --seed %d and --seeds %s both pick the seed; give --seeds alone (like --seeds 1-20) or --seed alone", o.seed, o.seedsFlag)
@@ -62,6 +76,19 @@ func planSweep(args []string) (*sweep, error) {
 			return nil, usagef("--jobs %d: want the number of worker processes, 1 or more, like --jobs 4 (without it, one per CPU: %d here)", o.jobs, availableCPUs())
 		}
 		s.jobs = o.jobs
+	}
+	if o.set["shard"] {
+		if s.shard, s.shards, err = parseShard(o.shardFlag); err != nil {
+			return nil, err
+		}
+	}
+	if o.resume && o.out == "" {
+		return nil, usagef("sweep: --continue goes on from the results file of --out; give --out FILE too")
+	}
+	if o.out != "" {
+		if err := checkDir("out", o.out); err != nil {
+			return nil, err
+		}
 	}
 	if o.clock != "virtual" || s.b.Name() != (experiment.Emulated{}).Name() {
 		// Real-time runs measure the machine: side by side they would
@@ -206,10 +233,30 @@ func (s *sweep) runUnit(ctx context.Context, u unit) (outcome, error) {
 // run runs the sweep's cells and writes the output.
 func (s *sweep) run(ctx context.Context, w, stderr io.Writer) error {
 	out := s.newOutput(w, stderr)
-	us := s.units(s.allCells())
+	us := s.units(shardCells(len(s.cases), s.shard, s.shards))
+	emit := out.add
+	if s.o.out != "" {
+		rf, done, err := s.openResults(us)
+		if err != nil {
+			return err
+		}
+		defer rf.close()
+		for _, oc := range done {
+			if err := out.add(oc); err != nil {
+				return err
+			}
+		}
+		us = us[len(done):]
+		emit = func(oc outcome) error {
+			if err := rf.write(oc); err != nil {
+				return err
+			}
+			return out.add(oc)
+		}
+	}
 	bar := newProgress(stderr, len(us), true)
 	defer bar.close()
-	if err := s.execute(ctx, us, s.jobs, stderr, bar, out.add); err != nil {
+	if err := s.execute(ctx, us, s.jobs, stderr, bar, emit); err != nil {
 		return err
 	}
 	return out.close()
