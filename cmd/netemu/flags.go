@@ -146,7 +146,7 @@ type options struct {
 }
 
 // sweepOnly are the flags only sweep takes.
-var sweepOnly = []string{"seeds", "jobs", "out", "continue", "shard"}
+var sweepOnly = []string{"spec", "seeds", "jobs", "out", "continue", "shard"}
 
 func newFlagSet(name string, o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -169,6 +169,7 @@ func newFlagSet(name string, o *options) *flag.FlagSet {
 	fs.StringVar(&o.clock, "clock", emu.Virtual.String(), "virtual: deterministic and fast; real: wall clock")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of all randomness")
 	fs.IntVar(&o.mtu, "mtu", link.DefaultMTU, "link and NIC MTU in bytes")
+	fs.String("spec", "", "sweep: the study file (YAML): the workload and any of these flags by name, lists for axes; see the README")
 	fs.StringVar(&o.seedsFlag, "seeds", "", "sweep: run each cell with every seed of a range, 1-20, or a count, 20 (seeds 1 to 20); the table shows medians and 10th–90th percentiles")
 	fs.IntVar(&o.jobs, "jobs", 0, "sweep: worker processes running cells side by side (default: one per CPU); the output is the same whatever the number")
 	fs.StringVar(&o.out, "out", "", "sweep: write each run's results to this file as it ends (JSON lines; netemu merge makes the output from shards' files)")

@@ -53,10 +53,26 @@ type sweep struct {
 
 // planSweep parses sweep's arguments into its plan.
 func planSweep(args []string) (*sweep, error) {
+	var study, studyHash string
+	if path, rest, ok := specFlag(args); ok {
+		specArgs, name, hash, err := readSpec(path)
+		if err != nil {
+			return nil, err
+		}
+		if extra := studyArgs(rest); len(extra) > 0 {
+			return nil, usagef("sweep --spec %s: %q belongs in the study file; the command line gives only how it runs and prints (--jobs, --out, --continue, --shard, --json, --plot)", path, strings.Join(extra, " "))
+		}
+		args = append(specArgs, rest...)
+		study, studyHash = name, hash
+	}
 	o, cases, err := parseCases("sweep", args, true)
 	if err != nil {
+		if study != "" {
+			return nil, usagef("--spec %s: %v", study, err)
+		}
 		return nil, err
 	}
+	o.study, o.studyHash = study, studyHash
 	s := &sweep{o: o, cases: cases, seeds: []uint64{o.seed}, args: args, jobs: availableCPUs(),
 		study: studyArgs(args), shards: 1}
 	if o.set["seeds"] {
@@ -227,6 +243,7 @@ func (s *sweep) runUnit(ctx context.Context, u unit) (outcome, error) {
 	case err != nil:
 		return outcome{unit: u, Err: err.Error()}, nil
 	}
+	rec.Study, rec.StudySHA256 = s.o.study, s.o.studyHash
 	return outcomeOf(u, r, rec)
 }
 

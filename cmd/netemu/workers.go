@@ -22,8 +22,13 @@ import (
 // and writes the outcomes in unit order, so the output is the same
 // whatever the number of workers.
 
-// workerEnv, set to 1, makes the process a sweep worker.
-const workerEnv = "NETEMU_SWEEP_WORKER"
+// workerEnv, set to 1, makes the process a sweep worker; studyEnv and
+// studyHashEnv name the study file its sweep read, for the records.
+const (
+	workerEnv    = "NETEMU_SWEEP_WORKER"
+	studyEnv     = "NETEMU_SWEEP_STUDY"
+	studyHashEnv = "NETEMU_SWEEP_STUDY_SHA256"
+)
 
 // isWorker reports whether this process is a sweep worker.
 func isWorker() bool { return os.Getenv(workerEnv) == "1" }
@@ -39,6 +44,8 @@ func workerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "netemu worker: %v\n", err)
 		return 2
 	}
+	// The study file was read by the sweep, which passes its arguments.
+	s.o.study, s.o.studyHash = os.Getenv(studyEnv), os.Getenv(studyHashEnv)
 	in := bufio.NewScanner(stdin)
 	out := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(out)
@@ -116,7 +123,7 @@ func (s *sweep) execute(ctx context.Context, us []unit, jobs int, stderr io.Writ
 			for k := range todo {
 				if w == nil {
 					var err error
-					if w, err = startWorker(pool, self, s.args, errw); err != nil {
+					if w, err = startWorker(pool, self, s.args, []string{studyEnv + "=" + s.o.study, studyHashEnv + "=" + s.o.studyHash}, errw); err != nil {
 						results <- result{k: k, err: err}
 						return
 					}
@@ -179,9 +186,9 @@ type worker struct {
 
 // startWorker starts a worker for the sweep of args; it is killed when
 // ctx ends.
-func startWorker(ctx context.Context, self string, args []string, stderr io.Writer) (*worker, error) {
+func startWorker(ctx context.Context, self string, args, env []string, stderr io.Writer) (*worker, error) {
 	cmd := exec.CommandContext(ctx, self, append([]string{"sweep"}, args...)...)
-	cmd.Env = append(os.Environ(), workerEnv+"=1")
+	cmd.Env = append(append(os.Environ(), workerEnv+"=1"), env...)
 	cmd.Stderr = stderr
 	cmd.WaitDelay = 5 * time.Second
 	setWorkerAttr(cmd)
