@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,13 +88,4 @@ func TestSweepSeedsBadInput(t *testing.T) {
 				strings.Join(c.args, " "), code, out, errOut, c.want)
 		}
 	}
-}
-
-func decodeOne(t *testing.T, line string) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal([]byte(line), &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
