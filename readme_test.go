@@ -64,6 +64,14 @@ var readmeSkips = map[string]struct {
 	"sudo ./netemu reproduce --lossy":                     {"long", "about 7 minutes of kernel runs"},
 	"sudo ./netemu reproduce --backend kernel":            {"short", "about 30 s of kernel runs"},
 	"sudo ./netemu compare bulk --rtt 50ms --rate 10mbit": {"short", "about 5 s of kernel runs"},
+	// A study's files: each line needs a file of the one before it, and
+	// the test runs each line in a directory of its own.
+	// cmd/netemu's TestSpec, TestResume and TestShardsMergeToTheWholeSweep
+	// run the same steps.
+	"./netemu sweep --spec study.yaml --out results.jsonl":            {"always", "needs a study.yaml; cmd/netemu's TestSpec runs one"},
+	"./netemu sweep --spec study.yaml --out results.jsonl --continue": {"always", "needs an interrupted results file; cmd/netemu's TestResume makes them"},
+	"./netemu sweep --spec study.yaml --shard 0/3 --out part-0.jsonl": {"always", "needs a study.yaml; cmd/netemu's TestShardsMergeToTheWholeSweep runs the shards"},
+	"./netemu merge part-0.jsonl part-1.jsonl part-2.jsonl":           {"always", "needs the shards' files; cmd/netemu's TestShardsMergeToTheWholeSweep merges them"},
 }
 
 // A readmeBlock is a fenced block of README.md.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
@@ -181,6 +182,22 @@ var sweepAxes = []sweepAxis{
 // case, and crosses of the line's colour where a published reference cell
 // matches a case, named after the line they belong to.
 func SweepFigure(cases []Case, results []workloads.Result) plot.Figure {
+	spreads := make([]Spread, len(results))
+	for i, r := range results {
+		got, _ := r.Headline()
+		spreads[i] = SpreadOf([]time.Duration{got}, nil)
+	}
+	return SpreadFigure(cases, spreads)
+}
+
+// SpreadFigure is SweepFigure of cells each run with several seeds: a
+// dot at each cell's median and, where a cell ran more than once, the
+// band of its 10th to 90th percentiles shaded in the line's colour.
+func SpreadFigure(cases []Case, spreads []Spread) plot.Figure {
+	banded := false
+	for _, s := range spreads {
+		banded = banded || s.Runs > 1
+	}
 	var x sweepAxis
 	var others []sweepAxis
 	for _, a := range sweepAxes {
@@ -228,9 +245,13 @@ func SweepFigure(cases []Case, results []workloads.Result) plot.Figure {
 			ch.Series = append(ch.Series, plot.Series{Name: sname, Dots: true, Group: sname})
 			refs = append(refs, plot.Series{Name: sname + ": published reference", Points: true, Group: sname})
 		}
-		got, _ := results[i].Headline()
+		sp := spreads[i]
 		ch.Series[j].X = append(ch.Series[j].X, x.value(c))
-		ch.Series[j].Y = append(ch.Series[j].Y, got.Seconds())
+		ch.Series[j].Y = append(ch.Series[j].Y, sp.Median.Seconds())
+		if banded {
+			ch.Series[j].Lo = append(ch.Series[j].Lo, sp.P10.Seconds())
+			ch.Series[j].Hi = append(ch.Series[j].Hi, sp.P90.Seconds())
+		}
 		for _, rf := range workloads.References() {
 			if workloads.Same(rf.Workload, c.Workload) && rf.RTT == c.RTT() && rf.Rate == c.Link.Rate && c.Link.BtoA == nil {
 				refs[j].X = append(refs[j].X, x.value(c))

@@ -82,6 +82,10 @@ type Extra struct {
 	Table          string        `json:"table,omitempty"`
 	ReferenceMs    *float64      `json:"reference_ms,omitempty"`
 	DiffPct        *float64      `json:"diff_pct,omitempty"`
+	// Study and StudySHA256 name the study file a sweep ran from, and
+	// its contents' hash (netemu sweep --spec).
+	Study       string `json:"study,omitempty"`
+	StudySHA256 string `json:"study_sha256,omitempty"`
 }
 
 // Explanation is explain's breakdown of a run.

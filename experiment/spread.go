@@ -22,6 +22,22 @@ type Spread struct {
 	Retransmits float64       `json:"retransmits_median"`
 }
 
+// Summary is the record that follows the records of a cell's runs with
+// several seeds: what ran (the setup, without a seed), which seeds, and
+// the spread of the headline figure over them.
+type Summary struct {
+	Setup
+	Summary bool   `json:"summary"` // always true: tells it from the runs' records
+	Seeds   string `json:"seeds"`   // "1-20"
+	Spread
+	ModelMs float64 `json:"model_ms"`
+	// Failed counts the seeds whose run failed; the spread is over the
+	// others.
+	Failed      int    `json:"failed_runs,omitempty"`
+	Study       string `json:"study,omitempty"`
+	StudySHA256 string `json:"study_sha256,omitempty"`
+}
+
 // SpreadOf summarizes runs: their headline times, and their records for
 // drops and retransmits.
 func SpreadOf(times []time.Duration, recs []Record) Spread {

@@ -135,7 +135,19 @@ type options struct {
 	plot      string
 	waterfall string
 	set       map[string]bool // flags given on the command line
+
+	// sweep only
+	seedsFlag string // --seeds as typed
+	jobs      int
+	out       string // results file
+	resume    bool
+	shardFlag string
+	study     string // the study file's name (--spec), for records
+	studyHash string // its contents' SHA-256, hex
 }
+
+// sweepOnly are the flags only sweep takes.
+var sweepOnly = []string{"spec", "seeds", "jobs", "out", "continue", "shard"}
 
 func newFlagSet(name string, o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -158,6 +170,12 @@ func newFlagSet(name string, o *options) *flag.FlagSet {
 	fs.StringVar(&o.clock, "clock", emu.Virtual.String(), "virtual: deterministic and fast; real: wall clock")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of all randomness")
 	fs.IntVar(&o.mtu, "mtu", link.DefaultMTU, "link and NIC MTU in bytes")
+	fs.String("spec", "", "sweep: the study file (YAML): the workload and any of these flags by name, lists for axes; see the README")
+	fs.StringVar(&o.seedsFlag, "seeds", "", "sweep: run each cell with every seed of a range, 1-20, or a count, 20 (seeds 1 to 20); the table shows medians and 10th–90th percentiles")
+	fs.IntVar(&o.jobs, "jobs", 0, "sweep: worker processes running cells side by side (default: one per CPU); the output is the same whatever the number")
+	fs.StringVar(&o.out, "out", "", "sweep: write each run's results to this file as it ends (JSON lines; netemu merge makes the output from shards' files)")
+	fs.BoolVar(&o.resume, "continue", false, "sweep: go on from the runs the --out file holds, after an interruption")
+	fs.StringVar(&o.shardFlag, "shard", "", "sweep: run shard i of n (i from 0), every n-th cell; in a Kubernetes Indexed Job, JOB_COMPLETION_INDEX and JOB_COMPLETIONS")
 	fs.BoolVar(&o.json, "json", false, "one JSON object per case (JSON lines) instead of a table")
 	fs.StringVar(&o.backend, "backend", experiment.Emulated{}.Name(), "where TCP runs: "+experiment.BackendNames())
 	fs.StringVar(&o.via, "link", string(kernel.Auto), "kernel backend's link: auto, tun or netem")
@@ -237,10 +255,21 @@ func (o *options) checkOutputs() error {
 			return usagef("--%s and --%s both write %s; give each its own file", other, f.flag, f.path)
 		}
 		seen[abs] = f.flag
-		dir := filepath.Dir(abs)
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return usagef("--%s %s: the directory %s does not exist; create it or write the file elsewhere", f.flag, f.path, filepath.Dir(f.path))
+		if err := checkDir(f.flag, f.path); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// checkDir checks that the directory of the file of --flag exists.
+func checkDir(flag, path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return usagef("--%s %s: %v", flag, path, err)
+	}
+	if st, err := os.Stat(filepath.Dir(abs)); err != nil || !st.IsDir() {
+		return usagef("--%s %s: the directory %s does not exist; create it or write the file elsewhere", flag, path, filepath.Dir(path))
 	}
 	return nil
 }
@@ -274,6 +303,13 @@ func (o *options) notApplicable(cmd string) error {
 		return nil
 	}
 	var errs []error
+	if cmd != "sweep" {
+		for _, name := range sweepOnly {
+			errs = append(errs, reject(name, "it is a flag of netemu sweep"))
+		}
+	} else {
+		errs = append(errs, reject("waterfall", "sweep draws no waterfall; use netemu run, which draws one per case"))
+	}
 	if cmd == "compare" {
 		errs = append(errs,
 			reject("backend", "compare runs both backends"),

@@ -18,6 +18,7 @@ var flagGroups = []struct {
 	{"Link and stack flags", []string{"rtt", "rate", "queue", "qdisc", "qdisc-down", "delack", "cc", "mtu", "clock", "seed"}},
 	{"Impairments, as netem applies them (list flags sweep: --loss 0,1%,3%)", []string{"loss", "jitter", "reorder", "duplicate", "corrupt", "netem", "netem-up", "netem-down"}},
 	{"Output flags", []string{"json", "pcap", "timeline", "plot", "waterfall"}},
+	{"Sweep flags (netemu sweep)", sweepOnly},
 	{"Kernel mode (root: network namespaces and TUN devices)", []string{"backend", "link"}},
 }
 
@@ -63,6 +64,12 @@ func flagHelp() string {
 				arg = "OPTIONS"
 			case strings.HasPrefix(f.Name, "qdisc"):
 				arg = "QDISC"
+			case f.Name == "seeds":
+				arg = "1-20"
+			case f.Name == "jobs":
+				arg = "N"
+			case f.Name == "shard":
+				arg = "i/n"
 			case arg == "":
 				arg = "FILE"
 			case arg == "false":
@@ -99,6 +106,8 @@ func commandHelp(c command, w io.Writer) error {
 	fmt.Fprintf(&b, "netemu %s %s\n  %s\n\nExample:\n  %s\n", c.name, c.synopsis, c.about, c.example)
 	switch c.name {
 	case "version":
+	case "merge":
+		b.WriteString("\nFlags:\n  --json       one JSON object per run and a summary per cell, as sweep --json\n  --plot FILE  draw the sweep to this .svg or .png file, as sweep --plot\n")
 	case "reproduce":
 		fs := newFlagSet("reproduce", &options{})
 		b.WriteString("\nFlags:\n")

@@ -38,6 +38,7 @@ type command struct {
 var commands = []command{
 	{"run", "<workload> [flags]", "run one experiment", "netemu run bulk --rtt 100ms --rate 10mbit --loss 1%", cmdRun},
 	{"sweep", "<workload> [flags]", "run every combination of comma-separated list flags (--rtt, --rate, --queue, --delack, --loss, ...)", "netemu sweep page --rtt 10ms,100ms,200ms --rate 2mbit,10mbit", cmdSweep},
+	{"merge", "[--json] [--plot FILE] part-*.jsonl", "the output of a sharded sweep from its shards' --out files, the same bytes as the sweep run whole", "netemu merge part-0.jsonl part-1.jsonl part-2.jsonl", cmdMerge},
 	{"compare", "<workload> [flags]", "the same case on the emulator and on kernel TCP, side by side (needs root)", "netemu compare keepalive --rtt 55ms --rate 0", cmdCompare},
 	{"explain", "<workload> [flags]", "where the time went: round trips, serialization, delayed-ACK holds, timeouts", "netemu explain nagle --rtt 0 --nodelay false", cmdExplain},
 	{"reproduce", "[--json] [--lossy]", "every reference table of the published experiments: reference | netemu | model", "netemu reproduce --lossy --runs 10", cmdReproduce},
@@ -54,6 +55,9 @@ func usagef(format string, args ...any) error {
 }
 
 func main() {
+	if isWorker() {
+		os.Exit(workerMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	// Kernel mode without root: where the machine allows it, run again
 	// inside a user namespace of our own, where we are root.
 	if wantsKernel(os.Args[1:]) && os.Geteuid() != 0 && kernel.CanReexec() == nil {

@@ -83,6 +83,10 @@ type Series struct {
 	// connection's window and bytes in flight; a line and its reference
 	// markers). "" gives the series a color of its own.
 	Group string
+	// Lo and Hi, if set (one value per point each), shade the band
+	// between them under the line in its color: a spread over runs, such
+	// as the 10th to 90th percentiles around a median.
+	Lo, Hi []float64
 }
 
 // Chart is one panel: a title, axis labels and its series.
@@ -208,6 +212,26 @@ func (c Chart) plot() (*plot.Plot, error) {
 			xy[j].X, xy[j].Y = s.X[j], s.Y[j]
 		}
 		entries++
+		if s.Lo != nil || s.Hi != nil {
+			if len(s.Lo) != len(s.X) || len(s.Hi) != len(s.X) {
+				return nil, fmt.Errorf("plot: series %q has %d points and %d low, %d high band values", s.Name, len(s.X), len(s.Lo), len(s.Hi))
+			}
+			band := make(plotter.XYs, 0, 2*len(s.X))
+			for j := range s.X {
+				band = append(band, plotter.XY{X: s.X[j], Y: s.Lo[j]})
+			}
+			for j := len(s.X) - 1; j >= 0; j-- {
+				band = append(band, plotter.XY{X: s.X[j], Y: s.Hi[j]})
+			}
+			poly, err := plotter.NewPolygon(band)
+			if err != nil {
+				return nil, err
+			}
+			r, g, b, _ := col.RGBA()
+			poly.Color = color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 0x40}
+			poly.LineStyle.Width = 0
+			p.Add(poly)
+		}
 		if s.Points {
 			sc, err := plotter.NewScatter(xy)
 			if err != nil {

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"io"
+	"strings"
+)
+
+// cmdMerge writes the output of a sweep run in shards, from the results
+// files (--out) of its shards: the table, the JSON records and the
+// figure, the same bytes as the sweep run whole with the same --json and
+// --plot. Parts of different studies, a part missing, given twice or
+// unfinished are refused.
+func cmdMerge(ctx context.Context, args []string, w, stderr io.Writer) error {
+	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	json := fs.Bool("json", false, "one JSON object per run and a summary per cell, as sweep --json")
+	plot := fs.String("plot", "", "draw the sweep to this .svg or .png file, as sweep --plot")
+	var files []string
+	for rest := args; len(rest) > 0; {
+		if err := parseFlags(fs, rest); err != nil {
+			return err
+		}
+		if rest = fs.Args(); len(rest) > 0 {
+			files, rest = append(files, rest[0]), rest[1:]
+		}
+	}
+	if len(files) == 0 {
+		return usagef("merge: which files? give the --out files of a sweep's shards: netemu merge part-*.jsonl")
+	}
+	h, ocs, err := mergeParts(files)
+	if err != nil {
+		return err
+	}
+	margs := append([]string{}, h.Args...)
+	if *json {
+		margs = append(margs, "--json")
+	}
+	if *plot != "" {
+		margs = append(margs, "--plot", *plot)
+	}
+	s, err := planSweep(margs)
+	if err != nil {
+		return usagef("merge: the parts' sweep %q: %v", strings.Join(h.Args, " "), err)
+	}
+	s.o.study, s.o.studyHash = h.Study, h.StudySHA256
+	us := s.units(s.allCells())
+	if len(us) != len(ocs) {
+		return usagef("merge: the parts hold %d runs; their sweep has %d", len(ocs), len(us))
+	}
+	out := s.newOutput(w, stderr)
+	for k, oc := range ocs {
+		if oc.unit != us[k] {
+			return usagef("merge: run %d of the parts is cell %d seed %d; their sweep's is cell %d seed %d", k+1, oc.Cell, oc.Seed, us[k].Cell, us[k].Seed)
+		}
+		if err := out.add(oc); err != nil {
+			return err
+		}
+	}
+	return out.close()
+}

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A sweep's results file (--out) holds what its output is made of: a
+// header naming the study and the shard, then one outcome per run, in
+// the order the runs are listed, one JSON line each. It grows a line at
+// a time, so an interrupted sweep leaves complete lines (--continue goes on
+// from them), and netemu merge makes the output of a whole sweep from
+// the files of its shards.
+
+// partHeader is the results file's first line.
+type partHeader struct {
+	Format      string   `json:"netemu_sweep"` // partFormat
+	Args        []string `json:"args"`         // the study: the sweep's arguments without how it runs or prints
+	Study       string   `json:"study,omitempty"`
+	StudySHA256 string   `json:"study_sha256,omitempty"`
+	Shard       int      `json:"shard"`
+	Shards      int      `json:"shards"`
+	Runs        int      `json:"runs"` // in this shard
+}
+
+const partFormat = "results v1"
+
+// runFlags are the flags that say how a sweep runs or prints, not what it
+// measures: they are not part of the study; the bool ones take no value.
+var runFlags = map[string]bool{"jobs": false, "out": false, "continue": true, "shard": false, "json": true, "plot": false, "spec": false}
+
+// studyArgs returns args without the flags of runFlags.
+func studyArgs(args []string) []string {
+	out := []string{}
+	for i := 0; i < len(args); i++ {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		isBool, ok := runFlags[name]
+		if !strings.HasPrefix(args[i], "-") || !ok {
+			out = append(out, args[i])
+			continue
+		}
+		if !hasValue && !isBool {
+			i++ // its value
+		}
+	}
+	return out
+}
+
+// header is the header of the sweep's results file for its shard.
+func (s *sweep) header(runs int) partHeader {
+	return partHeader{Format: partFormat, Args: s.study, Study: s.o.study, StudySHA256: s.o.studyHash,
+		Shard: s.shard, Shards: s.shards, Runs: runs}
+}
+
+// sameStudy reports whether two headers are of the same study and
+// sharding.
+func (h partHeader) sameStudy(o partHeader) bool {
+	return slices.Equal(h.Args, o.Args) && h.Study == o.Study && h.StudySHA256 == o.StudySHA256 && h.Shards == o.Shards
+}
+
+func (h partHeader) describe() string {
+	if h.Study != "" {
+		return fmt.Sprintf("the study %s (sha256 %.12s…), shard %d/%d", h.Study, h.StudySHA256, h.Shard, h.Shards)
+	}
+	return fmt.Sprintf("the sweep %q, shard %d/%d", strings.Join(h.Args, " "), h.Shard, h.Shards)
+}
+
+// readPart reads a results file: its header, and the outcomes of its
+// complete lines with the byte offset where they end. A last line cut
+// short (an interruption) is left out.
+func readPart(path string) (partHeader, []outcome, int64, error) {
+	var h partHeader
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return h, nil, 0, err
+	}
+	first, rest, ok := bytes.Cut(b, []byte("\n"))
+	if !ok || json.Unmarshal(first, &h) != nil || h.Format != partFormat {
+		return h, nil, 0, usagef("%s is not a results file of netemu sweep --out (its first line is not its header)", path)
+	}
+	end := int64(len(first) + 1)
+	var ocs []outcome
+	for len(rest) > 0 {
+		line, after, ok := bytes.Cut(rest, []byte("\n"))
+		var oc outcome
+		if !ok || json.Unmarshal(line, &oc) != nil {
+			break
+		}
+		ocs = append(ocs, oc)
+		end += int64(len(line) + 1)
+		rest = after
+	}
+	return h, ocs, end, nil
+}
+
+// resultsFile is an open --out file.
+type resultsFile struct {
+	f    *os.File
+	path string
+}
+
+// openResults opens the --out file for this sweep's units: a new file,
+// or with --continue, the file of an earlier, interrupted run of the same
+// sweep, cut after its last complete line. It returns the outcomes the
+// file already holds.
+func (s *sweep) openResults(us []unit) (*resultsFile, []outcome, error) {
+	path := s.o.out
+	h := s.header(len(us))
+	if _, err := os.Stat(path); err == nil {
+		if !s.o.resume {
+			return nil, nil, usagef("--out %s exists; add --continue to go on from the runs it holds, or give another file", path)
+		}
+		got, ocs, end, err := readPart(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !got.sameStudy(h) || got.Shard != h.Shard {
+			return nil, nil, usagef("--continue: %s holds %s, not %s; give another --out", path, got.describe(), h.describe())
+		}
+		if len(ocs) > len(us) {
+			return nil, nil, usagef("--continue: %s holds %d runs; this sweep has %d", path, len(ocs), len(us))
+		}
+		for k, oc := range ocs {
+			if oc.unit != us[k] {
+				return nil, nil, usagef("--continue: %s: line %d is cell %d seed %d; this sweep's run %d is cell %d seed %d", path, k+2, oc.Cell, oc.Seed, k+1, us[k].Cell, us[k].Seed)
+			}
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, nil, usagef("--out %s: %v", path, err)
+		}
+		if err := f.Truncate(end); err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("--continue: %w", err)
+		}
+		if _, err := f.Seek(end, io.SeekStart); err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("--continue: %w", err)
+		}
+		return &resultsFile{f, path}, ocs, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, nil, usagef("--out %s: %v", path, err)
+	}
+	rf := &resultsFile{f, path}
+	if err := rf.write(h); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, nil, err
+	}
+	return rf, nil, nil
+}
+
+// write appends one line, in one write: an interruption leaves whole
+// lines.
+func (r *resultsFile) write(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := r.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("--out %s: %w", r.path, err)
+	}
+	return nil
+}
+
+func (r *resultsFile) close() error {
+	if err := r.f.Close(); err != nil {
+		return fmt.Errorf("--out %s: %w", r.path, err)
+	}
+	return nil
+}
+
+// parseShard reads --shard i/n: shard i of n, i from 0 to n-1.
+func parseShard(v string) (i, n int, err error) {
+	a, b, ok := strings.Cut(v, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, usagef("--shard %q: want i/n, shard i of n counted from 0 as Kubernetes counts JOB_COMPLETION_INDEX: 0/3, 1/3 and 2/3", v)
+	}
+	return i, n, nil
+}
+
+// shardFromEnv is the shard of a pod of a Kubernetes Indexed Job: its
+// JOB_COMPLETION_INDEX, of JOB_COMPLETIONS (which Kubernetes does not
+// set: the Job's manifest does, to its .spec.completions). ok is false
+// outside such a pod.
+func shardFromEnv() (i, n int, ok bool, err error) {
+	idx, ok := os.LookupEnv("JOB_COMPLETION_INDEX")
+	if !ok {
+		return 0, 0, false, nil
+	}
+	count := os.Getenv("JOB_COMPLETIONS")
+	if count == "" {
+		return 0, 0, true, usagef("JOB_COMPLETION_INDEX=%s is set (a pod of a Kubernetes Indexed Job) but JOB_COMPLETIONS is not; set it to the Job's .spec.completions in the pod's env, or give --shard %s/N", idx, idx)
+	}
+	i, n, err = parseShard(idx + "/" + count)
+	if err != nil {
+		return 0, 0, true, usagef("JOB_COMPLETION_INDEX=%s, JOB_COMPLETIONS=%s: want an index from 0 to JOB_COMPLETIONS-1", idx, count)
+	}
+	return i, n, true, nil
+}
+
+// shardCells lists the cells of shard i of n: every n-th, from cell i,
+// so that each shard gets its share of the short and the long cells.
+func shardCells(cells, i, n int) []int {
+	var out []int
+	for c := i; c < cells; c += n {
+		out = append(out, c)
+	}
+	return out
+}
+
+// mergeParts reads the results files of a sweep's shards and returns the
+// outcomes of the whole sweep in its order, with the shared header.
+func mergeParts(paths []string) (partHeader, []outcome, error) {
+	var first partHeader
+	byShard := map[int]string{}
+	var all []outcome
+	for k, path := range paths {
+		h, ocs, _, err := readPart(path)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return first, nil, usagef("merge: %s does not exist", path)
+			}
+			var ue *usageError
+			if errors.As(err, &ue) {
+				return first, nil, usagef("merge: %v", err)
+			}
+			return first, nil, fmt.Errorf("merge: %w", err)
+		}
+		if k == 0 {
+			first = h
+		} else if !h.sameStudy(first) {
+			return first, nil, usagef("merge: %s holds %s; %s holds %s: parts of different studies", path, h.describe(), paths[0], first.describe())
+		}
+		if other, ok := byShard[h.Shard]; ok {
+			return first, nil, usagef("merge: %s and %s are both shard %d/%d; give each shard once", other, path, h.Shard, h.Shards)
+		}
+		byShard[h.Shard] = path
+		if len(ocs) != h.Runs {
+			return first, nil, usagef("merge: %s holds %d of shard %d/%d's %d runs: the shard did not finish; run it again with --continue", path, len(ocs), h.Shard, h.Shards, h.Runs)
+		}
+		all = append(all, ocs...)
+	}
+	var missing []string
+	for i := range first.Shards {
+		if _, ok := byShard[i]; !ok {
+			missing = append(missing, fmt.Sprintf("%d/%d", i, first.Shards))
+		}
+	}
+	if len(missing) > 0 {
+		return first, nil, usagef("merge: shard %s missing: the parts given are of shards %s", strings.Join(missing, ", "), shardList(byShard, first.Shards))
+	}
+	// The sweep's order: cell by cell, each cell's seeds in the order
+	// they ran (a cell is in one shard, in order).
+	slices.SortStableFunc(all, func(a, b outcome) int { return a.Cell - b.Cell })
+	return first, all, nil
+}
+
+func shardList(m map[int]string, n int) string {
+	var s []string
+	for i := range n {
+		if _, ok := m[i]; ok {
+			s = append(s, fmt.Sprintf("%d/%d", i, n))
+		}
+	}
+	return strings.Join(s, ", ")
+}

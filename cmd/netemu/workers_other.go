@@ -1,0 +1,9 @@
+//go:build !unix
+
+package main
+
+import "os/exec"
+
+// setWorkerAttr does nothing here: a worker whose sweep died exits when
+// its stdin ends.
+func setWorkerAttr(*exec.Cmd) {}
