@@ -258,8 +258,9 @@ func ParseQdisc(s string) (Qdisc, error) {
 		case "flows":
 			q.Flows, err = qdiscCount(q.Kind, opt, v, MaxFlows)
 		case "quantum":
-			if q.Quantum, err = qdiscCount(q.Kind, opt, v, MaxQuantum); err == nil && q.Quantum < MinQuantum {
-				err = fmt.Errorf("qdisc %s: quantum %q is under %d bytes; want %d to %d, like quantum 1514", q.Kind, v, MinQuantum, MinQuantum, MaxQuantum)
+			q.Quantum, err = qdiscCount(q.Kind, opt, v, MaxQuantum)
+			if err == nil && q.Quantum < MinQuantum || err != nil && strings.Contains(err.Error(), "out of range") {
+				err = fmt.Errorf("qdisc %s: quantum %q is out of range; want %d to %d bytes, like quantum 1500", q.Kind, v, MinQuantum, MaxQuantum)
 			}
 		case "drop_batch":
 			q.DropBatch, err = qdiscCount(q.Kind, opt, v, maxQdiscLimit)
@@ -291,7 +292,7 @@ var qdiscOptions = [numQdiscKinds][]string{
 }
 
 var qdiscExample = map[string]string{
-	"limit": "limit 1000", "flows": "flows 1024", "quantum": "quantum 1514", "drop_batch": "drop_batch 64",
+	"limit": "limit 1000", "flows": "flows 1024", "quantum": "quantum 1500", "drop_batch": "drop_batch 64",
 	"target": "target 5ms", "interval": "interval 100ms", "memory_limit": "memory_limit 32Mb",
 }
 

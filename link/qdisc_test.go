@@ -61,7 +61,7 @@ func TestParseQdiscErrors(t *testing.T) {
 		{"codel limit 0", `limit "0" is out of range`},
 		{"codel ecn noecn", "ecn is given twice"},
 		{"codel limit 5 limit 6", "limit is given twice"},
-		{"fq_codel quantum 100", `quantum "100" is under 256 bytes`},
+		{"fq_codel quantum 100", `quantum "100" is out of range; want 256 to 1048576 bytes`},
 		{"fq_codel flows 70000", `flows "70000" is out of range; want 1 to 65536`},
 		{"fq_codel memory_limit lots", `memory_limit "lots" is not a size`},
 		{"fq_codel memory_limit 4gb", "memory_limit \"4gb\" is out of range"},

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -60,6 +61,10 @@ var keepAliveKind = Kind{
 			rs, err := resume()
 			if err != nil {
 				return nil, err
+			}
+			resumable := slices.ContainsFunc(ps, func(p [2]string) bool { return Proto(p[0]).secure() && Proto(p[0]) != H3 }) && slices.Contains(ms, Fresh)
+			if slices.Contains(rs, true) && !resumable {
+				return nil, fmt.Errorf("--resume: TLS sessions resume on fresh connections over TLS; add --proto h1s or h2 and --mode fresh (or both)")
 			}
 			ds, err := dns()
 			if err != nil {

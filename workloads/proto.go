@@ -147,6 +147,9 @@ func protoFlags(fs *flag.FlagSet) func() ([][2]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		if isSet(fs, "tls") && !slices.ContainsFunc(ps, func(p string) bool { return Proto(p).secure() }) {
+			return nil, fmt.Errorf("--tls %s: no protocol listed runs over TLS; add --proto h1s or h2", strings.Join(vs, ","))
+		}
 		var out [][2]string
 		for _, p := range ps {
 			if !Proto(p).secure() {
@@ -297,4 +300,11 @@ func tlsConfigs(env emu.Env, v TLSVersion, resume bool) (server, client *tls.Con
 		client.ClientSessionCache = tls.NewLRUClientSessionCache(0)
 	}
 	return server, client, nil
+}
+
+// isSet reports whether the flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,9 @@ var shareKind = Kind{
 			}
 			if err := checkCCs(*ccs); err != nil {
 				return nil, fmt.Errorf("--ccs %q: %v", *ccs, err)
+			}
+			if err := (Share{Flows: n, CCs: *ccs}).checkCCCount(); err != nil {
+				return nil, err
 			}
 			ds, err := dirs()
 			if err != nil {
@@ -171,6 +175,19 @@ func (s Share) Validate() error {
 	if err := checkCCs(s.CCs); err != nil {
 		return fmt.Errorf("share: congestion control: %v", err)
 	}
+	if err := s.checkCCCount(); err != nil {
+		return fmt.Errorf("share: %v", err)
+	}
+	return nil
+}
+
+// checkCCCount reports a list of congestion controls longer than the
+// flows it is for.
+func (s Share) checkCCCount() error {
+	flows := s.WithDefaults().(Share).Flows
+	if n := len(strings.Split(s.CCs, ",")); s.CCs != "" && n > flows {
+		return fmt.Errorf("--ccs %s names %d congestion controls for %d flows; give at most one per flow (the list repeats over the flows)", s.CCs, n, flows)
+	}
 	return nil
 }
 
@@ -181,6 +198,15 @@ func (s Share) Model(path Path) Model {
 	m := model(path, float64(s.Flows), 0, 0)
 	m.Elapsed += s.Duration
 	return m
+}
+
+// KernelOnly says why w cannot run on the emulated hosts, or "" if it
+// can: a share flow with bbr, which gVisor does not have.
+func KernelOnly(w Workload) string {
+	if s, ok := w.(Share); ok && slices.Contains(strings.Split(s.CCs, ","), "bbr") {
+		return "--ccs " + s.CCs + ": the emulated hosts (gVisor) have cubic and reno; bbr runs on kernel TCP: add --backend kernel"
+	}
+	return ""
 }
 
 // ccs is the flows' congestion controls, one per flow; nil where CCs is

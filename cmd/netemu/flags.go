@@ -488,12 +488,19 @@ func (o *options) withQdisc(c link.Config) (link.Config, error) {
 			return nil
 		}
 		if o.set["queue"] || d.QueueBytes != 0 || (d.QueuePackets != 0 && d.QueuePackets != link.DefaultQueuePackets) {
-			return usagef("--queue and --%s %s both bound the queue; %s has its own limit (limit N): drop --queue", flag, d.Qdisc, d.Qdisc.Kind)
+			other := "--queue"
+			if !o.set["queue"] {
+				other = "netem's limit" // --netem, --netem-up or --netem-down
+			}
+			return usagef("%s and --%s %s both bound the queue; %s has its own limit (limit N): drop %s", other, flag, d.Qdisc, d.Qdisc.Kind, other)
 		}
 		d.QueuePackets, d.QueueBytes = 0, 0
 		return nil
 	}
 	if o.qdiscDown != "" {
+		if strings.Contains(o.qdiscDown, ",") {
+			return c, usagef("--qdisc-down %q: takes one queue discipline, not a list; to compare several, list them in --qdisc", o.qdiscDown)
+		}
 		down, err := link.ParseQdisc(o.qdiscDown)
 		if err != nil {
 			return c, usagef("--qdisc-down %q: %v", o.qdiscDown, strings.TrimPrefix(err.Error(), "qdisc "))
@@ -558,7 +565,20 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 	if clk == emu.Virtual && o.backend == (experiment.Emulated{}).Name() {
 		for _, w := range ws {
 			if why := workloads.RealClockOnly(w); why != "" {
+				if cmd == "compare" {
+					return nil, usagef("compare %s --proto h3: compare runs the emulator on the virtual clock, and h3 runs on the real clock only (quic-go reads the wall clock itself); use netemu run %s --proto h3 --clock real, or --backend kernel", o.kind.Name, o.kind.Name)
+				}
 				return nil, usagef("%s %s --proto h3: %s", cmd, o.kind.Name, why)
+			}
+		}
+	}
+	if o.backend == (experiment.Emulated{}).Name() {
+		for _, w := range ws {
+			if why := workloads.KernelOnly(w); why != "" {
+				if cmd == "compare" {
+					why = strings.TrimSuffix(why, ": add --backend kernel") + ", which compare cannot run on the emulator: use netemu run --backend kernel"
+				}
+				return nil, usagef("%s %s %s", cmd, o.kind.Name, why)
 			}
 		}
 	}

@@ -28,8 +28,9 @@ import (
 //	                for tcp rows; the link's direction, client→server or
 //	                server→client, for queue rows
 //	cwnd_bytes      congestion window
-//	ssthresh_bytes  slow-start threshold; empty while there is none (before
-//	                the first loss, the stack's threshold is infinite)
+//	ssthresh_bytes  slow-start threshold; empty while there is none (until
+//	                a loss or HyStart ends slow start, the stack's
+//	                threshold is infinite)
 //	inflight_bytes  sent and not yet acknowledged
 //	srtt_ms, rto_ms smoothed round-trip time, retransmission timeout
 //	queue_packets   packets waiting for the link or on the wire
