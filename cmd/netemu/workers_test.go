@@ -1,13 +1,8 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"os"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 )
 
@@ -53,40 +48,6 @@ func TestJobsFailingCell(t *testing.T) {
 				t.Errorf("stderr %q; want the failed run's cell and seed", errOut)
 			}
 		})
-	}
-}
-
-// SIGINT (here, its cancellation of the context) stops the sweep: every
-// worker process it started is killed and reaped before it returns.
-func TestJobsInterruptLeavesNoProcess(t *testing.T) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	var mu sync.Mutex
-	var pids []int
-	workerStarted = func(pid int) {
-		mu.Lock()
-		defer mu.Unlock()
-		pids = append(pids, pid)
-		if len(pids) == 2 {
-			cancel(&signalError{os.Interrupt})
-		}
-	}
-	defer func() { workerStarted = nil }()
-	var o, e strings.Builder
-	code := run(ctx, sweepArgs("--seeds", "1-50", "--jobs", "2"), &o, &e)
-	if code != 130 || !strings.Contains(e.String(), "interrupted") {
-		t.Errorf("exit %d, stderr %q; want 130 and the interruption", code, e.String())
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(pids) < 2 {
-		t.Fatalf("%d workers started; want 2", len(pids))
-	}
-	for _, pid := range pids {
-		// Reaped: the process ID no longer exists.
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("worker %d still exists after the sweep returned (kill 0: %v)", pid, err)
-		}
 	}
 }
 
