@@ -85,3 +85,22 @@ func TestTimeoutAttributed(t *testing.T) {
 		t.Errorf("across a 575 ms outage: %d retransmits, %v of timeouts; want some of each", b.Retransmits, b.Time[explain.Timeout])
 	}
 }
+
+// A SYN lost in an outage is sent again after the initial RTO of 1 s:
+// that second is a retransmission timeout, and the SYN a retransmission.
+func TestSYNTimeoutAttributed(t *testing.T) {
+	rec := &explain.Analyzer{}
+	c := Case{
+		Workload: workloads.KeepAlive{Mode: workloads.Fresh, Requests: 1},
+		Link:     link.Config{Delay: 10 * time.Millisecond, Outages: []link.Outage{{Start: 0, End: time.Millisecond}}},
+		Seed:     1, Observe: rec.Observe,
+	}
+	r, _, err := Emulated{}.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := rec.Breakdown(0, r.Elapsed)
+	if b.Retransmits != 1 || b.Time[explain.Timeout] < 900*time.Millisecond || b.Time[explain.Other] > 100*time.Millisecond {
+		t.Errorf("a SYN lost at the start: %d retransmits, %v of timeouts, %v other; want 1 and about 1 s of timeouts", b.Retransmits, b.Time[explain.Timeout], b.Time[explain.Other])
+	}
+}

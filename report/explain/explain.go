@@ -46,6 +46,14 @@ func decode(b []byte) (p packet) {
 	return p
 }
 
+// end is the sequence number after p: a SYN takes one.
+func (p packet) end() uint32 {
+	if p.syn {
+		return p.seq + uint32(p.len) + 1
+	}
+	return p.seq + uint32(p.len)
+}
+
 // Category is a kind of time in a breakdown.
 type Category int
 
@@ -122,7 +130,9 @@ type flowID struct{ src, dst netip.AddrPort }
 type flow struct {
 	sentAny     bool
 	maxSent     uint32        // highest sequence number sent, plus one
-	lastSend    time.Duration // its last data segment
+	firstSend   time.Duration // its first SYN or data segment
+	dataSent    bool
+	lastData    time.Duration // its last data segment
 	heard       bool
 	lastHeard   time.Duration // last packet delivered to its sender
 	ackArrived  time.Duration // last pure ACK delivered to its sender
@@ -198,25 +208,36 @@ func (a *Analyzer) Observe(e link.Event) {
 			f.dataArrived = e.At
 		}
 	case link.EventSend:
-		if !r.tcp || r.len == 0 {
+		if !r.tcp || r.len == 0 && !r.syn {
 			return
 		}
 		f := get(flowID{r.src, r.dst})
-		end := r.seq + uint32(r.len)
+		end := r.end()
 		if f.sentAny && int32(end-f.maxSent) <= 0 {
 			a.b.Retransmits++
-			if f.heard && e.At-f.lastHeard >= MinRTO*9/10 {
-				a.spans[Timeout].add(f.lastHeard, e.At)
+			// Silent since the last packet heard, or, for a SYN that
+			// heard nothing, since the flow's first: a timeout.
+			since, ok := f.lastHeard, f.heard
+			if !ok {
+				since, ok = f.firstSend, true
 			}
-		} else if f.sentAny && f.ackArrived == e.At && f.dataArrived != e.At && e.At > f.lastSend {
+			if ok && e.At-since >= MinRTO*9/10 {
+				a.spans[Timeout].add(since, e.At)
+			}
+		} else if r.len > 0 && f.dataSent && f.ackArrived == e.At && f.dataArrived != e.At && e.At > f.lastData {
 			// Left the instant a pure ACK arrived, with no data arriving
 			// that the application could be answering: it was waiting.
-			a.waiting.add(Waiting{At: e.At, Waited: e.At - f.lastSend, From: r.src, Len: r.len}, 0)
+			a.waiting.add(Waiting{At: e.At, Waited: e.At - f.lastData, From: r.src, Len: r.len}, 0)
+		}
+		if r.len > 0 {
+			f.dataSent, f.lastData = true, e.At
+		}
+		if !f.sentAny {
+			f.firstSend = e.At
 		}
 		if !f.sentAny || int32(end-f.maxSent) > 0 {
 			f.maxSent, f.sentAny = end, true
 		}
-		f.lastSend = e.At
 	}
 }
 

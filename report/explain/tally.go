@@ -25,17 +25,17 @@ type Tally struct {
 	}
 }
 
-// Observe counts retransmitted data segments.
+// Observe counts retransmitted data segments and SYNs.
 func (t *Tally) Observe(e link.Event) {
 	if e.Kind != link.EventSend {
 		return
 	}
 	r := decode(e.Packet)
-	if !r.tcp || r.len == 0 {
+	if !r.tcp || r.len == 0 && !r.syn {
 		return
 	}
 	f := flowID{r.src, r.dst}
-	end := r.seq + uint32(r.len)
+	end := r.end()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.maxSent == nil {
