@@ -191,7 +191,7 @@ func newFlagSet(name string, o *options) *flag.FlagSet {
 func parseArgs(cmd string, args []string) (*options, error) {
 	o := &options{}
 	fs := newFlagSet(cmd, o)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, ""); err != nil {
 		return nil, err
 	}
 	rest := fs.Args()
@@ -203,7 +203,7 @@ func parseArgs(cmd string, args []string) (*options, error) {
 		return nil, usagef("unknown workload %q; want %s", rest[0], workloads.Names())
 	}
 	o.kind, o.build = kind, kind.Flags(fs)
-	if err := parseFlags(fs, rest[1:]); err != nil {
+	if err := parseFlags(fs, rest[1:], kind.Name); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -341,8 +341,9 @@ func (o *options) impaired() bool {
 	return false
 }
 
-// parseFlags parses args into fs, with flag's messages in netemu's words.
-func parseFlags(fs *flag.FlagSet, args []string) error {
+// parseFlags parses args into fs, with flag's messages in netemu's words;
+// workload is the workload whose flags args may hold, "" before its name.
+func parseFlags(fs *flag.FlagSet, args []string, workload string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err // the command's help, on stdout
@@ -351,8 +352,18 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		msg := strings.Replace(err.Error(), " for flag -", " for --", 1)
 		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 			msg = "unknown flag --" + name
-			if k, ok := kindOfFlag(name); ok {
-				msg = fmt.Sprintf("--%s is a flag of the %s workload; write it after the workload's name", name, k)
+			ks := kindsOfFlag(name)
+			who := strings.Join(ks, " and ")
+			switch {
+			case len(ks) == 0:
+			case workload == "" && len(ks) == 1:
+				msg = fmt.Sprintf("--%s is a flag of the %s workload; write it after the workload's name", name, who)
+			case workload == "":
+				msg = fmt.Sprintf("--%s is a flag of the %s workloads; write it after the workload's name", name, who)
+			case len(ks) == 1:
+				msg = fmt.Sprintf("%s has no --%s; %s has", workload, name, who)
+			default:
+				msg = fmt.Sprintf("%s has no --%s; %s have", workload, name, who)
 			}
 		}
 		return usagef("%s: %s (see netemu help %s)", fs.Name(), msg, fs.Name())
@@ -387,16 +398,17 @@ func (o *options) drawWaterfall(c experiment.Case, r workloads.Result, variant s
 	return chart.Save(variantPath(o.waterfall, variant))
 }
 
-// kindOfFlag returns the workload that has flag name, if one has.
-func kindOfFlag(name string) (string, bool) {
+// kindsOfFlag returns the workloads that have flag name.
+func kindsOfFlag(name string) []string {
+	var names []string
 	for _, k := range workloads.Kinds() {
 		fs := flag.NewFlagSet(k.Name, flag.ContinueOnError)
 		k.Flags(fs)
 		if fs.Lookup(name) != nil {
-			return k.Name, true
+			names = append(names, k.Name)
 		}
 	}
-	return "", false
+	return names
 }
 
 // maxHandshakeRTT is how long a connect waits for its SYN to be answered:

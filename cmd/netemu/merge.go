@@ -19,7 +19,7 @@ func cmdMerge(ctx context.Context, args []string, w, stderr io.Writer) error {
 	plot := fs.String("plot", "", "draw the sweep to this .svg or .png file, as sweep --plot")
 	var files []string
 	for rest := args; len(rest) > 0; {
-		if err := parseFlags(fs, rest); err != nil {
+		if err := parseFlags(fs, rest, ""); err != nil {
 			return err
 		}
 		if rest = fs.Args(); len(rest) > 0 {

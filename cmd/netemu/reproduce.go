@@ -23,7 +23,7 @@ func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error
 	lossy := fs.Bool("lossy", false, "the lossy table: small queues and random loss, medians over seeds and kernel runs")
 	runs := fs.Int("runs", 10, "--lossy: seeds per cell on the emulator (1 to N)")
 	kernelRuns := fs.Int("kernel-runs", 5, "--lossy: kernel runs per cell where kernel mode is available; 0 skips them")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, ""); err != nil {
 		return err
 	}
 	takes := "it takes --" + strings.Join(reproduceFlags, ", --")
