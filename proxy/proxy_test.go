@@ -381,7 +381,15 @@ func TestSOCKS5(t *testing.T) {
 		io.Copy(c, c)
 	})
 	_, port, _ := net.SplitHostPort(up)
-	p := start(t, n, proxy.Config{SOCKS5: "127.0.0.1:0"})
+	// A name that does not resolve, without asking a real resolver.
+	var d net.Dialer
+	dialUp := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if strings.HasPrefix(addr, "nosuchhost.invalid:") {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: &net.DNSError{Err: "no such host", Name: "nosuchhost.invalid", IsNotFound: true}}
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	p := start(t, n, proxy.Config{SOCKS5: "127.0.0.1:0", DialUpstream: dialUp})
 	socks := p.Addrs()[0].String()
 	echo := func(t *testing.T, c net.Conn) {
 		defer c.Close()
