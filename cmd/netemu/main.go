@@ -6,6 +6,7 @@
 //	netemu compare <workload> [flags]
 //	netemu explain <workload> [flags]
 //	netemu reproduce [--json] [--backend kernel]
+//	netemu proxy --forward 127.0.0.1:8080=127.0.0.1:80 [link flags]
 //
 // Run "netemu help" for the flags.
 package main
