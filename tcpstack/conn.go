@@ -288,6 +288,16 @@ func (c *Conn) Close() error {
 	return nil
 }
 
+// SetLinger sets what Close does with data still to send, as
+// (*net.TCPConn).SetLinger: sec < 0 (the default) sends it in the
+// background, then a FIN; sec == 0 discards it and sends a RST, which
+// aborts the connection, as a kernel socket with SO_LINGER 0 does. gVisor
+// has no lingering Close, so sec > 0 acts as sec < 0.
+func (c *Conn) SetLinger(sec int) error {
+	c.ep.SocketOptions().SetLinger(tcpip.LingerOption{Enabled: sec >= 0, Timeout: time.Duration(max(sec, 0)) * time.Second})
+	return nil
+}
+
 // CloseWrite shuts down the sending side (sends a FIN).
 func (c *Conn) CloseWrite() error {
 	if err := c.ep.Shutdown(tcpip.ShutdownWrite); err != nil {

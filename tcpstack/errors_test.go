@@ -207,6 +207,17 @@ var errRows = []errRow{
 			_, err := b.reset(t).Read(make([]byte, 1))
 			return err
 		}},
+	{name: "read after the peer's abort (SetLinger 0, Close)", want: "ECONNRESET",
+		run: func(t *testing.T, b *errBackend) error {
+			c, s := b.connect(t)
+			if err := s.(interface{ SetLinger(int) error }).SetLinger(0); err != nil {
+				t.Fatal(err)
+			}
+			s.Close() // nothing unread: without the linger it would be a FIN
+			b.wait(10 * time.Millisecond)
+			_, err := c.Read(make([]byte, 1))
+			return err
+		}},
 	{name: "write after peer reset", want: "ECONNRESET",
 		run: func(t *testing.T, b *errBackend) error {
 			_, err := b.reset(t).Write([]byte("y"))

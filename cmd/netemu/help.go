@@ -106,6 +106,8 @@ func commandHelp(c command, w io.Writer) error {
 	fmt.Fprintf(&b, "netemu %s %s\n  %s\n\nExample:\n  %s\n", c.name, c.synopsis, c.about, c.example)
 	switch c.name {
 	case "version":
+	case "proxy":
+		b.WriteString(proxyHelp() + flagHelp())
 	case "merge":
 		b.WriteString("\nFlags:\n  --json       one JSON object per run and a summary per cell, as sweep --json\n  --plot FILE  draw the sweep to this .svg or .png file, as sweep --plot\n")
 	case "reproduce":

@@ -6,6 +6,7 @@
 //	netemu compare <workload> [flags]
 //	netemu explain <workload> [flags]
 //	netemu reproduce [--json] [--backend kernel]
+//	netemu proxy --forward 127.0.0.1:8080=127.0.0.1:80 [link flags]
 //
 // Run "netemu help" for the flags.
 package main
@@ -39,6 +40,7 @@ var commands = []command{
 	{"run", "<workload> [flags]", "run one experiment", "netemu run bulk --rtt 100ms --rate 10mbit --loss 1%", cmdRun},
 	{"sweep", "<workload> [flags]", "run every combination of comma-separated list flags (--rtt, --rate, --queue, --delack, --loss, ...)", "netemu sweep page --rtt 10ms,100ms,200ms --rate 2mbit,10mbit", cmdSweep},
 	{"merge", "[--json] [--plot FILE] part-*.jsonl", "the output of a sharded sweep from its shards' --out files, the same bytes as the sweep run whole", "netemu merge part-0.jsonl part-1.jsonl part-2.jsonl", cmdMerge},
+	{"proxy", "--forward LISTEN=UPSTREAM | --socks5 ADDR [flags]", "put unmodified programs behind the link: real sockets in, the emulated link across, real upstreams out (real clock, no root)", "netemu proxy --forward 127.0.0.1:8080=127.0.0.1:3000 --rtt 100ms --rate 5mbit", cmdProxy},
 	{"compare", "<workload> [flags]", "the same case on the emulator and on kernel TCP, side by side (needs root)", "netemu compare keepalive --rtt 55ms --rate 0", cmdCompare},
 	{"explain", "<workload> [flags]", "where the time went: round trips, serialization, delayed-ACK holds, timeouts", "netemu explain nagle --rtt 0 --nodelay false", cmdExplain},
 	{"reproduce", "[--json] [--lossy]", "every reference table of the published experiments: reference | netemu | model", "netemu reproduce --lossy --runs 10", cmdReproduce},

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/proxy"
+	"github.com/netemu/netemu/tcpstack"
+)
+
+// cmdProxy puts real programs behind the link: it listens on real
+// sockets (--forward, --socks5) and carries each connection across an
+// emulated link on the real clock (package proxy). The first interrupt
+// stops accepting and drains for --grace, the second aborts what is left;
+// then the summary: one row, or one JSON line, per connection.
+func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
+	o := &options{}
+	fs := newFlagSet("proxy", o)
+	po := proxyFlags(fs)
+	socks, grace := &po.socks, &po.grace
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("proxy: unexpected argument %q; flags look like --forward 127.0.0.1:8080=127.0.0.1:80", fs.Arg(0))
+	}
+	o.set = setFlags(fs)
+	lc, tcp, err := o.proxyLink()
+	if err != nil {
+		return err
+	}
+	if len(po.forwards) == 0 && *socks == "" {
+		return usagef("proxy: nothing to listen on; give --forward 127.0.0.1:8080=127.0.0.1:80 (repeatable) or --socks5 127.0.0.1:1080")
+	}
+	if *grace < 0 {
+		return usagef("--grace %v: want 0 or more", *grace)
+	}
+	if err := o.checkOutputs(); err != nil {
+		return err
+	}
+	for _, f := range po.forwards {
+		if err := checkUpstream(ctx, f.Upstream); err != nil {
+			return usagef("--forward %s: %v", f, err)
+		}
+	}
+	o.printNotes(stderr)
+
+	c := experiment.Case{}
+	watch, err := experiment.Instruments{Pcap: o.pcap, Timeline: o.timeline}.Attach(&c)
+	if err != nil {
+		var oe *experiment.OutputError
+		if errors.As(err, &oe) {
+			return usagef("--%s: %v", oe.Instrument, oe.Err)
+		}
+		return err
+	}
+	n, err := emu.New(emu.Config{Link: lc, TCP: tcp, Clock: emu.Real, Seed: o.seed, Probe: c.Probe})
+	if err != nil {
+		watch.Finish()
+		return err
+	}
+	defer n.Close()
+	n.Observe(c.Observe)
+	p, err := proxy.New(n, proxy.Config{Forwards: po.forwards, SOCKS5: *socks,
+		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "netemu proxy: "+format+"\n", args...) }})
+	if err != nil {
+		watch.Finish()
+		return usagef("%s", strings.TrimPrefix(err.Error(), "proxy: "))
+	}
+	path := fmt.Sprintf("RTT %s, %s", fmtDur(experiment.Case{Link: lc}.RTT()), experiment.Case{Link: lc}.RateLabel())
+	for i, a := range p.Addrs() {
+		if i < len(po.forwards) {
+			fmt.Fprintf(stderr, "netemu proxy: %s → %s across the link (%s)\n", a, po.forwards[i].Upstream, path)
+		} else {
+			fmt.Fprintf(stderr, "netemu proxy: SOCKS5 and HTTP CONNECT on %s, across the link (%s)\n", a, path)
+		}
+	}
+	fmt.Fprintf(stderr, "netemu proxy: interrupt (Ctrl-C) to stop\n")
+
+	// The first interrupt is the context's end; a second one, during the
+	// drain, aborts what is left.
+	sigs, stop := proxyInterrupts()
+	defer stop()
+	<-ctx.Done()
+	fmt.Fprintf(stderr, "netemu proxy: stopping: open connections (%d) may go on for %v; interrupt again to reset them now\n", p.Active(), *grace)
+	drain, cancel := context.WithTimeout(context.Background(), *grace)
+	defer cancel()
+	go func() {
+		// When a signal ended the context, that signal came here too.
+		need := 1
+		var se *signalError
+		if errors.As(context.Cause(ctx), &se) {
+			need = 2
+		}
+		for got := 0; got < need; got++ {
+			select {
+			case <-sigs:
+			case <-drain.Done():
+				return
+			}
+		}
+		cancel()
+	}()
+	if err := p.Shutdown(drain); err != nil {
+		fmt.Fprintf(stderr, "netemu proxy: connections still open were reset\n")
+	}
+	ferr := watch.Finish()
+	rec := experiment.Record{}
+	watch.Summarize(&rec)
+	if err := writeProxySummary(w, p.Records(), o.json); err != nil {
+		return err
+	}
+	if !o.json {
+		st := n.Stats().Link
+		fmt.Fprintf(stderr, "netemu proxy: the link: %d packets delivered, %d dropped, %d retransmitted\n",
+			st[link.AtoB].Packets+st[link.BtoA].Packets, st[link.AtoB].Drops.Total()+st[link.BtoA].Drops.Total(), *rec.Retransmits)
+	}
+	return ferr
+}
+
+// proxyInterrupts returns the interrupts that reach the process and a
+// function that stops them; tests replace it.
+var proxyInterrupts = func() (<-chan os.Signal, func()) {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	return ch, func() { signal.Stop(ch) }
+}
+
+// forwardList is the repeatable --forward.
+type forwardList []proxy.Forward
+
+func (f *forwardList) String() string {
+	var s []string
+	for _, x := range *f {
+		s = append(s, x.String())
+	}
+	return strings.Join(s, " ")
+}
+
+func (f *forwardList) Set(s string) error {
+	x, err := proxy.ParseForward(s)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), fmt.Sprintf("forward %q: ", s)))
+	}
+	*f = append(*f, x)
+	return nil
+}
+
+// proxyLink is the link and the stacks the flags describe, for the
+// proxy: one value per flag, and flags that do not apply refused.
+func (o *options) proxyLink() (link.Config, tcpstack.TCPConfig, error) {
+	var lc link.Config
+	for name, why := range map[string]string{
+		"backend":   "the proxy runs the emulated stacks; for programs' own TCP across the link, see netemu shell",
+		"link":      "it picks the kernel backend's link",
+		"plot":      "the proxy draws no figure; --timeline writes its data",
+		"waterfall": "the proxy draws no waterfall",
+	} {
+		if o.set[name] {
+			return lc, tcpstack.TCPConfig{}, usagef("proxy: --%s does not apply: %s", name, why)
+		}
+	}
+	for _, name := range sweepOnly {
+		if o.set[name] {
+			return lc, tcpstack.TCPConfig{}, usagef("proxy: --%s does not apply: it is a flag of netemu sweep", name)
+		}
+	}
+	if o.set["clock"] && o.clock != emu.Real.String() {
+		return lc, tcpstack.TCPConfig{}, usagef("proxy: --clock %s does not apply: real programs run in real time, so the proxy runs on the real clock", o.clock)
+	}
+	if o.mtu < link.MinMTU || o.mtu > link.MaxMTU {
+		return lc, tcpstack.TCPConfig{}, usagef("--mtu %d: want %d to %d bytes", o.mtu, link.MinMTU, link.MaxMTU)
+	}
+	lc.MTU = o.mtu
+	for _, a := range o.axes() {
+		if a.n > 1 {
+			return lc, tcpstack.TCPConfig{}, usagef("proxy: --%s has %d values; the proxy runs one link", a.name, a.n)
+		}
+		a.apply(0, &lc)
+	}
+	if lc.QueueBytes > 0 && lc.QueueBytes < o.mtu {
+		return lc, tcpstack.TCPConfig{}, usagef("--queue %d bytes: want at least the MTU (%d bytes) so a full packet fits", lc.QueueBytes, o.mtu)
+	}
+	lc, err := o.withNetem(lc)
+	if err != nil {
+		return lc, tcpstack.TCPConfig{}, err
+	}
+	if lc, err = o.withQdisc(lc); err != nil {
+		return lc, tcpstack.TCPConfig{}, err
+	}
+	if err := lc.Validate(); err != nil {
+		return lc, tcpstack.TCPConfig{}, usagef("proxy: %v", strings.TrimPrefix(err.Error(), "link: "))
+	}
+	tcp := tcpstack.TCPConfig{CongestionControl: tcpstack.CongestionControl(o.cc)}
+	if err := tcp.Validate(); err != nil {
+		return lc, tcp, usagef("--cc %q: want %s or %s", o.cc, tcpstack.Cubic, tcpstack.Reno)
+	}
+	return lc, tcp, nil
+}
+
+// checkUpstream resolves and connects to a forward's upstream once, so
+// that a typo fails at the start rather than on the first connection.
+func checkUpstream(ctx context.Context, addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := net.DefaultResolver.LookupHost(ctx, host); err != nil {
+		return fmt.Errorf("upstream %s does not resolve: %v", addr, err)
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("upstream %s refuses connections; start it first", addr)
+		}
+		return fmt.Errorf("upstream %s: %v", addr, err)
+	}
+	return c.Close()
+}
+
+// writeProxySummary writes a row per connection and a total, or a JSON
+// line per connection.
+func writeProxySummary(w io.Writer, recs []proxy.Record, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		for _, r := range recs {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "conn\tvia\tupstream\tduration\tbytes up\tbytes down\tretransmits\t  error")
+	var up, down int64
+	var retr uint64
+	for _, r := range recs {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t  %s\n", r.ID, r.Via, r.Upstream, fmtDur(r.Duration), r.BytesUp, r.BytesDown, r.Retransmits, r.Err)
+		up, down, retr = up+r.BytesUp, down+r.BytesDown, retr+r.Retransmits
+	}
+	fmt.Fprintf(tw, "%d\t\t\t\t%d\t%d\t%d\t\n", len(recs), up, down, retr)
+	return tw.Flush()
+}
+
+// proxyOptions are the proxy's own flags.
+type proxyOptions struct {
+	forwards forwardList
+	socks    string
+	grace    time.Duration
+}
+
+// proxyFlags adds the proxy's own flags to fs.
+func proxyFlags(fs *flag.FlagSet) *proxyOptions {
+	po := &proxyOptions{}
+	fs.Var(&po.forwards, "forward", "carry connections to LISTEN (a real address: 127.0.0.1:8080, or 8080) across the link to UPSTREAM (host:port); repeatable")
+	fs.StringVar(&po.socks, "socks5", "", "listen for SOCKS5 CONNECT (and HTTP CONNECT) on this address, like 127.0.0.1:1080: the client names the upstream")
+	fs.DurationVar(&po.grace, "grace", 5*time.Second, "after an interrupt, how long open connections may go on before they are reset")
+	return po
+}
+
+// proxyHelp lists the proxy's own flags, for netemu help proxy; the
+// shared ones follow.
+func proxyHelp() string {
+	var b strings.Builder
+	b.WriteString("\nProxy flags (the link's flags below apply; --clock is real):\n")
+	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
+	proxyFlags(fs)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fs.VisitAll(func(f *flag.Flag) {
+		arg := map[string]string{"forward": "LISTEN=UPSTREAM", "socks5": "ADDR", "grace": f.DefValue}[f.Name]
+		fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, arg, f.Usage)
+	})
+	tw.Flush()
+	b.WriteString("\nA connection's own TCP ends at the proxy, on loopback: the emulated stack's TCP\ncrosses the link in its place (Nagle, congestion control, timers); for a\nprogram's own TCP across the link, use kernel mode.\n")
+	return b.String()
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// freeAddr returns a loopback address nobody listens on (for a moment).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// echoUpstream is a loopback echo server for the test.
+func echoUpstream(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				io.Copy(c, c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// fakeInterrupts replaces the process's interrupts with a channel the
+// test sends on.
+func fakeInterrupts(t *testing.T) chan os.Signal {
+	ch := make(chan os.Signal, 4)
+	old := proxyInterrupts
+	proxyInterrupts = func() (<-chan os.Signal, func()) { return ch, func() {} }
+	t.Cleanup(func() { proxyInterrupts = old })
+	return ch
+}
+
+// proxyRun runs netemu proxy in the background; the returned function
+// waits for it and returns its exit status and output.
+func proxyRun(ctx context.Context, args ...string) func() (int, string, string) {
+	var o, e bytes.Buffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, append([]string{"proxy"}, args...), &o, &e) }()
+	return func() (int, string, string) {
+		code := <-done
+		return code, o.String(), e.String()
+	}
+}
+
+// dialRetry dials addr until the proxy listens there.
+func dialRetry(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		c, err := net.Dial("tcp4", addr)
+		if err == nil {
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the proxy does not listen on %s after 10 s: %v", addr, err)
+		}
+	}
+}
+
+func TestProxyBadInput(t *testing.T) {
+	up := echoUpstream(t)
+	busy, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	refusing := freeAddr(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"proxy"}, "nothing to listen on"},
+		{[]string{"proxy", "--forward", "8080"}, "LISTEN=UPSTREAM"},
+		{[]string{"proxy", "--forward", "8080=host"}, "host:port"},
+		{[]string{"proxy", "--forward", "127.0.0.1:0=" + refusing}, "upstream " + refusing + " refuses"},
+		{[]string{"proxy", "--forward", busy.Addr().String() + "=" + up}, busy.Addr().String()},
+		{[]string{"proxy", "--socks5", busy.Addr().String()}, busy.Addr().String()},
+		{[]string{"proxy", "--forward", "127.0.0.1:0=" + up, "--clock", "virtual"}, "--clock virtual does not apply"},
+		{[]string{"proxy", "--forward", "127.0.0.1:0=" + up, "--backend", "kernel"}, "--backend does not apply"},
+		{[]string{"proxy", "--forward", "127.0.0.1:0=" + up, "--rtt", "10ms,20ms"}, "--rtt has 2 values"},
+		{[]string{"proxy", "--forward", "127.0.0.1:0=" + up, "--rate", "fast"}, "--rate"},
+		{[]string{"proxy", "--forward", "127.0.0.1:0=" + up, "--grace", "-1s"}, "--grace"},
+		{[]string{"proxy", "--forward", "127.0.0.1:0=" + up, "--pcap", "/nonexistent/x.pcap"}, "--pcap"},
+		{[]string{"proxy", "--forward", "127.0.0.1:0=" + up, "extra"}, `unexpected argument "extra"`},
+	} {
+		code, _, stderr := runCmd(c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and one line with %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// An interrupt stops the proxy: the connection that ended is in the
+// summary, with its bytes; the capture holds the link's packets.
+func TestProxyCarriesAndSummarizes(t *testing.T) {
+	fakeInterrupts(t)
+	up := echoUpstream(t)
+	listen := freeAddr(t)
+	pcap := filepath.Join(t.TempDir(), "link.pcap")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	wait := proxyRun(ctx, "--forward", listen+"="+up, "--rtt", "10ms", "--json", "--pcap", pcap)
+	c := dialRetry(t, listen)
+	c.Write([]byte("hello"))
+	c.(*net.TCPConn).CloseWrite()
+	b, err := io.ReadAll(c)
+	c.Close()
+	if err != nil || string(b) != "hello" {
+		t.Fatalf("read %q, %v; want hello", b, err)
+	}
+	time.Sleep(50 * time.Millisecond) // the record is filed
+	cancel(&signalError{os.Interrupt})
+	code, stdout, stderr := wait()
+	if code != 130 {
+		t.Errorf("exit %d; want 130 (interrupted), stderr %q", code, stderr)
+	}
+	recs := decode(t, stdout)
+	if len(recs) != 1 || recs[0]["bytes_up"] != 5.0 || recs[0]["bytes_down"] != 5.0 || recs[0]["upstream"] != up {
+		t.Errorf("summary %q; want one connection, 5 bytes each way, to %s", stdout, up)
+	}
+	if st, err := os.Stat(pcap); err != nil || st.Size() < 24+10*40 {
+		t.Errorf("the capture: %v, %v; want a pcap file with the connection's packets", st, err)
+	}
+}
+
+// During the drain a second interrupt resets what is still open, at
+// once rather than after --grace.
+func TestProxySecondInterrupt(t *testing.T) {
+	sigs := fakeInterrupts(t)
+	up := echoUpstream(t)
+	listen := freeAddr(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	wait := proxyRun(ctx, "--forward", listen+"="+up, "--rtt", "2ms", "--grace", "1h")
+	c := dialRetry(t, listen)
+	defer c.Close()
+	c.Write([]byte("x"))
+	c.Read(make([]byte, 1))
+	// The first interrupt: main cancels the context, and the signal
+	// reaches the proxy's channel too.
+	cancel(&signalError{os.Interrupt})
+	sigs <- os.Interrupt
+	done := make(chan struct{})
+	var code int
+	var stdout string
+	go func() { code, stdout, _ = wait(); close(done) }()
+	select {
+	case <-done:
+		t.Fatal("the proxy ended with a connection open and the grace period running")
+	case <-time.After(200 * time.Millisecond):
+	}
+	sigs <- os.Interrupt
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a second interrupt did not stop the proxy (grace 1h)")
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("client read: %v; want ECONNRESET", err)
+	}
+	if code != 130 || !strings.Contains(stdout, "aborted: the proxy closed") {
+		t.Errorf("exit %d, summary %q; want 130 and the connection aborted", code, stdout)
+	}
+}

@@ -1,0 +1,499 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/tcpstack"
+)
+
+// Forward is one port forward: connections accepted on Listen, a real
+// address, cross the link and are opened to Upstream from the server
+// host's side.
+type Forward struct {
+	Listen   string // host:port of the real listening socket
+	Upstream string // host:port to connect to; a name is resolved for each connection
+}
+
+func (f Forward) String() string { return f.Listen + "=" + f.Upstream }
+
+// ParseForward reads a forward written LISTEN=UPSTREAM, each side
+// host:port (127.0.0.1:8080=127.0.0.1:80); a listen side that is a port
+// alone listens on 127.0.0.1.
+func ParseForward(s string) (Forward, error) {
+	listen, upstream, ok := strings.Cut(s, "=")
+	if !ok || strings.Contains(upstream, "=") {
+		return Forward{}, fmt.Errorf("forward %q: want LISTEN=UPSTREAM, like 127.0.0.1:8080=127.0.0.1:80", s)
+	}
+	if _, err := strconv.ParseUint(listen, 10, 16); err == nil {
+		listen = net.JoinHostPort("127.0.0.1", listen)
+	}
+	if _, _, err := splitPort(listen, true); err != nil {
+		return Forward{}, fmt.Errorf("forward %q: listen address %q: %v", s, listen, err)
+	}
+	if _, _, err := splitPort(upstream, false); err != nil {
+		return Forward{}, fmt.Errorf("forward %q: upstream %q: %v", s, upstream, err)
+	}
+	return Forward{Listen: listen, Upstream: upstream}, nil
+}
+
+// splitPort splits host:port; the port is a number, 0 only if zeroOK,
+// and the host is not empty unless zeroOK (a listen address may be :8080).
+func splitPort(hostport string, zeroOK bool) (string, uint16, error) {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return "", 0, errors.New("want host:port")
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	switch {
+	case err != nil:
+		return "", 0, fmt.Errorf("port %q is not a number from 1 to 65535", port)
+	case p == 0 && !zeroOK:
+		return "", 0, errors.New("port 0: want 1 to 65535")
+	case host == "" && !zeroOK:
+		return "", 0, errors.New("no host; want host:port, like 127.0.0.1:80")
+	}
+	return host, uint16(p), nil
+}
+
+// Config says what a Proxy listens on and how it reaches upstreams. At
+// least one forward or SOCKS5 is required.
+type Config struct {
+	// Forwards are the port forwards.
+	Forwards []Forward
+
+	// SOCKS5, if not empty, is a host:port on which a SOCKS5 server
+	// (RFC 1928: no authentication, CONNECT) takes the upstream of each
+	// connection from the client.
+	SOCKS5 string
+
+	// BufferSize is the buffer of each direction of each connection, in
+	// bytes, on each side of the link; 0 means 32 KiB. It bounds what a
+	// connection holds in the proxy beyond the sockets' own buffers.
+	BufferSize int
+
+	// DialUpstream opens the connection to an upstream; nil means a
+	// net.Dialer with a 10-second timeout.
+	DialUpstream func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	// OnEnd, if set, receives each connection's record when it ends, on
+	// the connection's goroutine.
+	OnEnd func(Record)
+
+	// Logf, if set, receives one line for each connection that fails
+	// (an upstream that refuses, a dial across the link that times out).
+	Logf func(format string, args ...any)
+}
+
+// defaultBufferSize is Config.BufferSize's default.
+const defaultBufferSize = 32 << 10
+
+// claimTimeout bounds how long the server host's side of a connection
+// waits to learn, inside the process, which upstream it is for.
+const claimTimeout = 10 * time.Second
+
+// Proxy carries connections accepted on real sockets across an emulated
+// link. New starts it; Shutdown stops it gracefully, Close at once.
+type Proxy struct {
+	n      *emu.Net
+	cfg    Config
+	ctx    context.Context // ends with Close: dials and claims give up
+	cancel context.CancelFunc
+
+	listeners []listener
+	accepting sync.WaitGroup // the accept loops
+	sessions  sync.WaitGroup // the connections
+	all       sync.WaitGroup // every goroutine of the proxy
+
+	mu          sync.Mutex
+	serverPorts map[uint16]*tcpstack.Listener // the server host's listeners, by port
+	pending     map[uint16]*match             // connections the server side has not claimed, by the client host's port
+	live        map[*session]struct{}
+	records     []Record
+	nextID      uint64
+	closed      bool
+
+	buffers sync.Pool // *[]byte of Config.BufferSize
+
+	closeOnce sync.Once
+	stopOnce  sync.Once
+}
+
+// listener is a real listening socket and what it serves.
+type listener struct {
+	ln       net.Listener
+	forward  *Forward // nil for SOCKS5
+	upstream uint16   // the forward's upstream port
+}
+
+// match pairs the two sides of a connection: the client host's side
+// registers the session under its port, the server host's side claims it.
+type match struct {
+	s     *session
+	ready chan struct{} // closed when s is set
+}
+
+// New listens on every forward's address and on SOCKS5's, and starts
+// accepting. n must run on the real clock: the proxy carries real
+// programs' connections. New fails, with nothing left open, if an address
+// cannot be listened on.
+func New(n *emu.Net, cfg Config) (*Proxy, error) {
+	switch {
+	case n == nil:
+		return nil, errors.New("proxy: New needs a network; build one with emu.New")
+	case n.Config().Clock != emu.Real:
+		return nil, errors.New("proxy: the network runs on the virtual clock; real programs' connections need the real one: emu.Config{Clock: emu.Real}")
+	case len(cfg.Forwards) == 0 && cfg.SOCKS5 == "":
+		return nil, errors.New("proxy: nothing to listen on; give Config.Forwards or Config.SOCKS5")
+	case cfg.BufferSize < 0:
+		return nil, fmt.Errorf("proxy: BufferSize is %d; want 0 (32 KiB) or more", cfg.BufferSize)
+	}
+	if cfg.BufferSize == 0 {
+		cfg.BufferSize = defaultBufferSize
+	}
+	if cfg.DialUpstream == nil {
+		d := &net.Dialer{Timeout: 10 * time.Second}
+		cfg.DialUpstream = d.DialContext
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Proxy{n: n, cfg: cfg, ctx: ctx, cancel: cancel,
+		serverPorts: map[uint16]*tcpstack.Listener{}, pending: map[uint16]*match{}, live: map[*session]struct{}{}}
+	fail := func(err error) (*Proxy, error) {
+		p.Close()
+		return nil, err
+	}
+	for i := range cfg.Forwards {
+		f := &cfg.Forwards[i]
+		_, port, err := splitPort(f.Upstream, false)
+		if err != nil {
+			return fail(fmt.Errorf("proxy: forward %s: upstream %q: %v", f, f.Upstream, err))
+		}
+		ln, err := net.Listen("tcp", f.Listen)
+		if err != nil {
+			return fail(fmt.Errorf("proxy: forward %s: %w", f, err))
+		}
+		p.listeners = append(p.listeners, listener{ln: ln, forward: f, upstream: port})
+		if err := p.serverPort(port); err != nil {
+			return fail(fmt.Errorf("proxy: forward %s: %w", f, err))
+		}
+	}
+	if cfg.SOCKS5 != "" {
+		ln, err := net.Listen("tcp", cfg.SOCKS5)
+		if err != nil {
+			return fail(fmt.Errorf("proxy: SOCKS5: %w", err))
+		}
+		p.listeners = append(p.listeners, listener{ln: ln})
+	}
+	for _, l := range p.listeners {
+		p.accepting.Add(1)
+		p.all.Add(1)
+		go p.accept(l)
+	}
+	return p, nil
+}
+
+// Addrs returns the addresses listened on: the forwards', in order, then
+// SOCKS5's.
+func (p *Proxy) Addrs() []net.Addr {
+	var out []net.Addr
+	for _, l := range p.listeners {
+		out = append(out, l.ln.Addr())
+	}
+	return out
+}
+
+// Records returns the records of the connections that have ended, in the
+// order they ended.
+func (p *Proxy) Records() []Record {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Record(nil), p.records...)
+}
+
+// Active returns the number of connections not yet ended.
+func (p *Proxy) Active() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.live)
+}
+
+// Shutdown stops accepting and waits for the open connections to end. If
+// ctx ends first, it aborts them (Close) and returns ctx's error.
+func (p *Proxy) Shutdown(ctx context.Context) error {
+	p.stopAccepting()
+	done := make(chan struct{})
+	go func() {
+		p.sessions.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return p.Close()
+	case <-ctx.Done():
+		p.Close()
+		return ctx.Err()
+	}
+}
+
+// Close stops accepting, aborts every open connection (with a reset, on
+// both sides), and returns once every goroutine of the proxy has ended.
+// It is idempotent. The network is the caller's to close.
+func (p *Proxy) Close() error {
+	p.closeOnce.Do(func() {
+		p.stopAccepting()
+		p.cancel()
+		p.mu.Lock()
+		p.closed = true
+		for s := range p.live {
+			s.abort("aborted: the proxy closed")
+		}
+		for _, ln := range p.serverPorts {
+			ln.Close()
+		}
+		p.mu.Unlock()
+		p.all.Wait()
+	})
+	return nil
+}
+
+// stopAccepting closes the real listeners and waits for their loops.
+func (p *Proxy) stopAccepting() {
+	p.stopOnce.Do(func() {
+		for _, l := range p.listeners {
+			l.ln.Close()
+		}
+	})
+	p.accepting.Wait()
+}
+
+// accept serves one real listener.
+func (p *Proxy) accept(l listener) {
+	defer p.all.Done()
+	defer p.accepting.Done()
+	via := "socks5 " + l.ln.Addr().String()
+	if l.forward != nil {
+		via = "forward " + l.ln.Addr().String()
+	}
+	for {
+		c, err := l.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors, say: wait a little, as net/http
+			// does, rather than spin.
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		s := p.newSession(c, via)
+		if s == nil {
+			continue
+		}
+		go func() {
+			defer p.all.Done()
+			if l.forward != nil {
+				p.serveClient(s, l.forward.Upstream, l.upstream, nil)
+			} else {
+				p.serveSOCKS(s)
+			}
+		}()
+	}
+}
+
+// newSession registers a connection just accepted; nil, with the
+// connection aborted, if the proxy is closing.
+func (p *Proxy) newSession(c net.Conn, via string) *session {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		abort(c)
+		return nil
+	}
+	p.nextID++
+	s := &session{p: p, id: p.nextID, via: via, client: c, start: time.Now()}
+	s.sides.Store(1)
+	s.conns = append(s.conns, c)
+	p.live[s] = struct{}{}
+	p.sessions.Add(1)
+	p.all.Add(1)
+	return s
+}
+
+// serverPort makes the server host listen on port, once, and accept
+// there.
+func (p *Proxy) serverPort(port uint16) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.serverPorts[port] != nil {
+		return nil
+	}
+	if p.closed {
+		return net.ErrClosed
+	}
+	ln, err := p.n.Server().Listen(port)
+	if err != nil {
+		return err
+	}
+	p.serverPorts[port] = ln
+	p.all.Add(1)
+	go func() {
+		defer p.all.Done()
+		for {
+			c, err := ln.AcceptTCP()
+			if err != nil {
+				return // closed: the proxy or the network
+			}
+			p.all.Add(1)
+			go func() {
+				defer p.all.Done()
+				p.serveUpstream(c)
+			}()
+		}
+	}()
+	return nil
+}
+
+// serveClient is the client host's side of a connection: it dials the
+// server host's port across the link, registers the session for the
+// server side, and copies between the client and the link. ready, if not
+// nil, is told the dial's outcome before any byte is copied (SOCKS5's
+// reply).
+func (p *Proxy) serveClient(s *session, target string, port uint16, ready func(error) bool) {
+	s.target = target
+	defer s.end()
+	if err := p.serverPort(port); err != nil {
+		s.fail(fmt.Sprintf("the server host cannot listen on port %d: %v", port, err))
+		if ready != nil {
+			ready(err)
+		}
+		s.abort("")
+		return
+	}
+	ec, err := p.n.Client().Dial(p.ctx, p.n.Server().AddrPort(port))
+	if err != nil {
+		s.fail(fmt.Sprintf("across the link: %v", err))
+		if ready != nil {
+			ready(err)
+		}
+		s.abort("")
+		return
+	}
+	if !s.add(ec) {
+		return
+	}
+	local := uint16(ec.LocalAddr().(*net.TCPAddr).Port)
+	p.register(local, s)
+	defer p.unregister(local, s)
+	if ready != nil && !ready(nil) {
+		s.abort("")
+		return
+	}
+	s.join(s.client, ec, "client", "link", nil, &s.down)
+	s.retransmits.Add(retransmits(ec))
+}
+
+// serveUpstream is the server host's side of a connection: it learns
+// which session the connection is, opens the upstream and copies between
+// the link and the upstream.
+func (p *Proxy) serveUpstream(ec *tcpstack.Conn) {
+	s := p.claim(uint16(ec.RemoteAddr().(*net.TCPAddr).Port))
+	if s == nil {
+		abort(ec)
+		return
+	}
+	defer s.end()
+	if !s.add(ec) {
+		return
+	}
+	u, err := p.cfg.DialUpstream(p.ctx, "tcp", s.target)
+	if err != nil {
+		s.fail(fmt.Sprintf("upstream: %v", err))
+		// The client sees its connection reset, as a refused connect
+		// resets a real path's SYN.
+		s.abort("")
+		return
+	}
+	if !s.add(u) {
+		return
+	}
+	s.join(ec, u, "link", "upstream", &s.up, nil)
+	s.retransmits.Add(retransmits(ec))
+}
+
+// register hands the session to the server side of the connection from
+// the client host's port.
+func (p *Proxy) register(port uint16, s *session) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s.sides.Add(1) // the server side's share, ended by it or by unregister
+	m := p.pending[port]
+	if m == nil {
+		m = &match{ready: make(chan struct{})}
+		p.pending[port] = m
+	}
+	m.s = s
+	close(m.ready)
+}
+
+// unregister ends the server side's share of s if it never claimed it.
+func (p *Proxy) unregister(port uint16, s *session) {
+	p.mu.Lock()
+	m := p.pending[port]
+	unclaimed := m != nil && m.s == s
+	if unclaimed {
+		delete(p.pending, port)
+	}
+	p.mu.Unlock()
+	if unclaimed {
+		s.end()
+	}
+}
+
+// claim waits for the session of the connection from the client host's
+// port; nil if none comes.
+func (p *Proxy) claim(port uint16) *session {
+	timer := time.NewTimer(claimTimeout)
+	defer timer.Stop()
+	p.mu.Lock()
+	m := p.pending[port]
+	if m == nil {
+		m = &match{ready: make(chan struct{})}
+		p.pending[port] = m
+	}
+	p.mu.Unlock()
+	select {
+	case <-m.ready:
+	case <-timer.C:
+	case <-p.ctx.Done():
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pending[port] != m {
+		return nil // unregistered: the client side has ended
+	}
+	delete(p.pending, port)
+	return m.s
+}
+
+// finish files the record of an ended session.
+func (p *Proxy) finish(s *session) {
+	r := s.record()
+	p.mu.Lock()
+	delete(p.live, s)
+	p.records = append(p.records, r)
+	p.mu.Unlock()
+	if r.Err != "" && p.cfg.Logf != nil {
+		p.cfg.Logf("connection %d (%s, %s → %s): %s", r.ID, r.Via, r.Client, r.Upstream, r.Err)
+	}
+	if p.cfg.OnEnd != nil {
+		p.cfg.OnEnd(r)
+	}
+	p.sessions.Done()
+}
