@@ -32,7 +32,7 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 	fs := newFlagSet("proxy", o)
 	po := proxyFlags(fs)
 	socks, grace := &po.socks, &po.grace
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, ""); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
