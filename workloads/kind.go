@@ -27,6 +27,11 @@ type Kind struct {
 	// whole run ("median round"; see Headliner). "" means elapsed time.
 	Headline string
 
+	// Details says the result is more than one figure (each flow's
+	// goodput, a fairness index): compare prints each backend's Summary
+	// under the table.
+	Details bool
+
 	// References are the published cells of the kind, in table order.
 	References []Reference
 

@@ -23,8 +23,9 @@ const (
 var shareCCs = []string{"cubic", "reno", "bbr"}
 
 var shareKind = Kind{
-	Name:  "share",
-	About: "bulk flows sharing the bottleneck: each flow's goodput over time and Jain's fairness index",
+	Name:    "share",
+	About:   "bulk flows sharing the bottleneck: each flow's goodput over time and Jain's fairness index",
+	Details: true,
 	Flags: func(fs *flag.FlagSet) func() ([]Workload, error) {
 		flows := positive(fs, "flows", DefaultShareFlows, "bulk flows, each on its own connection")
 		ccs := fs.String("ccs", "", "congestion control of each flow's sender, in flow order and repeated: cubic,reno (bbr in kernel mode); empty means --cc's")

@@ -33,6 +33,7 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 		fmt.Fprintln(tw, "workload\trtt\trate\tcase\temulated\tkernel\tmodel\temulated vs kernel\t")
 	}
 	var facts string
+	var details []string // each case's summaries, when the kind has details
 	bar := newProgress(stderr, len(cases), true)
 	defer bar.close()
 	for _, c := range cases {
@@ -67,6 +68,13 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 		kg, _ := kr.Headline()
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", er.Workload, fmtDur(c.RTT()), c.RateLabel(),
 			o.caseName(c), fmtDur(eg), fmtDur(kg), fmtDur(model), pct(experiment.Ms(eg), experiment.Ms(kg)))
+		if o.kind.Details {
+			name := o.caseName(c)
+			if name == "" {
+				name = er.Workload
+			}
+			details = append(details, fmt.Sprintf("  %s: emulated %s; kernel %s", name, er.Detail.Summary(), kr.Detail.Summary()))
+		}
 		facts = krec.Kernel.String()
 		if krec.LateMeanUs != nil {
 			facts += fmt.Sprintf("; bridge delivery late by %.0f µs mean, %.0f µs p99", *krec.LateMeanUs, *krec.LateP99Us)
@@ -77,6 +85,9 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, d := range details {
+		fmt.Fprintln(w, d)
 	}
 	fmt.Fprintf(w, "\nemulated: gVisor TCP on the virtual clock; kernel: %s.\n", facts)
 	if o.kind.Headline != "" {

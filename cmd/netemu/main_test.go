@@ -191,6 +191,19 @@ func TestCompareTable(t *testing.T) {
 	}
 }
 
+// compare of a workload whose result is more than its time (share: each
+// flow's goodput, Jain's index) prints both backends' summaries.
+func TestCompareDetails(t *testing.T) {
+	needRoot(t)
+	code, out, errOut := runCmd("compare", "share", "--ccs", "cubic,reno", "--duration", "500ms")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "down, cubic,reno: emulated Jain ") || !strings.Contains(out, "; kernel Jain ") {
+		t.Errorf("compare share shows no per-backend details:\n%s", out)
+	}
+}
+
 func TestKernelBadInput(t *testing.T) {
 	for _, c := range []struct {
 		args []string
