@@ -207,6 +207,15 @@ func parseArgs(cmd string, args []string) (*options, error) {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
+		args := rest[1:]
+		if i := len(args) - fs.NArg(); i > 0 && (fs.Arg(0) == "true" || fs.Arg(0) == "false") {
+			// "--timings true": a switch takes no separate value.
+			if name := strings.TrimLeft(args[i-1], "-"); strings.HasPrefix(args[i-1], "-") && fs.Lookup(name) != nil {
+				if b, ok := fs.Lookup(name).Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+					return nil, usagef("%s: --%s is a switch: write --%s alone to turn it on, or --%s=%s", cmd, name, name, name, fs.Arg(0))
+				}
+			}
+		}
 		return nil, usagef("%s: unexpected argument %q; flags look like --rtt 50ms", cmd, fs.Arg(0))
 	}
 	o.set = setFlags(fs)

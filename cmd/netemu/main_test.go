@@ -57,6 +57,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"compare", "page", "--proto", "h3"}, "use netemu run page --proto h3 --clock real"},
 		{[]string{"sweep", "page", "--rtt", "10ms,20ms", "--waterfall", "x.svg"}, "sweep draws no waterfall"},
 		{[]string{"run", "page", "--resume", "both"}, "page has no --resume; keepalive has"},
+		{[]string{"run", "page", "--timings", "true"}, "--timings is a switch: write --timings alone to turn it on, or --timings=true"},
 		{[]string{"run", "--proto", "h2", "page"}, "--proto is a flag of the page and keepalive workloads; write it after the workload's name"},
 		{[]string{"run", "loaded", "--interval", "2s", "--duration", "1s"}, "--interval 2s is longer than --duration 1s"},
 		{[]string{"run", "loaded", "--direction", "sideways"}, `--direction "sideways": want down, up or both`},
