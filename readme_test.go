@@ -32,8 +32,7 @@ import (
 //     first lines of the output. Kernel mode's figures belong to the
 //     machine: for those only the lines without figures must match;
 //   - files a command writes under docs/ (the pictures) must equal the
-//     files in docs/; for an h2 run, whose trace is not yet the same on
-//     every run, their text and elements must match, not their figures;
+//     files in docs/;
 //   - the Go blocks are whole files: each goes into a package of its own
 //     in the module that the README's workspace commands make, where they
 //     must be gofmt-formatted, pass go vet and go test, and a program's
@@ -328,9 +327,6 @@ func TestREADME(t *testing.T) {
 							t.Fatal(err)
 						}
 						want, err := os.ReadFile(filepath.Join(root, w))
-						if err == nil && strings.Contains(line, "--proto h2") {
-							got, want = figureless(got), figureless(want)
-						}
 						if err != nil || !bytes.Equal(got, want) {
 							t.Errorf("%s differs from what README.md:%d's command draws (%v); run it in the module's root", w, b.line, err)
 						}
@@ -356,12 +352,6 @@ func TestREADME(t *testing.T) {
 			})
 		}
 	}
-}
-
-// figureless is a picture with its numbers blanked: its text and
-// elements without their positions.
-func figureless(b []byte) []byte {
-	return regexp.MustCompile(`[0-9][0-9.e-]*`).ReplaceAll(b, []byte("#"))
 }
 
 // compareOutput checks that the README shows what cmd printed.

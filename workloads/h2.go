@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"net/http"
 	"sync"
 
 	"github.com/netemu/netemu/emu"
@@ -23,7 +24,9 @@ import (
 // TLS as one write once the run has settled (batchConn). Over it both
 // sides speak HTTP/2 with prior knowledge, which on the wire is the same
 // as HTTP/2 chosen by ALPN: the ALPN exchange happened in the handshake.
-// The page's requests and responses also take turns (see turns).
+// The page's requests and responses also take turns (see turns), a
+// response's turn ending once its stream is closed (endWhenClosed), and
+// the server opens its connection with no WINDOW_UPDATE (h2ServerConfig).
 
 const alpnH2 = "h2"
 
@@ -135,4 +138,34 @@ func (c *batchConn) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// endWhenClosed calls end once the server's HTTP/2 stream of w is
+// closed: its last frame (the DATA frame ending it) has been written.
+// The request's context is no mark of that: net/http cancels it as the
+// handler returns, before the handler's buffered headers and body go to
+// the connection, so a turn that ended with the context would let the
+// next handler's frames race this one's (HEADERS of later streams ahead
+// of this stream's DATA, in an order that changes from run to run). The
+// close notification comes when net/http closes the stream, once the
+// frame with END_STREAM is written.
+func endWhenClosed(w http.ResponseWriter, end func()) {
+	//lint:ignore SA1019 CloseNotify is HTTP/2's one signal that a stream's last frame is written.
+	closed := w.(http.CloseNotifier).CloseNotify()
+	go func() {
+		<-closed
+		end()
+	}()
+}
+
+// h2ServerConfig is the server's HTTP/2 configuration: net/http's
+// defaults, but a connection's receive window left at HTTP/2's initial
+// 65,535 bytes (the workloads upload nothing). With a larger one the
+// server opens its connection with a WINDOW_UPDATE that it queues while
+// the flush of its SETTINGS is in flight, and whether that frame or the
+// acknowledgement of the client's SETTINGS goes first is decided by a
+// select between two ready channels in the server's loop (the flush
+// done, the client's SETTINGS read): a different order on some runs.
+func h2ServerConfig() *http.HTTP2Config {
+	return &http.HTTP2Config{MaxReceiveBufferPerConnection: 65535}
 }

@@ -96,6 +96,9 @@ func startServer(env emu.Env, web web, h http.Handler) (*server, error) {
 	if web.proto == H1S {
 		s.srv.TLSConfig = web.server
 	}
+	if web.proto == H2 {
+		s.srv.HTTP2 = h2ServerConfig()
+	}
 	env.Go(func() {
 		defer close(s.done)
 		if web.proto == H1S {

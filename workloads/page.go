@@ -221,9 +221,9 @@ func (p Page) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 		}
 		if serving != nil {
 			// The turn ends when the stream does: once its last frame
-			// is written, the server cancels its context.
+			// is written (see endWhenClosed).
 			serving.wait(r.Context(), i)
-			context.AfterFunc(r.Context(), func() { serving.end(i) })
+			endWhenClosed(w, func() { serving.end(i) })
 		}
 		blob(w, p.size(i))
 	}))
