@@ -84,6 +84,7 @@ func TestShellCurl(t *testing.T) {
 	if len(took) != 3 {
 		t.Fatalf("curl wrote %q; want three times", out)
 	}
+	t.Logf("curl at RTT %v: first request %v, then on the kept connection %v and %v", rtt, took[0], took[1], took[2])
 	// Lower bounds are what the link guarantees; the upper bounds only
 	// catch a request that waited for something else (a timeout, a new
 	// connection's handshake), with room for a busy machine.
