@@ -5,6 +5,8 @@ package kernel
 import (
 	"context"
 	"net"
+	"os"
+	"os/exec"
 	"runtime"
 	"time"
 
@@ -55,3 +57,14 @@ func (n *Net) ListenPacket(port uint16) (net.PacketConn, error) { return nil, er
 func (n *Net) DialPacket(ctx context.Context, port uint16) (net.PacketConn, net.Addr, error) {
 	return nil, nil, errNotLinux
 }
+
+// RunInClient reports that kernel mode needs Linux.
+func (n *Net) RunInClient(cmd *exec.Cmd, started func(*os.Process)) error {
+	return errNotLinux
+}
+
+// ForwardHost reports that kernel mode needs Linux.
+func (n *Net) ForwardHost(port uint16) error { return errNotLinux }
+
+// LoopbackListeners reports that kernel mode needs Linux.
+func LoopbackListeners() ([]uint16, error) { return nil, errNotLinux }

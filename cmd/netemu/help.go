@@ -108,6 +108,8 @@ func commandHelp(c command, w io.Writer) error {
 	case "version":
 	case "proxy":
 		b.WriteString(proxyHelp() + flagHelp())
+	case "shell":
+		b.WriteString(shellHelp() + flagHelp())
 	case "merge":
 		b.WriteString("\nFlags:\n  --json       one JSON object per run and a summary per cell, as sweep --json\n  --plot FILE  draw the sweep to this .svg or .png file, as sweep --plot\n")
 	case "reproduce":

@@ -7,6 +7,7 @@
 //	netemu explain <workload> [flags]
 //	netemu reproduce [--json] [--backend kernel]
 //	netemu proxy --forward 127.0.0.1:8080=127.0.0.1:80 [link flags]
+//	netemu shell [link flags] -- COMMAND [ARGS]
 //
 // Run "netemu help" for the flags.
 package main
@@ -41,6 +42,7 @@ var commands = []command{
 	{"sweep", "<workload> [flags]", "run every combination of comma-separated list flags (--rtt, --rate, --queue, --delack, --loss, ...)", "netemu sweep page --rtt 10ms,100ms,200ms --rate 2mbit,10mbit", cmdSweep},
 	{"merge", "[--json] [--plot FILE] part-*.jsonl", "the output of a sharded sweep from its shards' --out files, the same bytes as the sweep run whole", "netemu merge part-0.jsonl part-1.jsonl part-2.jsonl", cmdMerge},
 	{"proxy", "--forward LISTEN=UPSTREAM | --socks5 ADDR [flags]", "put unmodified programs behind the link: real sockets in, the emulated link across, real upstreams out (real clock, no root)", "netemu proxy --forward 127.0.0.1:8080=127.0.0.1:3000 --rtt 100ms --rate 5mbit", cmdProxy},
+	{"shell", "[flags] -- COMMAND [ARGS]", "run a command with its own kernel TCP behind the link, in a network namespace; the host's loopback services answer at 198.18.0.2 (needs root)", "netemu shell --rtt 55ms -- curl http://198.18.0.2:8080/", cmdShell},
 	{"compare", "<workload> [flags]", "the same case on the emulator and on kernel TCP, side by side (needs root)", "netemu compare keepalive --rtt 55ms --rate 0", cmdCompare},
 	{"explain", "<workload> [flags]", "where the time went: round trips, serialization, delayed-ACK holds, timeouts", "netemu explain nagle --rtt 0 --nodelay false", cmdExplain},
 	{"reproduce", "[--json] [--lossy]", "every reference table of the published experiments: reference | netemu | model", "netemu reproduce --lossy --runs 10", cmdReproduce},
@@ -139,6 +141,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if out.err != nil { // whatever the command made of it
 		err = fmt.Errorf("writing the output: %w", out.err)
+	}
+	var ee *exitError
+	if errors.As(err, &ee) { // the status of the program netemu ran
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "netemu: %v\n", ee.err)
+		}
+		return ee.code
 	}
 	var se *signalError
 	if errors.As(context.Cause(ctx), &se) {

@@ -10,8 +10,11 @@ import (
 // TestMain lets the test binary be a sweep's worker process, as netemu
 // is its own. In a worker, testFailEnv=N fails the runs of cell N, and
 // testCrashEnv=N makes the process exit in the middle of cell N's first
-// runs.
+// runs. With testAsNetemuEnv set it is netemu.
 func TestMain(m *testing.M) {
+	if os.Getenv(testAsNetemuEnv) != "" {
+		main() // the test binary as netemu itself, for tests that signal it
+	}
 	if isWorker() {
 		var fail, crash int
 		_, ferr := fmt.Sscan(os.Getenv(testFailEnv), &fail)
@@ -31,6 +34,7 @@ func TestMain(m *testing.M) {
 }
 
 const (
-	testFailEnv  = "NETEMU_TEST_FAIL_CELL"
-	testCrashEnv = "NETEMU_TEST_CRASH_CELL"
+	testFailEnv     = "NETEMU_TEST_FAIL_CELL"
+	testCrashEnv    = "NETEMU_TEST_CRASH_CELL"
+	testAsNetemuEnv = "NETEMU_TEST_AS_NETEMU"
 )

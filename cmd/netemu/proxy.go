@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -163,24 +165,31 @@ func (f *forwardList) Set(s string) error {
 // proxyLink is the link and the stacks the flags describe, for the
 // proxy: one value per flag, and flags that do not apply refused.
 func (o *options) proxyLink() (link.Config, tcpstack.TCPConfig, error) {
-	var lc link.Config
-	for name, why := range map[string]string{
+	return o.realLink("proxy", "the proxy runs on the real clock", map[string]string{
 		"backend":   "the proxy runs the emulated stacks; for programs' own TCP across the link, see netemu shell",
 		"link":      "it picks the kernel backend's link",
 		"plot":      "the proxy draws no figure; --timeline writes its data",
 		"waterfall": "the proxy draws no waterfall",
-	} {
+	})
+}
+
+// realLink is the one link the flags describe for a command that carries
+// real programs in real time (proxy, shell): flags in reject, sweep's and
+// a clock other than real are refused, with the reasons given.
+func (o *options) realLink(cmd, clockWhy string, reject map[string]string) (link.Config, tcpstack.TCPConfig, error) {
+	var lc link.Config
+	for _, name := range slices.Sorted(maps.Keys(reject)) {
 		if o.set[name] {
-			return lc, tcpstack.TCPConfig{}, usagef("proxy: --%s does not apply: %s", name, why)
+			return lc, tcpstack.TCPConfig{}, usagef("%s: --%s does not apply: %s", cmd, name, reject[name])
 		}
 	}
 	for _, name := range sweepOnly {
 		if o.set[name] {
-			return lc, tcpstack.TCPConfig{}, usagef("proxy: --%s does not apply: it is a flag of netemu sweep", name)
+			return lc, tcpstack.TCPConfig{}, usagef("%s: --%s does not apply: it is a flag of netemu sweep", cmd, name)
 		}
 	}
 	if o.set["clock"] && o.clock != emu.Real.String() {
-		return lc, tcpstack.TCPConfig{}, usagef("proxy: --clock %s does not apply: real programs run in real time, so the proxy runs on the real clock", o.clock)
+		return lc, tcpstack.TCPConfig{}, usagef("%s: --clock %s does not apply: real programs run in real time, so %s", cmd, o.clock, clockWhy)
 	}
 	if o.mtu < link.MinMTU || o.mtu > link.MaxMTU {
 		return lc, tcpstack.TCPConfig{}, usagef("--mtu %d: want %d to %d bytes", o.mtu, link.MinMTU, link.MaxMTU)
@@ -188,7 +197,7 @@ func (o *options) proxyLink() (link.Config, tcpstack.TCPConfig, error) {
 	lc.MTU = o.mtu
 	for _, a := range o.axes() {
 		if a.n > 1 {
-			return lc, tcpstack.TCPConfig{}, usagef("proxy: --%s has %d values; the proxy runs one link", a.name, a.n)
+			return lc, tcpstack.TCPConfig{}, usagef("%s: --%s has %d values; it runs one link", cmd, a.name, a.n)
 		}
 		a.apply(0, &lc)
 	}
@@ -203,7 +212,7 @@ func (o *options) proxyLink() (link.Config, tcpstack.TCPConfig, error) {
 		return lc, tcpstack.TCPConfig{}, err
 	}
 	if err := lc.Validate(); err != nil {
-		return lc, tcpstack.TCPConfig{}, usagef("proxy: %v", strings.TrimPrefix(err.Error(), "link: "))
+		return lc, tcpstack.TCPConfig{}, usagef("%s: %v", cmd, strings.TrimPrefix(err.Error(), "link: "))
 	}
 	tcp := tcpstack.TCPConfig{CongestionControl: tcpstack.CongestionControl(o.cc)}
 	if err := tcp.Validate(); err != nil {

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/kernel"
+	"github.com/netemu/netemu/link"
+)
+
+// cmdShell runs a command in the client namespace of a kernel-mode
+// network (package kernel): its own kernel TCP crosses the link to the
+// server namespace, where the host's loopback services answer at
+// kernel.ServerAddr (every port listening on 127.0.0.1 at the start, and
+// --port). The exit status is the command's.
+func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
+	o := &options{}
+	fs := newFlagSet("shell", o)
+	ports := shellFlags(fs)
+	if err := parseFlags(fs, args, ""); err != nil {
+		return err
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		return usagef("shell: which command? write it after the flags: netemu shell --rtt 100ms -- curl http://%v:8080/", kernel.ServerAddr)
+	}
+	o.set = setFlags(fs)
+	lc, tcp, err := o.realLink("shell", "kernel TCP runs on the real clock", map[string]string{
+		"backend":   "the command's own kernel TCP crosses the link",
+		"delack":    "kernel TCP delays its own ACKs",
+		"json":      "the command's output is its own",
+		"plot":      "shell draws no figure; --timeline writes its data",
+		"waterfall": "shell draws no waterfall",
+	})
+	if err != nil {
+		return err
+	}
+	if o.set["seed"] && !o.impaired() {
+		return usagef("shell: --seed does not apply: kernel TCP takes no seed; the seed applies to the link's impairments (--loss, --netem, ...)")
+	}
+	lc.DelayedACK, lc.Seed = 0, o.seed
+	via := kernel.TUN // netemu's own link, unless --link says otherwise
+	if o.set["link"] {
+		via = kernel.Via(o.via)
+	}
+	if err := o.checkOutputs(); err != nil {
+		return err
+	}
+	if os.Geteuid() != 0 {
+		return usagef("shell: needs root to create network namespaces and TUN devices (CAP_SYS_ADMIN, CAP_NET_ADMIN); run it with sudo")
+	}
+	host, err := kernel.LoopbackListeners()
+	if err != nil {
+		return err
+	}
+	fwd := slices.Compact(slices.Sorted(slices.Values(append(host, *ports...))))
+	o.printNotes(stderr)
+
+	c := experiment.Case{Link: lc}
+	watch, err := experiment.Instruments{Pcap: o.pcap, Timeline: o.timeline}.Attach(&c)
+	if err != nil {
+		var oe *experiment.OutputError
+		if errors.As(err, &oe) {
+			return usagef("--%s: %v", oe.Instrument, oe.Err)
+		}
+		return err
+	}
+	n, err := kernel.New(kernel.Config{Link: lc, Via: via, CongestionControl: tcp.CongestionControl, Probe: c.Probe})
+	if err != nil {
+		watch.Finish()
+		if errors.Is(err, kernel.ErrUnsupported) {
+			return usagef("shell: %v", err)
+		}
+		return err
+	}
+	defer n.Close()
+	if c.Observe != nil && !n.Observe(c.Observe) {
+		watch.Finish()
+		return usagef("shell: --pcap and --timeline need the TUN link: the netem link is in the kernel, with no events to observe")
+	}
+	for _, p := range fwd {
+		if err := n.ForwardHost(p); err != nil {
+			watch.Finish()
+			return err
+		}
+	}
+
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, passThrough(w), passThrough(stderr)
+	var portWords []string
+	for _, p := range fwd {
+		portWords = append(portWords, strconv.Itoa(int(p)))
+	}
+	cmd.Env = append(os.Environ(),
+		"NETEMU_SERVER="+kernel.ServerAddr.String(),
+		"NETEMU_CLIENT="+kernel.ClientAddr.String(),
+		"NETEMU_PORTS="+strings.Join(portWords, " "))
+	path := fmt.Sprintf("RTT %s, %s", fmtDur(c.RTT()), c.RateLabel())
+	fmt.Fprintf(stderr, "netemu shell: %s across the link (%s, %s); host loopback ports at %v: %s\n",
+		argv[0], path, n.Facts().Link, kernel.ServerAddr, orNone(portWords))
+
+	// Interrupts go to the command, which decides: an interactive shell
+	// ignores Ctrl-C. A termination the command has not obeyed after
+	// shellKillAfter kills it.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	started := make(chan *os.Process, 1)
+	go relaySignals(sigs, started, done)
+	begin := time.Now()
+	err = n.RunInClient(cmd, func(p *os.Process) { started <- p })
+	took := time.Since(begin)
+	code := 0
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+	case err != nil:
+		watch.Finish()
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			return &exitError{code: 127, err: fmt.Errorf("shell: %v", err)}
+		}
+		return err
+	}
+	ferr := watch.Finish()
+	st := n.Stats()
+	fmt.Fprintf(stderr, "netemu shell: exit status %d after %s; the link: %d packets delivered, %d dropped\n",
+		code, fmtDur(took), st.Link[link.AtoB].Packets+st.Link[link.BtoA].Packets, st.Link[link.AtoB].Drops.Total()+st.Link[link.BtoA].Drops.Total())
+	if ferr != nil {
+		return ferr
+	}
+	return &exitError{code: code}
+}
+
+// shellKillAfter is how long a command may take to end after netemu
+// shell is told to terminate.
+const shellKillAfter = 5 * time.Second
+
+// relaySignals passes the signals netemu receives on to the command once
+// it has started, until done; a SIGTERM or SIGHUP is followed by SIGKILL
+// after shellKillAfter.
+func relaySignals(sigs <-chan os.Signal, started <-chan *os.Process, done <-chan struct{}) {
+	var p *os.Process
+	select {
+	case p = <-started:
+	case <-done:
+		return
+	}
+	var kill <-chan time.Time
+	for {
+		select {
+		case s := <-sigs:
+			p.Signal(s)
+			if s != os.Interrupt && kill == nil {
+				kill = time.After(shellKillAfter)
+			}
+		case <-kill:
+			p.Kill()
+		case <-done:
+			return
+		}
+	}
+}
+
+// exitError ends a command with an exit status of its own: netemu
+// shell's is its program's. err, if any, is reported first.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err != nil {
+		return e.err.Error()
+	}
+	return "exit status " + strconv.Itoa(e.code)
+}
+
+// passThrough returns the file under w when w is the process's own
+// output, so the command writes to it directly (a terminal stays one).
+func passThrough(w io.Writer) io.Writer {
+	if c, ok := w.(*checkedWriter); ok {
+		if f, ok := c.w.(*os.File); ok {
+			return f
+		}
+	}
+	return w
+}
+
+func orNone(words []string) string {
+	if len(words) == 0 {
+		return "none"
+	}
+	return strings.Join(words, " ")
+}
+
+// shellFlags adds the shell's own flag to fs.
+func shellFlags(fs *flag.FlagSet) *portList {
+	var ports portList
+	fs.Var(&ports, "port", "also make the host's 127.0.0.1:PORT reachable at "+kernel.ServerAddr.String()+":PORT (comma-separated, repeatable), for services that start later")
+	return &ports
+}
+
+// shellHelp says what the command finds, for netemu help shell; the
+// shared flags follow.
+func shellHelp() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nThe command runs in the client's network namespace (%v); the server's\n", kernel.ClientAddr)
+	fmt.Fprintf(&b, "(%v) passes connections on to the host's 127.0.0.1, on every port that\n", kernel.ServerAddr)
+	b.WriteString("listens there when the shell starts and on --port. NETEMU_SERVER, NETEMU_CLIENT\n")
+	b.WriteString("and NETEMU_PORTS tell the command. Its exit status is netemu's. There is no\n")
+	b.WriteString("route to the outside world. Needs root.\n\nShell flags (the link's flags below apply; --clock is real, --delack is kernel TCP's own):\n")
+	fs := flag.NewFlagSet("shell", flag.ContinueOnError)
+	shellFlags(fs)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fs.VisitAll(func(f *flag.Flag) { fmt.Fprintf(tw, "  --%s PORT\t%s\n", f.Name, f.Usage) })
+	tw.Flush()
+	b.WriteString("\nUnlike netemu proxy, nothing splits the connection: the command's own kernel\nTCP (Nagle, congestion control, timers, socket options) crosses the link.\n")
+	return b.String()
+}
+
+// portList is the repeatable, comma-separated --port.
+type portList []uint16
+
+func (p *portList) String() string { return fmt.Sprint([]uint16(*p)) }
+
+func (p *portList) Set(s string) error {
+	for _, v := range strings.Split(s, ",") {
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 16)
+		if err != nil || n == 0 {
+			return fmt.Errorf("%q is not a port; want 1 to 65535", v)
+		}
+		*p = append(*p, uint16(n))
+	}
+	return nil
+}
+
+var _ flag.Value = (*portList)(nil)

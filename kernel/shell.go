@@ -1,0 +1,186 @@
+//go:build linux
+
+package kernel
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// RunInClient starts cmd in the client namespace and waits for it, as
+// cmd.Run does: the program's sockets are the client's, so its traffic
+// to ServerAddr crosses the link with its own kernel TCP. The program is
+// killed (SIGKILL) if this process dies first, so that it cannot keep the
+// namespace alive; its own children are its to end. started, if not nil,
+// receives the process once it has started (to pass signals on).
+func (n *Net) RunInClient(cmd *exec.Cmd, started func(*os.Process)) error {
+	select {
+	case <-n.closed:
+		return errClosed
+	default:
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	ch := make(chan error, 1)
+	go func() {
+		// The parent-death signal follows the thread that started the
+		// program, not the process: the thread stays locked, and alive,
+		// until the program has ended.
+		runtime.LockOSThread()
+		if err := unix.Setns(n.client.fd, unix.CLONE_NEWNET); err != nil {
+			ch <- fmt.Errorf("enter network namespace: %w", err)
+			return // the thread ends with the goroutine
+		}
+		err := cmd.Start()
+		back := hostNS >= 0 && unix.Setns(hostNS, unix.CLONE_NEWNET) == nil
+		if err == nil {
+			if started != nil {
+				started(cmd.Process)
+			}
+			err = cmd.Wait()
+		}
+		if back {
+			runtime.UnlockOSThread()
+		}
+		ch <- err
+	}()
+	return <-ch
+}
+
+// ForwardHost makes the host's loopback service on port reachable from
+// the client namespace at ServerAddr:port, across the link: the server
+// namespace accepts each connection and connects it to 127.0.0.1:port in
+// this process's own namespace. Bytes and half-closes pass through; a
+// host port that refuses resets the client's connection. Everything
+// closes with the network.
+func (n *Net) ForwardHost(port uint16) error {
+	ln, err := n.Listen(port)
+	if err != nil {
+		return fmt.Errorf("kernel: forward %v:%d: %w", ServerAddr, port, err)
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				ln.Close()
+				return
+			}
+			n.wg.Add(1)
+			go func() {
+				defer n.wg.Done()
+				n.forward(c.(trackedConn), port)
+			}()
+		}
+	}()
+	return nil
+}
+
+// forward connects c to the host's 127.0.0.1:port and copies both ways
+// until both directions are closed.
+func (n *Net) forward(c trackedConn, port uint16) {
+	defer c.Close()
+	d := net.Dialer{Timeout: 10 * time.Second}
+	u, err := d.Dial("tcp4", netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), port).String())
+	if err != nil {
+		c.SetLinger(0) // a reset, as a refused connect would give
+		return
+	}
+	// The host's side is not one of the network's sockets (its probe
+	// samples the link's connections only), but closes with it too.
+	uc := u.(*net.TCPConn)
+	defer uc.Close()
+	ended := make(chan struct{})
+	defer close(ended)
+	go func() {
+		select {
+		case <-n.closed:
+			uc.Close()
+		case <-ended:
+		}
+	}()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		halfCopy(uc, c.TCPConn)
+	}()
+	halfCopy(c.TCPConn, uc)
+	<-done
+}
+
+// halfCopy copies from src to dst until src ends, then closes dst's
+// writing half (a FIN), or resets both if src ended with an error.
+func halfCopy(dst, src *net.TCPConn) {
+	if _, err := io.Copy(dst, src); err != nil && !errors.Is(err, net.ErrClosed) {
+		dst.SetLinger(0)
+		dst.Close()
+		src.Close()
+		return
+	}
+	dst.CloseWrite()
+}
+
+// LoopbackListeners returns the TCP ports that listen on the host's
+// 127.0.0.1 (or on every IPv4 address) in this process's own namespace,
+// as /proc/net/tcp and tcp6 list them, in order.
+func LoopbackListeners() ([]uint16, error) {
+	var ports []uint16
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		p, err := listeners(f)
+		if err != nil && !(errors.Is(err, os.ErrNotExist) && strings.HasSuffix(f, "6")) {
+			return nil, err
+		}
+		ports = append(ports, p...)
+	}
+	slices.Sort(ports)
+	return slices.Compact(ports), nil
+}
+
+// loopbackHex are the local addresses, as /proc/net/tcp* write them, that
+// a connection to 127.0.0.1 reaches: 0.0.0.0 and 127.0.0.1 (either byte
+// order), :: and ::ffff:127.0.0.1.
+var loopbackHex = []string{"00000000", "0100007F", "7F000001",
+	"00000000000000000000000000000000", "0000000000000000FFFF00000100007F", "0000000000000000FFFF00007F000001"}
+
+// listeners reads the listening ports reachable at 127.0.0.1 from one
+// /proc/net/tcp file.
+func listeners(path string) ([]uint16, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var ports []uint16
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		if len(fields) < 4 || fields[3] != "0A" { // TCP_LISTEN
+			continue
+		}
+		addr, port, ok := strings.Cut(fields[1], ":")
+		if !ok || !slices.Contains(loopbackHex, addr) {
+			continue
+		}
+		if p, err := strconv.ParseUint(port, 16, 16); err == nil {
+			ports = append(ports, uint16(p))
+		}
+	}
+	return ports, s.Err()
+}
