@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
@@ -158,7 +157,7 @@ type sweepAxis struct {
 	name  func(Case) string // the setting, for a series' name
 }
 
-// sweepAxes are the settings SweepFigure can put on its x axis, in order
+// sweepAxes are the settings SpreadFigure can put on its x axis, in order
 // of preference.
 var sweepAxes = []sweepAxis{
 	{"RTT", plot.Seconds, func(c Case) float64 { return c.RTT().Seconds() },
@@ -175,24 +174,14 @@ var sweepAxes = []sweepAxis{
 		func(c Case) string { return "delack " + link.FormatDuration(c.Link.DelayedACK) }},
 }
 
-// SweepFigure plots each case's headline figure against the swept
+// SpreadFigure plots each cell's headline figure against the swept
 // variable: the first of RTT, rate, random loss, queue limit and
 // delayed-ACK timer that takes several values. There is a line per value
-// of the other swept settings and per workload variant, with a dot per
-// case, and crosses of the line's colour where a published reference cell
-// matches a case, named after the line they belong to.
-func SweepFigure(cases []Case, results []workloads.Result) plot.Figure {
-	spreads := make([]Spread, len(results))
-	for i, r := range results {
-		got, _ := r.Headline()
-		spreads[i] = SpreadOf([]time.Duration{got}, nil)
-	}
-	return SpreadFigure(cases, spreads)
-}
-
-// SpreadFigure is SweepFigure of cells each run with several seeds: a
-// dot at each cell's median and, where a cell ran more than once, the
-// band of its 10th to 90th percentiles shaded in the line's colour.
+// of the other swept settings and per workload variant, a dot at each
+// cell's median and, where a cell ran more than once, the band of its
+// 10th to 90th percentiles shaded in the line's colour, and crosses of the
+// line's colour where a published reference cell matches a cell, named
+// after the line they belong to.
 func SpreadFigure(cases []Case, spreads []Spread) plot.Figure {
 	banded := false
 	for _, s := range spreads {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"slices"
 	"sync"
 	"time"
@@ -215,7 +214,7 @@ func (l Loaded) Validate() error {
 	case l.Interval < 0:
 		return fmt.Errorf("loaded: interval is %v; want more than 0", l.Interval)
 	case l.Interval > l.WithDefaults().(Loaded).Duration:
-		return fmt.Errorf("loaded: interval %v is longer than the duration %v; want at least one probe under load", l.Interval, l.Duration)
+		return fmt.Errorf("loaded: interval %v is longer than the duration %v; want at least one probe under load", l.Interval, l.WithDefaults().(Loaded).Duration)
 	}
 	return nil
 }
@@ -236,7 +235,7 @@ func (l Loaded) modelRTT(path Path) time.Duration {
 
 // Run implements Workload.
 func (l Loaded) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
-	stop, err := serveOne(env, probePort, echo(LoadedProbe))
+	stop, err := serveOne(env, probePort, RPC{Request: LoadedProbe, Response: LoadedProbe}.serve)
 	if err != nil {
 		return Result{}, err
 	}
@@ -386,30 +385,6 @@ func (p *prober) abort() {
 	p.cancel()
 	p.c.Close()
 	p.wait()
-}
-
-// echo answers each n-byte request with n bytes, until the client
-// half-closes.
-func echo(n int) func(net.Listener) error {
-	return func(ln net.Listener) error {
-		c, err := ln.Accept()
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		buf, reply := make([]byte, n), pattern(n)
-		for {
-			if _, err := io.ReadFull(c, buf); err != nil {
-				if err == io.EOF {
-					return nil
-				}
-				return err
-			}
-			if _, err := c.Write(reply); err != nil {
-				return err
-			}
-		}
-	}
 }
 
 // percentile is the p-quantile of ds by nearest rank; 0 for none.
