@@ -692,6 +692,22 @@ func (o *options) instruments(variant string, explain bool) experiment.Instrumen
 	}
 }
 
+// attach readies --pcap and --timeline on c, a case the command runs
+// itself (proxy, shell); a file that cannot be created is a usage error.
+func (o *options) attach(c *experiment.Case) (*experiment.Watch, error) {
+	w, err := experiment.Instruments{Pcap: o.pcap, Timeline: o.timeline}.Attach(c)
+	return w, outputUsage(err)
+}
+
+// outputUsage makes an output file that cannot be created a usage error.
+func outputUsage(err error) error {
+	var oe *experiment.OutputError
+	if errors.As(err, &oe) {
+		return usagef("--%s: %v", oe.Instrument, oe.Err)
+	}
+	return err
+}
+
 // measure runs c on backend b with the instruments the options ask for.
 // A file that cannot be created and a kernel feature that is missing are
 // usage errors.
@@ -700,7 +716,7 @@ func (o *options) measure(ctx context.Context, b experiment.Backend, c experimen
 	var oe *experiment.OutputError
 	switch {
 	case errors.As(err, &oe):
-		err = usagef("--%s: %v", oe.Instrument, oe.Err)
+		err = outputUsage(err)
 	case errors.Is(err, kernel.ErrUnsupported):
 		err = usagef("--backend %s: %v", b.Name(), err)
 	case errors.Is(err, errors.ErrUnsupported):

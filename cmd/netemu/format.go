@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/link"
@@ -126,4 +127,10 @@ func (s *sections) flush() bool {
 	}
 	s.tw.Flush()
 	return true
+}
+
+// writeRow writes a case's row of run's and sweep's table (tableHeader).
+func (o *options) writeRow(w io.Writer, c experiment.Case, workload string, elapsed, model time.Duration, conns int, dropped *uint64, summary string) {
+	fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", workload, fmtDur(c.RTT()), c.RateLabel(),
+		o.caseName(c), fmtDur(elapsed), fmtDur(model), pct(experiment.Ms(elapsed), experiment.Ms(model)), conns, drops(dropped), summary)
 }

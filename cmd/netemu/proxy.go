@@ -62,12 +62,8 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 	o.printNotes(stderr)
 
 	c := experiment.Case{}
-	watch, err := experiment.Instruments{Pcap: o.pcap, Timeline: o.timeline}.Attach(&c)
+	watch, err := o.attach(&c)
 	if err != nil {
-		var oe *experiment.OutputError
-		if errors.As(err, &oe) {
-			return usagef("--%s: %v", oe.Instrument, oe.Err)
-		}
 		return err
 	}
 	n, err := emu.New(emu.Config{Link: lc, TCP: tcp, Clock: emu.Real, Seed: o.seed, Probe: c.Probe})

@@ -53,8 +53,7 @@ func cmdRun(ctx context.Context, args []string, w, stderr io.Writer) error {
 			}
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", r.Workload, fmtDur(c.RTT()), c.RateLabel(),
-			o.caseName(c), fmtDur(r.Elapsed), fmtDur(r.Model.Elapsed), pct(experiment.Ms(r.Elapsed), experiment.Ms(r.Model.Elapsed)), r.Conns, drops(rec.Drops), r.Detail.Summary())
+		o.writeRow(tw, c, r.Workload, r.Elapsed, r.Model.Elapsed, r.Conns, rec.Drops, r.Detail.Summary())
 	}
 	if tw != nil {
 		return tw.Flush()

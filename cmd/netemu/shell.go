@@ -70,12 +70,8 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	o.printNotes(stderr)
 
 	c := experiment.Case{Link: lc}
-	watch, err := experiment.Instruments{Pcap: o.pcap, Timeline: o.timeline}.Attach(&c)
+	watch, err := o.attach(&c)
 	if err != nil {
-		var oe *experiment.OutputError
-		if errors.As(err, &oe) {
-			return usagef("--%s: %v", oe.Instrument, oe.Err)
-		}
 		return err
 	}
 	n, err := kernel.New(kernel.Config{Link: lc, Via: via, CongestionControl: tcp.CongestionControl, Probe: c.Probe})

@@ -396,8 +396,7 @@ func (out *sweepOutput) cell(runs []outcome) error {
 	}
 	if !s.multi {
 		r := ok[0]
-		fmt.Fprintf(out.tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", r.Workload, fmtDur(c.RTT()), c.RateLabel(),
-			s.o.caseName(c), fmtDur(r.Elapsed), fmtDur(r.Model), pct(experiment.Ms(r.Elapsed), experiment.Ms(r.Model)), r.Conns, drops(r.Drops), r.Summary)
+		s.o.writeRow(out.tw, c, r.Workload, r.Elapsed, r.Model, r.Conns, r.Drops, r.Summary)
 		return nil
 	}
 	// The run whose headline is the median (nearest rank: one of them)
