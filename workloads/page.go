@@ -24,7 +24,7 @@ const (
 
 var pageKind = Kind{
 	Name:  "page",
-	About: "many small HTTP resources over keep-alive connections (HTTP/1.1, over TLS, or HTTP/2)",
+	About: "many small HTTP resources over keep-alive connections (HTTP/1.1, over TLS, HTTP/2 or HTTP/3)",
 	Flags: func(fs *flag.FlagSet) func() ([]Workload, error) {
 		resources := positive(fs, "resources", DefaultPageResources, "resources on the page")
 		total := size(fs, "total", DefaultPageTotal, 0, "120KB", "bytes of all resources together")

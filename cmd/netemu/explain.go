@@ -31,17 +31,13 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 	defer bar.close()
 	for i, c := range cases {
 		bar.start(caseLabel(c))
-		r, rec, watch, err := o.measure(ctx, b, c, o.caseVariant(c, len(cases) > 1), true)
+		vname := o.caseVariant(c, len(cases) > 1)
+		r, rec, watch, err := o.measure(ctx, b, c, vname, true)
 		bar.finish()
 		if err != nil {
 			return err
 		}
-		if o.plot != "" {
-			if err := experiment.RunFigure(experiment.Title(c.Workload), r, watch.Timeline()).Save(variantPath(o.plot, o.caseVariant(c, len(cases) > 1))); err != nil {
-				return err
-			}
-		}
-		if err := o.drawWaterfall(c, r, o.caseVariant(c, len(cases) > 1)); err != nil {
+		if err := o.drawFigures(c, r, watch, vname); err != nil {
 			return err
 		}
 		from := watch.Analyzer().Since(r.Started)

@@ -394,6 +394,18 @@ func timedKinds() string {
 	return strings.Join(names, " or ")
 }
 
+// drawFigures draws the figures a case's options ask for: --waterfall,
+// then --plot, each to its file for variant.
+func (o *options) drawFigures(c experiment.Case, r workloads.Result, watch *experiment.Watch, variant string) error {
+	if err := o.drawWaterfall(c, r, variant); err != nil {
+		return err
+	}
+	if o.plot == "" {
+		return nil
+	}
+	return experiment.RunFigure(experiment.Title(c.Workload), r, watch.Timeline()).Save(variantPath(o.plot, variant))
+}
+
 // drawWaterfall draws r's waterfall to --waterfall's file for variant,
 // if asked.
 func (o *options) drawWaterfall(c experiment.Case, r workloads.Result, variant string) error {

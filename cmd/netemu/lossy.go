@@ -77,7 +77,7 @@ func reproduceLossy(ctx context.Context, o *options, clk emu.ClockMode, runs, ke
 			ks, _, _, err = measure(kern, cell.Runs(kernelRuns))
 			var ue *usageError
 			switch {
-			case errors.As(err, &ue) || errors.Is(err, kernel.ErrUnsupported):
+			case errors.As(err, &ue): // kernel mode unavailable (measure made it one)
 				kernelWhy = strings.TrimPrefix(err.Error(), "--backend kernel: ")
 				ks = experiment.Spread{}
 			case err != nil:

@@ -39,13 +39,8 @@ func cmdRun(ctx context.Context, args []string, w, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := o.drawWaterfall(c, r, vname); err != nil {
+		if err := o.drawFigures(c, r, watch, vname); err != nil {
 			return err
-		}
-		if o.plot != "" {
-			if err := experiment.RunFigure(experiment.Title(c.Workload), r, watch.Timeline()).Save(variantPath(o.plot, vname)); err != nil {
-				return err
-			}
 		}
 		if o.json {
 			if err := enc.Encode(rec); err != nil {
