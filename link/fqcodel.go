@@ -75,8 +75,8 @@ type fqCoDel struct {
 	newFlows, oldFlows fqList
 	quantum            int32
 	limit, qlen        int
-	bytes              int
-	memory, memLimit   int
+	bytes              int // in the queues; memory_limit bounds it (IP bytes, see above)
+	memLimit           int
 	dropBatch          int
 	perturb            uint32
 
@@ -157,8 +157,7 @@ func (f *fqCoDel) enqueue(p qpkt, now time.Duration) {
 		f.pushTail(&f.newFlows, idx, fqNew)
 		fl.deficit = f.quantum
 	}
-	f.memory += len(p.buf)
-	memoryLimited := f.memory > f.memLimit
+	memoryLimited := f.bytes > f.memLimit
 	f.qlen++
 	if f.qlen <= f.limit && !memoryLimited {
 		return
@@ -247,7 +246,6 @@ func (f *fqCoDel) take() (qpkt, bool) {
 	f.nodes[n] = fqNode{next: f.freeNode}
 	f.freeNode = n
 	f.backlogs[f.cur] -= len(p.buf)
-	f.memory -= len(p.buf)
 	f.bytes -= len(p.buf)
 	f.qlen--
 	return p, true

@@ -128,11 +128,10 @@ func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
 		d.holdTimer.Stop()
 		if q := d.cfg.Qdisc.withDefaults(l.cfg.MTU); !q.IsFIFO() {
 			d.qd = newQdisc(l, d, q)
-			if l.pump {
-				d.serveTimer = clk.AfterFunc(time.Hour, d.signal)
-			} else {
-				d.serveTimer = clk.AfterFunc(time.Hour, func() { l.serveDue(d) })
-			}
+			// serve only queues packets for delivery and arms the
+			// delivery timer (or wakes the pump): it may run on any clock's
+			// timer.
+			d.serveTimer = clk.AfterFunc(time.Hour, func() { l.serveDue(d) })
 			d.serveTimer.Stop()
 		}
 	}
@@ -156,9 +155,6 @@ func (l *Link) pumpLoop(d *direction) {
 		case <-d.wake:
 		case <-l.done:
 			return
-		}
-		if d.qd != nil {
-			l.serveDue(d)
 		}
 		for l.deliverNext(d) {
 		}

@@ -439,9 +439,9 @@ func (l *Link) admitQdisc(d *direction, pkt []byte, now time.Duration, corrupt b
 		l.schedule(d, entry{buf: buf, due: now, sent: now, front: true, corrupt: corrupt}, now)
 		return
 	}
-	if d.qd.len() == 0 && d.busyUntil < now {
-		d.busyUntil = now // the serializer has been idle; it is free now
-	}
+	// serve left the qdisc empty or the serializer busy past now: if it
+	// has been idle, it is free now.
+	d.busyUntil = max(d.busyUntil, now)
 	d.qd.enqueue(qpkt{buf: buf, enq: now, corrupt: corrupt}, now)
 	if n := d.qd.len() + d.onWire(now); n > d.stats.PeakQueuePackets {
 		d.stats.PeakQueuePackets = n
