@@ -109,16 +109,21 @@ type Figure struct {
 
 // Save writes the figure to path; the extension picks the format (.svg or
 // .png).
-func (f Figure) Save(path string) error {
+func (f Figure) Save(path string) error { return SaveFile("plot", path, f.Write) }
+
+// SaveFile creates path and renders into it with write, in the format
+// its extension names (.svg or .png); a failed write leaves no file.
+// Errors begin with what.
+func SaveFile(what, path string, write func(w io.Writer, format string) error) error {
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext != ".svg" && ext != ".png" {
-		return fmt.Errorf("plot: %s: want a file name ending in .svg or .png", path)
+		return fmt.Errorf("%s: %s: want a file name ending in .svg or .png", what, path)
 	}
 	out, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("plot: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	if err := f.Write(out, ext[1:]); err != nil {
+	if err := write(out, ext[1:]); err != nil {
 		out.Close()
 		os.Remove(path)
 		return err

@@ -9,11 +9,9 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 
+	figure "github.com/netemu/netemu/report/plot"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
@@ -99,22 +97,7 @@ const (
 
 // Save writes the chart to path; the extension picks the format (.svg or
 // .png).
-func (c Chart) Save(path string) error {
-	ext := strings.ToLower(filepath.Ext(path))
-	if ext != ".svg" && ext != ".png" {
-		return fmt.Errorf("waterfall: %s: want a file name ending in .svg or .png", path)
-	}
-	out, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("waterfall: %w", err)
-	}
-	if err := c.Write(out, ext[1:]); err != nil {
-		out.Close()
-		os.Remove(path)
-		return err
-	}
-	return out.Close()
-}
+func (c Chart) Save(path string) error { return figure.SaveFile("waterfall", path, c.Write) }
 
 // Write renders the chart to w as "svg" or "png".
 func (c Chart) Write(w io.Writer, format string) error {
