@@ -287,12 +287,11 @@ func TestPipeRejections(t *testing.T) {
 	}
 }
 
-// Outage intervals count from New. On the virtual clock no run time
-// passes between New and the first Run, so they count from the Run's
-// start: every drop falls in [1s, 2s) of the run.
-func TestOutageCountsFromRunStart(t *testing.T) {
-	n := New(t, RTT(20*time.Millisecond), Outage(time.Second, 2*time.Second))
-	created := n.Now()
+// outageDrops records when n's link drops packets for an outage, and
+// returns a check, to call inside a Run that started at start, that sends
+// a byte every 100 ms for 3 s and asserts every such drop fell in
+// [1s, 2s) after start.
+func outageDrops(t *testing.T, n *Net) func(ctx context.Context, start time.Time) {
 	var mu sync.Mutex
 	var drops []time.Time
 	n.Observe(func(e link.Event) {
@@ -302,11 +301,7 @@ func TestOutageCountsFromRunStart(t *testing.T) {
 			mu.Unlock()
 		}
 	})
-	n.Run(func(ctx context.Context) {
-		start := n.Now()
-		if !start.Equal(created) || !start.Equal(clock.Epoch) {
-			t.Errorf("Run starts at %v, New was at %v; want both at clock.Epoch", start, created)
-		}
+	return func(ctx context.Context, start time.Time) {
 		client, server := n.Pipe(ctx, 0)
 		done := make(chan struct{})
 		n.Go(func() {
@@ -331,6 +326,22 @@ func TestOutageCountsFromRunStart(t *testing.T) {
 				t.Errorf("outage drop %v after the Run's start; want within [1s, 2s)", d)
 			}
 		}
+	}
+}
+
+// Outage intervals count from New. On the virtual clock no run time
+// passes between New and the first Run, so they count from the Run's
+// start: every drop falls in [1s, 2s) of the run.
+func TestOutageCountsFromRunStart(t *testing.T) {
+	n := New(t, RTT(20*time.Millisecond), Outage(time.Second, 2*time.Second))
+	created := n.Now()
+	check := outageDrops(t, n)
+	n.Run(func(ctx context.Context) {
+		start := n.Now()
+		if !start.Equal(created) || !start.Equal(clock.Epoch) {
+			t.Errorf("Run starts at %v, New was at %v; want both at clock.Epoch", start, created)
+		}
+		check(ctx, start)
 	})
 }
 
@@ -339,15 +350,7 @@ func TestOutageCountsFromRunStart(t *testing.T) {
 // life.
 func TestOutageFromNow(t *testing.T) {
 	n := New(t, RTT(20*time.Millisecond))
-	var mu sync.Mutex
-	var drops []time.Time
-	n.Observe(func(e link.Event) {
-		if e.Kind == link.EventDrop && e.Reason == link.DropOutage {
-			mu.Lock()
-			drops = append(drops, e.Time)
-			mu.Unlock()
-		}
-	})
+	check := outageDrops(t, n)
 	n.Run(func(ctx context.Context) { n.Sleep(ctx, 5*time.Second) })
 	n.Run(func(ctx context.Context) {
 		start := n.Now()
@@ -357,30 +360,7 @@ func TestOutageFromNow(t *testing.T) {
 		if err := n.Outage(2*time.Second, time.Second); err == nil || !strings.Contains(err.Error(), "want 0 ≤ start < end") {
 			t.Errorf("Outage(2s, 1s) gave %v; want an error that says what works", err)
 		}
-		client, server := n.Pipe(ctx, 0)
-		done := make(chan struct{})
-		n.Go(func() {
-			defer close(done)
-			io.Copy(io.Discard, server)
-		})
-		for range 30 {
-			if _, err := client.Write([]byte("x")); err != nil {
-				t.Fatal(err)
-			}
-			n.Sleep(ctx, 100*time.Millisecond)
-		}
-		client.Close()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		if len(drops) == 0 {
-			t.Fatal("no packet dropped by the outage")
-		}
-		for _, at := range drops {
-			if d := at.Sub(start); d < time.Second || d >= 2*time.Second {
-				t.Errorf("outage drop %v after the Run's start; want within [1s, 2s)", d)
-			}
-		}
+		check(ctx, start)
 	})
 }
 
