@@ -579,9 +579,9 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 	if err != nil {
 		return nil, usagef("%s %s: %v", cmd, o.kind.Name, err)
 	}
-	tcp := tcpstack.TCPConfig{CongestionControl: tcpstack.CongestionControl(o.cc)}
-	if err := tcp.Validate(); err != nil {
-		return nil, usagef("--cc %q: want %s or %s", o.cc, tcpstack.Cubic, tcpstack.Reno)
+	tcp, err := o.tcpConfig()
+	if err != nil {
+		return nil, err
 	}
 	clk, err := o.clockMode()
 	if err != nil {
@@ -624,26 +624,14 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 			ws[i] = t.WithTimings(true)
 		}
 	}
-	if o.mtu < link.MinMTU || o.mtu > link.MaxMTU {
-		return nil, usagef("--mtu %d: want %d to %d bytes", o.mtu, link.MinMTU, link.MaxMTU)
+	if err := o.checkMTU(); err != nil {
+		return nil, err
 	}
 	var cases []experiment.Case
 	idx := make([]int, len(axes))
 	for {
-		lc := link.Config{MTU: o.mtu}
-		var label []string
-		for k, a := range axes {
-			a.apply(idx[k], &lc)
-			label = append(label, a.label(idx[k]))
-		}
-		if lc.QueueBytes > 0 && lc.QueueBytes < o.mtu {
-			return nil, usagef("--queue %d bytes: want at least the MTU (%d bytes) so a full packet fits", lc.QueueBytes, o.mtu)
-		}
-		lc, err := o.withNetem(lc)
+		lc, label, err := o.linkAt(axes, idx)
 		if err != nil {
-			return nil, err
-		}
-		if lc, err = o.withQdisc(lc); err != nil {
 			return nil, err
 		}
 		if err := lc.Validate(); err != nil {
@@ -667,6 +655,44 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 			return cases, nil
 		}
 	}
+}
+
+// tcpConfig is the hosts' TCP configuration the options ask for.
+func (o *options) tcpConfig() (tcpstack.TCPConfig, error) {
+	tcp := tcpstack.TCPConfig{CongestionControl: tcpstack.CongestionControl(o.cc)}
+	if err := tcp.Validate(); err != nil {
+		return tcp, usagef("--cc %q: want %s or %s", o.cc, tcpstack.Cubic, tcpstack.Reno)
+	}
+	return tcp, nil
+}
+
+// checkMTU reports an --mtu out of range.
+func (o *options) checkMTU() error {
+	if o.mtu < link.MinMTU || o.mtu > link.MaxMTU {
+		return usagef("--mtu %d: want %d to %d bytes", o.mtu, link.MinMTU, link.MaxMTU)
+	}
+	return nil
+}
+
+// linkAt is the link of one combination of the axes' values (idx[k]
+// picks axis k's), with netem and the qdisc applied, and its label;
+// the caller validates it.
+func (o *options) linkAt(axes []axis, idx []int) (link.Config, []string, error) {
+	lc := link.Config{MTU: o.mtu}
+	var label []string
+	for k, a := range axes {
+		a.apply(idx[k], &lc)
+		label = append(label, a.label(idx[k]))
+	}
+	if lc.QueueBytes > 0 && lc.QueueBytes < o.mtu {
+		return lc, nil, usagef("--queue %d bytes: want at least the MTU (%d bytes) so a full packet fits", lc.QueueBytes, o.mtu)
+	}
+	lc, err := o.withNetem(lc)
+	if err != nil {
+		return lc, nil, err
+	}
+	lc, err = o.withQdisc(lc)
+	return lc, label, err
 }
 
 func (o *options) clockMode() (emu.ClockMode, error) {

@@ -187,34 +187,24 @@ func (o *options) realLink(cmd, clockWhy string, reject map[string]string) (link
 	if o.set["clock"] && o.clock != emu.Real.String() {
 		return lc, tcpstack.TCPConfig{}, usagef("%s: --clock %s does not apply: real programs run in real time, so %s", cmd, o.clock, clockWhy)
 	}
-	if o.mtu < link.MinMTU || o.mtu > link.MaxMTU {
-		return lc, tcpstack.TCPConfig{}, usagef("--mtu %d: want %d to %d bytes", o.mtu, link.MinMTU, link.MaxMTU)
+	if err := o.checkMTU(); err != nil {
+		return lc, tcpstack.TCPConfig{}, err
 	}
-	lc.MTU = o.mtu
-	for _, a := range o.axes() {
+	axes := o.axes()
+	for _, a := range axes {
 		if a.n > 1 {
 			return lc, tcpstack.TCPConfig{}, usagef("%s: --%s has %d values; it runs one link", cmd, a.name, a.n)
 		}
-		a.apply(0, &lc)
 	}
-	if lc.QueueBytes > 0 && lc.QueueBytes < o.mtu {
-		return lc, tcpstack.TCPConfig{}, usagef("--queue %d bytes: want at least the MTU (%d bytes) so a full packet fits", lc.QueueBytes, o.mtu)
-	}
-	lc, err := o.withNetem(lc)
+	lc, _, err := o.linkAt(axes, make([]int, len(axes)))
 	if err != nil {
-		return lc, tcpstack.TCPConfig{}, err
-	}
-	if lc, err = o.withQdisc(lc); err != nil {
 		return lc, tcpstack.TCPConfig{}, err
 	}
 	if err := lc.Validate(); err != nil {
 		return lc, tcpstack.TCPConfig{}, usagef("%s: %v", cmd, strings.TrimPrefix(err.Error(), "link: "))
 	}
-	tcp := tcpstack.TCPConfig{CongestionControl: tcpstack.CongestionControl(o.cc)}
-	if err := tcp.Validate(); err != nil {
-		return lc, tcp, usagef("--cc %q: want %s or %s", o.cc, tcpstack.Cubic, tcpstack.Reno)
-	}
-	return lc, tcp, nil
+	tcp, err := o.tcpConfig()
+	return lc, tcp, err
 }
 
 // checkUpstream resolves and connects to a forward's upstream once, so
