@@ -52,6 +52,26 @@ type deadline struct {
 
 func newDeadline(c clock.Clock) deadline { return deadline{clk: c, ch: make(chan struct{})} }
 
+// deadlines are a socket's read and write deadlines, with the methods
+// of net.Conn and net.PacketConn that set them; t is an instant of the
+// run's clock.
+type deadlines struct{ rd, wd deadline }
+
+func newDeadlines(c clock.Clock) deadlines { return deadlines{newDeadline(c), newDeadline(c)} }
+
+// SetDeadline implements net.Conn and net.PacketConn.
+func (d *deadlines) SetDeadline(t time.Time) error {
+	d.rd.set(t)
+	d.wd.set(t)
+	return nil
+}
+
+// SetReadDeadline implements net.Conn and net.PacketConn.
+func (d *deadlines) SetReadDeadline(t time.Time) error { d.rd.set(t); return nil }
+
+// SetWriteDeadline implements net.Conn and net.PacketConn.
+func (d *deadlines) SetWriteDeadline(t time.Time) error { d.wd.set(t); return nil }
+
 // set arms the deadline at t, an instant of the run's clock; zero clears it.
 func (d *deadline) set(t time.Time) {
 	d.mu.Lock()
@@ -123,15 +143,14 @@ type Conn struct {
 	in      *waitPoint
 	out     *waitPoint
 
-	rd, wd deadline
+	deadlines
 }
 
 func newConn(h *Host, ep tcpip.Endpoint, wq *waiter.Queue) *Conn {
 	c := &Conn{h: h, ep: ep, wq: wq,
-		in:  newWaitPoint(h.cfg.Clock, wq, waiter.ReadableEvents|waiter.EventHUp|waiter.EventErr),
-		out: newWaitPoint(h.cfg.Clock, wq, waiter.WritableEvents|waiter.EventHUp|waiter.EventErr),
-		rd:  newDeadline(h.cfg.Clock),
-		wd:  newDeadline(h.cfg.Clock),
+		in:        newWaitPoint(h.cfg.Clock, wq, waiter.ReadableEvents|waiter.EventHUp|waiter.EventErr),
+		out:       newWaitPoint(h.cfg.Clock, wq, waiter.WritableEvents|waiter.EventHUp|waiter.EventErr),
+		deadlines: newDeadlines(h.cfg.Clock),
 	}
 	ep.SocketOptions().SetDelayOption(false) // TCP_NODELAY, as in Go's net
 	return c
@@ -331,19 +350,6 @@ func (c *Conn) RemoteAddr() net.Addr {
 	}
 	return tcpAddr(a)
 }
-
-// SetDeadline implements net.Conn; t is an instant of the run's clock.
-func (c *Conn) SetDeadline(t time.Time) error {
-	c.rd.set(t)
-	c.wd.set(t)
-	return nil
-}
-
-// SetReadDeadline implements net.Conn; t is an instant of the run's clock.
-func (c *Conn) SetReadDeadline(t time.Time) error { c.rd.set(t); return nil }
-
-// SetWriteDeadline implements net.Conn; t is an instant of the run's clock.
-func (c *Conn) SetWriteDeadline(t time.Time) error { c.wd.set(t); return nil }
 
 func (c *Conn) opError(op string, err error) error {
 	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}

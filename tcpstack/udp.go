@@ -9,7 +9,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
@@ -33,7 +32,7 @@ type PacketConn struct {
 	closed  atomic.Bool
 	done    chan struct{} // closed by Close
 
-	rd, wd deadline
+	deadlines
 }
 
 // ListenUDP opens a UDP socket on port (0 picks a free one). A port in
@@ -64,8 +63,8 @@ func (h *Host) ListenUDP(port uint16) (*PacketConn, error) {
 		}
 	}
 	return &PacketConn{h: h, ep: ep, addr: ap, done: make(chan struct{}),
-		in: newWaitPoint(h.cfg.Clock, &wq, waiter.ReadableEvents|waiter.EventErr),
-		rd: newDeadline(h.cfg.Clock), wd: newDeadline(h.cfg.Clock)}, nil
+		in:        newWaitPoint(h.cfg.Clock, &wq, waiter.ReadableEvents|waiter.EventErr),
+		deadlines: newDeadlines(h.cfg.Clock)}, nil
 }
 
 func (c *PacketConn) gone() bool { return c.closed.Load() || c.h.closed() }
@@ -177,19 +176,6 @@ func (c *PacketConn) LocalAddr() net.Addr { return net.UDPAddrFromAddrPort(c.add
 
 // AddrPort returns the socket's address.
 func (c *PacketConn) AddrPort() netip.AddrPort { return c.addr }
-
-// SetDeadline implements net.PacketConn: t is an instant of the run's clock.
-func (c *PacketConn) SetDeadline(t time.Time) error {
-	c.rd.set(t)
-	c.wd.set(t)
-	return nil
-}
-
-// SetReadDeadline implements net.PacketConn.
-func (c *PacketConn) SetReadDeadline(t time.Time) error { c.rd.set(t); return nil }
-
-// SetWriteDeadline implements net.PacketConn.
-func (c *PacketConn) SetWriteDeadline(t time.Time) error { c.wd.set(t); return nil }
 
 // SetReadBuffer sets the socket's receive buffer, in bytes, as
 // *net.UDPConn's does (the stack may cap it).
