@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/netemu/netemu/internal/realclient"
 )
 
 // needShell skips tests that run netemu shell where kernel mode cannot
@@ -98,6 +100,35 @@ func TestShellCurl(t *testing.T) {
 	}
 	if n := conns.Load(); n != 1 {
 		t.Errorf("the server saw %d connections; want 1, kept alive", n)
+	}
+}
+
+// iperf3 in the shell, against a server on the host's loopback, at
+// 10 mbit/s both ways: the command's own kernel TCP fills the link. What
+// the receiving end measures lies within 5 % of the rate and under the
+// payload the link can carry (realclient.Iperf3RateError); the first
+// second, slow start's, is left out.
+func TestShellIperf3(t *testing.T) {
+	needShell(t)
+	const rate = 10e6
+	_, port, _ := net.SplitHostPort(realclient.Iperf3Server(t))
+	for _, dir := range []struct{ name, flags string }{{"upload", ""}, {"download", "-R"}} {
+		t.Run(dir.name, func(t *testing.T) {
+			args := append([]string{"shell", "--rtt", "20ms", "--rate", "10mbit", "--port", port, "--",
+				"iperf3", "-c", "198.18.0.2", "-p", port, "-t", "4", "-O", "1", "-J"}, strings.Fields(dir.flags)...)
+			code, out, errOut := runCmd(args...)
+			if code != 0 {
+				t.Fatalf("netemu %s: exit %d, stderr %q", strings.Join(args, " "), code, errOut)
+			}
+			got, err := realclient.ParseIperf3([]byte(out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("netemu %s: %.3f Mbit/s received", strings.Join(args, " "), got/1e6)
+			if err := realclient.Iperf3RateError(got, rate); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,123 @@
+// Package realclient runs programs netemu does not contain (iperf3,
+// headless Chromium) for the tests that claim to serve them: it starts
+// them, waits for them to be ready and reads what they measured. A test
+// that needs one skips, naming the package to install, where it is
+// missing; .ci/run installs them all.
+package realclient
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Iperf3 returns iperf3's path, or skips the test.
+func Iperf3(tb testing.TB) string {
+	tb.Helper()
+	path, err := exec.LookPath("iperf3")
+	if err != nil {
+		tb.Skip("iperf3 is not installed (apt-get install iperf3; .ci/run installs it)")
+	}
+	return path
+}
+
+// Iperf3Server starts an iperf3 server on a free port of 127.0.0.1 and
+// returns its address once it listens; the test's cleanup ends it.
+func Iperf3Server(tb testing.TB) string {
+	tb.Helper()
+	iperf3 := Iperf3(tb)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_, port, _ := net.SplitHostPort(addr)
+	ln.Close() // iperf3 takes the port over
+	srv := exec.Command(iperf3, "-s", "--forceflush", "-B", "127.0.0.1", "-p", port)
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	drained := make(chan struct{})
+	tb.Cleanup(func() {
+		srv.Process.Kill() // the server this test started
+		<-drained
+		srv.Wait()
+	})
+	// It prints "Server listening on PORT" once it listens; the rest of
+	// its output is read and dropped so that it never blocks on a pipe.
+	lines := bufio.NewScanner(out)
+	listening := false
+	for !listening && lines.Scan() {
+		listening = strings.Contains(lines.Text(), "Server listening")
+	}
+	go func() {
+		defer close(drained)
+		for lines.Scan() {
+		}
+	}()
+	if !listening {
+		tb.Fatalf("iperf3 -s -p %s ended before it listened", port)
+	}
+	return addr
+}
+
+// Iperf3Received runs an iperf3 client with the arguments given (-J is
+// added) and returns the rate the receiving end measured over the test,
+// in bits per second.
+func Iperf3Received(tb testing.TB, args ...string) float64 {
+	tb.Helper()
+	cmd := exec.Command(Iperf3(tb), append(args, "-J")...)
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("%s: %v (output %q)", strings.Join(cmd.Args, " "), err, out)
+	}
+	bps, err := ParseIperf3(out)
+	if err != nil {
+		tb.Fatalf("%s: %v", strings.Join(cmd.Args, " "), err)
+	}
+	return bps
+}
+
+// ParseIperf3 reads the output of iperf3 -J and returns the rate the
+// receiving end measured, in bits per second.
+func ParseIperf3(out []byte) (float64, error) {
+	var res struct {
+		Error string
+		End   struct {
+			SumReceived struct {
+				BitsPerSecond float64 `json:"bits_per_second"`
+			} `json:"sum_received"`
+		}
+	}
+	switch err := json.Unmarshal(out, &res); {
+	case err != nil:
+		return 0, fmt.Errorf("iperf3 wrote no JSON (%v): %q", err, out)
+	case res.Error != "":
+		return 0, fmt.Errorf("iperf3: %s", res.Error)
+	case res.End.SumReceived.BitsPerSecond <= 0:
+		return 0, fmt.Errorf("iperf3 measured no rate: %q", out)
+	}
+	return res.End.SumReceived.BitsPerSecond, nil
+}
+
+// Iperf3RateError says why got, a rate iperf3's receiving end measured
+// across a link of the given rate, is not within 5 % of it or above the
+// most the link carries; nil if it is neither. The link's rate counts IP
+// bytes and iperf3 counts payload, so the ceiling is the rate times a
+// full segment's payload over its packet: 1448 of 1500 bytes with TCP
+// timestamps, 96.5 %.
+func Iperf3RateError(got, rate float64) error {
+	if ceiling := rate * 1448 / 1500; got < 0.95*rate || got > ceiling {
+		return fmt.Errorf("iperf3 received %.3f Mbit/s; want within 5 %% of %.3g Mbit/s and at most %.3f, the payload the link carries",
+			got/1e6, rate/1e6, ceiling/1e6)
+	}
+	return nil
+}
