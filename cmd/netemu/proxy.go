@@ -73,7 +73,7 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 	}
 	defer n.Close()
 	n.Observe(c.Observe)
-	p, err := proxy.New(n, proxy.Config{Forwards: po.forwards, SOCKS5: *socks,
+	p, err := proxy.New(n, proxy.Config{Forwards: po.forwards, SOCKS5: *socks, DialUpstream: proxyDialUpstream,
 		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "netemu proxy: "+format+"\n", args...) }})
 	if err != nil {
 		watch.Finish()
@@ -129,6 +129,10 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 	}
 	return ferr
 }
+
+// proxyDialUpstream opens the proxy's upstream connections; nil means
+// proxy's default, a net.Dialer. Tests replace it.
+var proxyDialUpstream func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // proxyInterrupts returns the interrupts that reach the process and a
 // function that stops them; tests replace it.
