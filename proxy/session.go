@@ -141,21 +141,28 @@ func (s *session) join(a, b net.Conn, aName, bName string, toB, toA *atomic.Int6
 // pipe copies src to dst until src's end of stream, which it passes on
 // with CloseWrite. A failed read or write is returned, naming its socket;
 // so is a read that fails because the session was aborted.
+//
+// The buffer is taken from the pool only once src has something to read
+// (waitRead) and given back after each write, so an idle connection holds
+// no buffer, and a busy one at most one per direction and side.
 func (s *session) pipe(dst, src net.Conn, dstName, srcName string, count *atomic.Int64) error {
-	bp := s.p.buffer()
-	defer s.p.buffers.Put(bp)
-	buf := *bp
 	for {
-		n, err := src.Read(buf)
+		if err := waitRead(src); err != nil && !errors.Is(err, io.EOF) {
+			return s.sideErr(srcName, err)
+		}
+		bp := s.p.buffer()
+		n, err := src.Read(*bp)
 		if n > 0 {
-			m, werr := dst.Write(buf[:n])
+			m, werr := dst.Write((*bp)[:n])
 			if count != nil {
 				count.Add(int64(m))
 			}
 			if werr != nil {
+				s.p.buffers.Put(bp)
 				return s.sideErr(dstName, werr)
 			}
 		}
+		s.p.buffers.Put(bp)
 		if errors.Is(err, io.EOF) {
 			if cerr := dst.(interface{ CloseWrite() error }).CloseWrite(); cerr != nil {
 				return s.sideErr(dstName, cerr)

@@ -138,6 +138,7 @@ type Conn struct {
 
 	readMu  sync.Mutex
 	rw      tcpip.SliceWriter // Read's destination; guarded by readMu
+	peek    [1]byte           // WaitRead's destination; guarded by readMu
 	writeMu sync.Mutex        // keeps each Write's bytes together
 	closed  atomic.Bool
 	in      *waitPoint
@@ -191,6 +192,28 @@ func (c *Conn) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
+	return c.read(b, false)
+}
+
+// WaitRead blocks until a Read would return at once: data, the end of
+// the stream or an error is there, or the read deadline passed. It
+// consumes nothing and holds no buffer of the caller's while it waits,
+// so a copy loop can take its buffer only once there is something to
+// copy. The error is the one Read would return, io.EOF included, or nil
+// when data is there.
+func (c *Conn) WaitRead() error {
+	c.readMu.Lock()
+	defer c.readMu.Unlock()
+	if c.gone() {
+		return c.opError("read", net.ErrClosed)
+	}
+	_, err := c.read(c.peek[:], true)
+	return err
+}
+
+// read is Read and WaitRead's loop, readMu held: it reads into b, or with
+// peek looks at b's worth without consuming it.
+func (c *Conn) read(b []byte, peek bool) (int, error) {
 	dl := c.rd.done()
 	registered := false
 	defer func() {
@@ -207,11 +230,13 @@ func (c *Conn) Read(b []byte) (int, error) {
 		// The writer lives in the Conn: a local one would escape to the
 		// heap through the interface on every Read.
 		c.rw = tcpip.SliceWriter(b)
-		res, err := c.ep.Read(&c.rw, tcpip.ReadOptions{})
+		res, err := c.ep.Read(&c.rw, tcpip.ReadOptions{Peek: peek})
 		c.rw = nil
 		switch err.(type) {
 		case nil:
-			c.ep.ModerateRecvBuf(res.Count)
+			if !peek {
+				c.ep.ModerateRecvBuf(res.Count)
+			}
 			return res.Count, nil
 		case *tcpip.ErrWouldBlock:
 		case *tcpip.ErrClosedForReceive:
