@@ -5,6 +5,7 @@ package kernel
 import (
 	"context"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"runtime"
@@ -68,3 +69,9 @@ func (n *Net) ForwardHost(port uint16) error { return errNotLinux }
 
 // LoopbackListeners reports that kernel mode needs Linux.
 func LoopbackListeners() ([]uint16, error) { return nil, errNotLinux }
+
+// ForwardOutside reports that kernel mode needs Linux.
+func (n *Net) ForwardOutside(resolver netip.AddrPort) error { return errNotLinux }
+
+// HostResolver reports that kernel mode needs Linux.
+func HostResolver() (netip.AddrPort, error) { return netip.AddrPort{}, errNotLinux }

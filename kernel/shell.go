@@ -86,19 +86,19 @@ func (n *Net) ForwardHost(port uint16) error {
 			n.wg.Add(1)
 			go func() {
 				defer n.wg.Done()
-				n.forward(c.(trackedConn), port)
+				n.forward(c.(trackedConn), netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), port))
 			}()
 		}
 	}()
 	return nil
 }
 
-// forward connects c to the host's 127.0.0.1:port and copies both ways
-// until both directions are closed.
-func (n *Net) forward(c trackedConn, port uint16) {
+// forward connects c to dst, from this process's namespace, and copies
+// both ways until both directions are closed.
+func (n *Net) forward(c trackedConn, dst netip.AddrPort) {
 	defer c.Close()
 	d := net.Dialer{Timeout: 10 * time.Second}
-	u, err := d.Dial("tcp4", netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), port).String())
+	u, err := d.Dial("tcp4", dst.String())
 	if err != nil {
 		c.SetLinger(0) // a reset, as a refused connect would give
 		return

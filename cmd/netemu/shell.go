@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -29,7 +30,8 @@ import (
 func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	o := &options{}
 	fs := newFlagSet("shell", o)
-	ports := shellFlags(fs)
+	sf := shellFlags(fs)
+	ports := &sf.ports
 	if err := parseFlags(fs, args, ""); err != nil {
 		return err
 	}
@@ -66,6 +68,12 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	resolver := sf.resolver
+	if !sf.isolated && !resolver.IsValid() {
+		if resolver, err = kernel.HostResolver(); err != nil {
+			return err
+		}
+	}
 	fwd := slices.Compact(slices.Sorted(slices.Values(append(host, *ports...))))
 	o.printNotes(stderr)
 
@@ -93,6 +101,17 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 			return err
 		}
 	}
+	outside := "none (--isolated)"
+	if !sf.isolated {
+		if err := n.ForwardOutside(resolver); err != nil {
+			watch.Finish()
+			return err
+		}
+		outside = "TCP and DNS (resolver " + resolver.String() + ")"
+		if !resolver.IsValid() {
+			outside = "TCP (no resolver: /etc/resolv.conf names none; see --resolver)"
+		}
+	}
 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, passThrough(w), passThrough(stderr)
@@ -105,8 +124,8 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 		"NETEMU_CLIENT="+kernel.ClientAddr.String(),
 		"NETEMU_PORTS="+strings.Join(portWords, " "))
 	path := fmt.Sprintf("RTT %s, %s", fmtDur(c.RTT()), c.RateLabel())
-	fmt.Fprintf(stderr, "netemu shell: %s across the link (%s, %s); host loopback ports at %v: %s\n",
-		argv[0], path, n.Facts().Link, kernel.ServerAddr, orNone(portWords))
+	fmt.Fprintf(stderr, "netemu shell: %s across the link (%s, %s); host loopback ports at %v: %s; the outside: %s\n",
+		argv[0], path, n.Facts().Link, kernel.ServerAddr, orNone(portWords), outside)
 
 	// Interrupts go to the command, which decides: an interactive shell
 	// ignores Ctrl-C. A termination the command has not obeyed after
@@ -208,11 +227,31 @@ func orNone(words []string) string {
 	return strings.Join(words, " ")
 }
 
-// shellFlags adds the shell's own flag to fs.
-func shellFlags(fs *flag.FlagSet) *portList {
-	var ports portList
-	fs.Var(&ports, "port", "also make the host's 127.0.0.1:PORT reachable at "+kernel.ServerAddr.String()+":PORT (comma-separated, repeatable), for services that start later")
-	return &ports
+// shellOptions are the shell's own flags.
+type shellOptions struct {
+	ports    portList
+	isolated bool
+	resolver netip.AddrPort // the zero value: the host's
+}
+
+// shellFlags adds the shell's own flags to fs.
+func shellFlags(fs *flag.FlagSet) *shellOptions {
+	var o shellOptions
+	fs.Var(&o.ports, "port", "also make the host's 127.0.0.1:`PORT` reachable at "+kernel.ServerAddr.String()+":PORT (comma-separated, repeatable), for services that start later")
+	fs.BoolVar(&o.isolated, "isolated", false, "no way out beyond the server's namespace: only the host's loopback services answer")
+	fs.Func("resolver", "the DNS server `ADDR` (IP or IP:PORT) the command's queries go to (default: the host's, the first nameserver of /etc/resolv.conf)", func(s string) error {
+		a, err := netip.ParseAddrPort(s)
+		if err != nil {
+			ip, perr := netip.ParseAddr(s)
+			if perr != nil {
+				return fmt.Errorf("%q is not an IP address or IP:PORT; want 192.0.2.53 or 192.0.2.53:5353", s)
+			}
+			a = netip.AddrPortFrom(ip, 53)
+		}
+		o.resolver = a
+		return nil
+	})
+	return &o
 }
 
 // shellHelp says what the command finds, for netemu help shell; the
@@ -222,12 +261,16 @@ func shellHelp() string {
 	fmt.Fprintf(&b, "\nThe command runs in the client's network namespace (%v); the server's\n", kernel.ClientAddr)
 	fmt.Fprintf(&b, "(%v) passes connections on to the host's 127.0.0.1, on every port that\n", kernel.ServerAddr)
 	b.WriteString("listens there when the shell starts and on --port. NETEMU_SERVER, NETEMU_CLIENT\n")
-	b.WriteString("and NETEMU_PORTS tell the command. Its exit status is netemu's. There is no\n")
-	b.WriteString("route to the outside world. Needs root.\n\nShell flags (the link's flags below apply; --clock is real, --delack is kernel TCP's own):\n")
+	b.WriteString("and NETEMU_PORTS tell the command. Its exit status is netemu's. TCP to any\n")
+	b.WriteString("other address, and DNS, leave through the server's namespace to the host's\n")
+	b.WriteString("network (--isolated: they do not). Needs root.\n\nShell flags (the link's flags below apply; --clock is real, --delack is kernel TCP's own):\n")
 	fs := flag.NewFlagSet("shell", flag.ContinueOnError)
 	shellFlags(fs)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fs.VisitAll(func(f *flag.Flag) { fmt.Fprintf(tw, "  --%s PORT\t%s\n", f.Name, f.Usage) })
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(tw, "  --%s\t%s\n", strings.TrimSpace(f.Name+" "+name), usage)
+	})
 	tw.Flush()
 	b.WriteString("\nUnlike netemu proxy, nothing splits the connection: the command's own kernel\nTCP (Nagle, congestion control, timers, socket options) crosses the link.\n")
 	return b.String()

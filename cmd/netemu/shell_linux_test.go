@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +21,8 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/internal/realclient"
+	"golang.org/x/net/dns/dnsmessage"
+	"golang.org/x/sys/unix"
 )
 
 // needShell skips tests that run netemu shell where kernel mode cannot
@@ -242,4 +246,168 @@ func holders(ns string) []string {
 		}
 	}
 	return out
+}
+
+// outsideNS is a network namespace of the test's own, joined to the
+// host's by a veth pair: a stand-in for the world beyond the host, at
+// outsideAddr, that the test can reach without leaving the machine.
+type outsideNS struct {
+	path string // /run/netns/NAME
+}
+
+const (
+	outsideNSName = "netemu-test-outside"
+	outsideHost   = "198.19.254.1" // the host's end of the veth pair
+	outsideAddr   = "198.19.254.2" // the namespace's end
+)
+
+// newOutside creates the namespace; the test's cleanup removes it and
+// the veth pair, also when the test fails.
+func newOutside(t *testing.T) *outsideNS {
+	t.Helper()
+	ip := func(args ...string) error {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	t.Cleanup(func() {
+		ip("link", "del", "nemutest0") // both ends
+		ip("netns", "del", outsideNSName)
+	})
+	for _, args := range [][]string{
+		{"netns", "add", outsideNSName},
+		{"link", "add", "nemutest0", "type", "veth", "peer", "name", "nemutest1", "netns", outsideNSName},
+		{"addr", "add", outsideHost + "/30", "dev", "nemutest0"},
+		{"link", "set", "nemutest0", "up"},
+		{"-n", outsideNSName, "addr", "add", outsideAddr + "/30", "dev", "nemutest1"},
+		{"-n", outsideNSName, "link", "set", "nemutest1", "up"},
+		{"-n", outsideNSName, "link", "set", "lo", "up"},
+	} {
+		if err := ip(args...); err != nil {
+			t.Skipf("cannot build the stand-in for the outside: %v", err)
+		}
+	}
+	return &outsideNS{path: "/run/netns/" + outsideNSName}
+}
+
+// in runs f on a thread inside the namespace: the sockets f opens are
+// the namespace's.
+func (o *outsideNS) in(t *testing.T, f func() error) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // the thread is thrown away with the goroutine
+		ns, err := os.Open(o.path)
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer ns.Close()
+		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
+			errc <- err
+			return
+		}
+		errc <- f()
+	}()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TCP and DNS leave the shell for the world beyond the host, here a
+// namespace of the test's own: getent resolves a name through the
+// resolver given (the query crosses the link, whichever resolver
+// resolv.conf names), and curl reaches a web server there, its lookup,
+// its handshake and its request each taking the link's round trip. With
+// --isolated neither leaves.
+func TestShellOutside(t *testing.T) {
+	needShell(t)
+	out := newOutside(t)
+	var web net.Listener
+	var dns net.PacketConn
+	out.in(t, func() error {
+		var err error
+		if web, err = net.Listen("tcp4", outsideAddr+":0"); err != nil {
+			return err
+		}
+		dns, err = net.ListenPacket("udp4", outsideAddr+":53")
+		return err
+	})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "from outside") })}
+	go srv.Serve(web)
+	defer srv.Close()
+	defer dns.Close()
+	var queries atomic.Int32
+	go serveDNS(dns, "page.test.", netip.MustParseAddr(outsideAddr), &queries)
+
+	const rtt = 40 * time.Millisecond
+	url := fmt.Sprintf("http://page.test:%d/", web.Addr().(*net.TCPAddr).Port)
+	script := `getent ahostsv4 page.test | head -1 && curl -sS -w ' %{time_namelookup} %{time_connect} %{time_total}\n' ` + url
+	code, stdout, errOut := runCmd("shell", "--rtt", "40ms", "--resolver", outsideAddr, "--", "sh", "-c", script)
+	if code != 0 {
+		t.Fatalf("exit %d; stdout %q, stderr %q", code, stdout, errOut)
+	}
+	t.Logf("%s", stdout)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], outsideAddr+" ") || !strings.HasPrefix(lines[1], "from outside ") {
+		t.Fatalf("stdout %q; want page.test at %s, then the page", stdout, outsideAddr)
+	}
+	// curl's own lookup, its handshake and its request each cross the
+	// link: one round trip apiece, at least.
+	var at [3]time.Duration
+	for i, f := range strings.Fields(strings.TrimPrefix(lines[1], "from outside ")) {
+		s, err := strconv.ParseFloat(f, 64)
+		if err != nil || i >= len(at) {
+			t.Fatalf("curl wrote %q", lines[1])
+		}
+		at[i] = time.Duration(s * float64(time.Second))
+	}
+	if at[0] < rtt || at[1]-at[0] < rtt || at[2]-at[1] < rtt {
+		t.Errorf("curl's lookup ended at %v, its connect at %v, its request at %v; each crosses the link, one round trip (%v) or more", at[0], at[1], at[2], rtt)
+	}
+	if queries.Load() == 0 {
+		t.Error("the resolver saw no query")
+	}
+	if !strings.Contains(errOut, "the outside: TCP and DNS (resolver "+outsideAddr+":53)") {
+		t.Errorf("stderr %q; want the summary to name the resolver", errOut)
+	}
+
+	queries.Store(0)
+	code, stdout, errOut = runCmd("shell", "--isolated", "--resolver", outsideAddr, "--", "sh", "-c", "curl -sS -m 5 "+url)
+	if code == 0 || queries.Load() != 0 || !strings.Contains(errOut, "the outside: none (--isolated)") {
+		t.Errorf("--isolated: exit %d, %d queries, stdout %q, stderr %q; want curl to fail, no query", code, queries.Load(), stdout, errOut)
+	}
+}
+
+// serveDNS answers every A query for name with addr, and any other with
+// no record, counting the queries, until pc is closed.
+func serveDNS(pc net.PacketConn, name string, addr netip.Addr, queries *atomic.Int32) {
+	buf := make([]byte, 1500)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			return
+		}
+		queries.Add(1)
+		var p dnsmessage.Parser
+		h, err := p.Start(buf[:n])
+		if err != nil {
+			continue
+		}
+		q, err := p.Question()
+		if err != nil {
+			continue
+		}
+		b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true, RecursionDesired: h.RecursionDesired})
+		b.StartQuestions()
+		b.Question(q)
+		b.StartAnswers()
+		if q.Type == dnsmessage.TypeA && strings.EqualFold(q.Name.String(), name) {
+			b.AResource(dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 60}, dnsmessage.AResource{A: addr.As4()})
+		}
+		if msg, err := b.Finish(); err == nil {
+			pc.WriteTo(msg, from)
+		}
+	}
 }

@@ -18,6 +18,8 @@ func TestShellBadInput(t *testing.T) {
 		{[]string{"shell", "--delack", "40ms", "--", "true"}, "--delack does not apply"},
 		{[]string{"shell", "--port", "http", "--", "true"}, "is not a port"},
 		{[]string{"shell", "--rtt", "10ms,20ms", "--", "true"}, "runs one link"},
+		{[]string{"shell", "--resolver", "dns.example", "--", "true"}, `"dns.example" is not an IP address or IP:PORT`},
+		{[]string{"shell", "--resolver", "192.0.2.53:dns", "--", "true"}, "want 192.0.2.53 or 192.0.2.53:5353"},
 	} {
 		code, out, errOut := runCmd(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
