@@ -21,8 +21,10 @@
 // connection with a reset as soon as the refusal is known, and a slow
 // reader holds the writer back through the emulated stack's windows
 // rather than through memory: each direction has one buffer of
-// Config.BufferSize. Idle connections cost nothing but their goroutines,
-// blocked in reads.
+// Config.BufferSize, taken only while there is something to copy. An
+// idle connection sends nothing and wakes nothing; it holds its
+// goroutines and the two emulated endpoints, about 55 KB
+// (docs/PERFORMANCE.md).
 //
 // # A split connection
 //

@@ -13,7 +13,7 @@ import (
 
 // iperf3, a real client and server, through a forward at 10 mbit/s, both
 // ways: what the receiving end measures lies within 5 % of the link's
-// rate, and under the most the link can carry (realclient.Iperf3RateError).
+// rate (realclient.Iperf3RateError).
 // The first second, slow start's, is left out (-O 1).
 func TestIperf3(t *testing.T) {
 	const rate = 10e6

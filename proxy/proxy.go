@@ -76,7 +76,8 @@ type Config struct {
 
 	// BufferSize is the buffer of each direction of each connection, in
 	// bytes, on each side of the link; 0 means 32 KiB. It bounds what a
-	// connection holds in the proxy beyond the sockets' own buffers.
+	// connection holds in the proxy beyond the sockets' own buffers; a
+	// direction with nothing to copy holds none.
 	BufferSize int
 
 	// DialUpstream opens the connection to an upstream; nil means a

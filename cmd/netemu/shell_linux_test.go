@@ -109,9 +109,9 @@ func TestShellCurl(t *testing.T) {
 
 // iperf3 in the shell, against a server on the host's loopback, at
 // 10 mbit/s both ways: the command's own kernel TCP fills the link. What
-// the receiving end measures lies within 5 % of the rate and under the
-// payload the link can carry (realclient.Iperf3RateError); the first
-// second, slow start's, is left out.
+// the receiving end measures lies within 5 % of the rate
+// (realclient.Iperf3RateError); the first second, slow start's, is left
+// out.
 func TestShellIperf3(t *testing.T) {
 	needShell(t)
 	const rate = 10e6
