@@ -75,3 +75,9 @@ func (n *Net) ForwardOutside(resolver netip.AddrPort) error { return errNotLinux
 
 // HostResolver reports that kernel mode needs Linux.
 func HostResolver() (netip.AddrPort, error) { return netip.AddrPort{}, errNotLinux }
+
+// IsShellInit is false: kernel mode needs Linux.
+func IsShellInit() bool { return false }
+
+// ShellInit reports that kernel mode needs Linux.
+func ShellInit() int { return 2 }

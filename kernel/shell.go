@@ -23,37 +23,51 @@ import (
 
 // RunInClient starts cmd in the client namespace and waits for it, as
 // cmd.Run does: the program's sockets are the client's, so its traffic
-// to ServerAddr crosses the link with its own kernel TCP. The program is
-// killed (SIGKILL) if this process dies first, so that it cannot keep the
-// namespace alive; its own children are its to end. started, if not nil,
-// receives the process once it has started (to pass signals on).
+// to ServerAddr crosses the link with its own kernel TCP.
+//
+// The program runs in a PID namespace of its own, under this program run
+// again as its init (ShellInit: the caller's main must call it when
+// IsShellInit), so that nothing it starts can outlive it and keep the
+// network namespace: when the program ends, or this process dies (the
+// init's parent-death signal), the kernel kills everything left in the
+// PID namespace. The init passes signals on and exits with the program's
+// status. started, if not nil, receives the init's process once it has
+// started (to pass signals on).
 func (n *Net) RunInClient(cmd *exec.Cmd, started func(*os.Process)) error {
 	select {
 	case <-n.closed:
 		return errClosed
 	default:
 	}
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	if cmd.Err != nil { // the program was not found
+		return cmd.Err
 	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("kernel: find this program to run the command under: %w", err)
+	}
+	initCmd := exec.Command(self, cmd.Args...)
+	initCmd.Args[1] = cmd.Path
+	initCmd.Env = append(append([]string{}, cmd.Environ()...), shellInitEnv+"=1")
+	initCmd.Dir, initCmd.Stdin, initCmd.Stdout, initCmd.Stderr = cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr
+	initCmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID, Pdeathsig: syscall.SIGKILL}
 	ch := make(chan error, 1)
 	go func() {
 		// The parent-death signal follows the thread that started the
-		// program, not the process: the thread stays locked, and alive,
-		// until the program has ended.
+		// init, not the process: the thread stays locked, and alive,
+		// until the init has ended.
 		runtime.LockOSThread()
 		if err := unix.Setns(n.client.fd, unix.CLONE_NEWNET); err != nil {
 			ch <- fmt.Errorf("enter network namespace: %w", err)
 			return // the thread ends with the goroutine
 		}
-		err := cmd.Start()
+		err := initCmd.Start()
 		back := hostNS >= 0 && unix.Setns(hostNS, unix.CLONE_NEWNET) == nil
 		if err == nil {
 			if started != nil {
-				started(cmd.Process)
+				started(initCmd.Process)
 			}
-			err = cmd.Wait()
+			err = initCmd.Wait()
 		}
 		if back {
 			runtime.UnlockOSThread()

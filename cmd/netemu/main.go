@@ -59,6 +59,9 @@ func usagef(format string, args ...any) error {
 }
 
 func main() {
+	if kernel.IsShellInit() {
+		os.Exit(kernel.ShellInit()) // netemu shell's command, under it (kernel.RunInClient)
+	}
 	if isWorker() {
 		os.Exit(workerMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}

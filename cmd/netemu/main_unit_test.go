@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/netemu/netemu/kernel"
 	"os"
 	"testing"
 )
@@ -12,7 +13,7 @@ import (
 // testCrashEnv=N makes the process exit in the middle of cell N's first
 // runs. With testAsNetemuEnv set it is netemu.
 func TestMain(m *testing.M) {
-	if os.Getenv(testAsNetemuEnv) != "" {
+	if os.Getenv(testAsNetemuEnv) != "" || kernel.IsShellInit() {
 		main() // the test binary as netemu itself, for tests that signal it
 	}
 	if isWorker() {

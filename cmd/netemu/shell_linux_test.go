@@ -189,46 +189,60 @@ func leftovers(t *testing.T) []string {
 }
 
 // SIGTERM reaches the command, and netemu exits with its status; SIGKILL
-// of netemu kills the command too. Either way its namespace is gone.
+// of netemu kills the command too; and a command that ends normally
+// leaves nothing running. In each case the command has started a child
+// of its own in the background, which goes with it (the command's PID
+// namespace, kernel.RunInClient), and nothing holds its network
+// namespace afterwards.
 func TestShellSignals(t *testing.T) {
 	needShell(t)
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		cmd := exec.Command(os.Args[0], "shell", "--", "sh", "-c", "echo $$; exec sleep 30")
-		cmd.Env = append(os.Environ(), testAsNetemuEnv+"=1")
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		pid, perr := strconv.Atoi(strings.TrimSpace(line))
-		if err != nil || perr != nil {
-			cmd.Process.Kill()
+	for _, c := range []struct {
+		name   string
+		sig    syscall.Signal // 0: none, the command ends by itself
+		script string
+		code   int
+	}{
+		{"SIGTERM", syscall.SIGTERM, "sleep 60 & readlink /proc/self/ns/net; exec sleep 30", 128 + int(syscall.SIGTERM)},
+		{"SIGKILL", syscall.SIGKILL, "sleep 60 & readlink /proc/self/ns/net; exec sleep 30", -1},
+		{"exit", 0, "sleep 60 & readlink /proc/self/ns/net", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "shell", "--", "sh", "-c", c.script)
+			cmd.Env = append(os.Environ(), testAsNetemuEnv+"=1")
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(stdout).ReadString('\n')
+			ns := strings.TrimSpace(line)
+			if err != nil || !strings.HasPrefix(ns, "net:[") {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("the command said %q (%v)", line, err)
+			}
+			if c.sig != 0 {
+				cmd.Process.Signal(c.sig)
+			}
 			cmd.Wait()
-			t.Fatalf("the command said %q (%v)", line, err)
-		}
-		ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Process.Signal(sig)
-		cmd.Wait()
-		if sig == syscall.SIGTERM && cmd.ProcessState.ExitCode() != 128+int(syscall.SIGTERM) {
-			t.Errorf("after SIGTERM netemu exited %d; want 143, the command's", cmd.ProcessState.ExitCode())
-		}
-		deadline := time.Now().Add(5 * time.Second)
-		for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if syscall.Kill(pid, 0) == nil {
-			syscall.Kill(pid, syscall.SIGKILL) // the command netemu started for this test
-			t.Errorf("after %v of netemu, its command (pid %d) still runs", sig, pid)
-		}
-		if h := holders(ns); len(h) > 0 {
-			t.Errorf("after %v, the command's namespace %s is held by %v", sig, ns, h)
-		}
+			if code := cmd.ProcessState.ExitCode(); code != c.code {
+				t.Errorf("netemu exited %d; want %d", code, c.code)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for len(holders(ns)) > 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if h := holders(ns); len(h) > 0 {
+				t.Errorf("the command's namespace %s is still held by %v", ns, h)
+				for _, p := range h { // the processes this test started
+					if pid, err := strconv.Atoi(strings.Split(p, "/")[2]); err == nil {
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			}
+		})
 	}
 }
 
