@@ -30,6 +30,8 @@ import (
 // stops accepting and drains for --grace, the second aborts what is left;
 // then the summary: one row, or one JSON line, per connection.
 func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
+	// Connections report their failures from their own goroutines.
+	stderr = &lockedWriter{w: stderr}
 	o := &options{}
 	fs := newFlagSet("proxy", o)
 	po := proxyFlags(fs)

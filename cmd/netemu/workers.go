@@ -250,7 +250,8 @@ func (w *worker) stop() {
 	}
 }
 
-// lockedWriter serializes the writes of several workers' stderr.
+// lockedWriter serializes writes from several goroutines: the sweep
+// workers' stderr, the proxy's connections' failure lines.
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
