@@ -124,12 +124,19 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if err := writeProxySummary(w, p.Records(), o.json); err != nil {
 		return err
 	}
-	if !o.json {
-		st := n.Stats().Link
-		fmt.Fprintf(stderr, "netemu proxy: the link: %d packets delivered, %d dropped, %d retransmitted\n",
-			st[link.AtoB].Packets+st[link.BtoA].Packets, st[link.AtoB].Drops.Total()+st[link.BtoA].Drops.Total(), *rec.Retransmits)
+	st := n.Stats().Link
+	fmt.Fprintf(stderr, "netemu proxy: the link: %d packets delivered, %d dropped, %d retransmitted\n",
+		st[link.AtoB].Packets+st[link.BtoA].Packets, st[link.AtoB].Drops.Total()+st[link.BtoA].Drops.Total(), *rec.Retransmits)
+	if ferr != nil {
+		return ferr
 	}
-	return ferr
+	// An interrupt is how a proxy stops: the status says so (130 for
+	// SIGINT), without the line of a run cut short.
+	var se *signalError
+	if errors.As(context.Cause(ctx), &se) {
+		return &exitError{code: se.exitStatus()}
+	}
+	return nil
 }
 
 // proxyDialUpstream opens the proxy's upstream connections; nil means

@@ -138,8 +138,8 @@ func TestProxyCarriesAndSummarizes(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // the record is filed
 	cancel(&signalError{os.Interrupt})
 	code, stdout, stderr := wait()
-	if code != 130 {
-		t.Errorf("exit %d; want 130 (interrupted), stderr %q", code, stderr)
+	if code != 130 || strings.Contains(stderr, "interrupted") || !strings.Contains(stderr, "netemu proxy: the link: ") {
+		t.Errorf("exit %d, stderr %q; want 130 (stopped by an interrupt), the link's summary and no line of a run cut short", code, stderr)
 	}
 	recs := decode(t, stdout)
 	if len(recs) != 1 || recs[0]["bytes_up"] != 5.0 || recs[0]["bytes_down"] != 5.0 || recs[0]["upstream"] != up {

@@ -61,6 +61,19 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if err := o.checkOutputs(); err != nil {
 		return err
 	}
+	if sf.isolated && sf.resolver.IsValid() {
+		return usagef("shell: --resolver does not apply with --isolated: no query leaves the server's namespace")
+	}
+	// A command that cannot run is one line, before anything is built:
+	// 127 when it is not found, 126 when it is not executable, as shells
+	// say.
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		code := 127
+		if errors.Is(err, os.ErrPermission) {
+			code = 126
+		}
+		return &exitError{code: code, err: fmt.Errorf("shell: %v", err)}
+	}
 	if os.Geteuid() != 0 {
 		return usagef("shell: needs root to create network namespaces and TUN devices (CAP_SYS_ADMIN, CAP_NET_ADMIN); run it with sudo")
 	}

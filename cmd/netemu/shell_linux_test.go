@@ -47,9 +47,6 @@ func TestShellExitStatus(t *testing.T) {
 	if !strings.Contains(errOut, "netemu shell: exit status 3") {
 		t.Errorf("stderr %q; want the summary line", errOut)
 	}
-	if code, _, errOut := runCmd("shell", "--", "no-such-command-here"); code != 127 || strings.Count(errOut, "netemu: ") != 1 {
-		t.Errorf("a command that is not found: exit %d, stderr %q; want 127 and one line", code, errOut)
-	}
 }
 
 // curl in the shell fetches from a Go server on the host's loopback with
@@ -388,7 +385,8 @@ func TestShellOutside(t *testing.T) {
 	}
 
 	queries.Store(0)
-	code, stdout, errOut = runCmd("shell", "--isolated", "--resolver", outsideAddr, "--", "sh", "-c", "curl -sS -m 5 "+url)
+	direct := fmt.Sprintf("http://%s:%d/", outsideAddr, web.Addr().(*net.TCPAddr).Port)
+	code, stdout, errOut = runCmd("shell", "--isolated", "--", "sh", "-c", "getent ahostsv4 page.test; curl -sS -m 5 "+direct)
 	if code == 0 || queries.Load() != 0 || !strings.Contains(errOut, "the outside: none (--isolated)") {
 		t.Errorf("--isolated: exit %d, %d queries, stdout %q, stderr %q; want curl to fail, no query", code, queries.Load(), stdout, errOut)
 	}

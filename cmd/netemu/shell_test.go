@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -20,10 +22,33 @@ func TestShellBadInput(t *testing.T) {
 		{[]string{"shell", "--rtt", "10ms,20ms", "--", "true"}, "runs one link"},
 		{[]string{"shell", "--resolver", "dns.example", "--", "true"}, `"dns.example" is not an IP address or IP:PORT`},
 		{[]string{"shell", "--resolver", "192.0.2.53:dns", "--", "true"}, "want 192.0.2.53 or 192.0.2.53:5353"},
+		{[]string{"shell", "--isolated", "--resolver", "192.0.2.53", "--", "true"}, "--resolver does not apply with --isolated"},
 	} {
 		code, out, errOut := runCmd(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and one line with %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
+// A command that cannot run is one line, before anything is built, and
+// the status a shell gives: 127 not found, 126 not executable.
+func TestShellCommandCannotRun(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "script")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cmd  string
+		code int
+		want string
+	}{
+		{"no-such-command-here", 127, "executable file not found"},
+		{script, 126, "permission denied"},
+	} {
+		code, out, errOut := runCmd("shell", "--", c.cmd)
+		if code != c.code || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("shell -- %s: exit %d, stdout %q, stderr %q; want %d and one line with %q", c.cmd, code, out, errOut, c.code, c.want)
 		}
 	}
 }
