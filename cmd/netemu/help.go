@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -44,19 +45,31 @@ func usage() string {
 	}
 	tw.Flush()
 
-	b.WriteString(flagHelp())
+	b.WriteString(flagHelp(nil))
 	b.WriteString("\nnetemu help <command> or <workload> says more.\n")
 	return b.String()
 }
 
-// flagHelp lists the shared flags by group, with their defaults.
-func flagHelp() string {
+// flagHelp lists the shared flags by group, with their defaults. For a
+// command that carries real programs (proxy, shell: reject is not nil)
+// it leaves out the flags in reject and sweep's, which it refuses, and
+// --clock (it runs on the real clock).
+func flagHelp(reject map[string]string) string {
 	var b strings.Builder
 	fs := newFlagSet("help", &options{})
 	for _, g := range flagGroups {
+		var names []string
+		for _, name := range g.names {
+			if _, no := reject[name]; !no && (reject == nil || !slices.Contains(sweepOnly, name) && name != "clock") {
+				names = append(names, name)
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
 		fmt.Fprintf(&b, "\n%s:\n", g.title)
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		for _, name := range g.names {
+		for _, name := range names {
 			f := fs.Lookup(name)
 			arg := f.DefValue
 			switch {
@@ -107,9 +120,9 @@ func commandHelp(c command, w io.Writer) error {
 	switch c.name {
 	case "version":
 	case "proxy":
-		b.WriteString(proxyHelp() + flagHelp())
+		b.WriteString(proxyHelp() + flagHelp(proxyRejects))
 	case "shell":
-		b.WriteString(shellHelp() + flagHelp())
+		b.WriteString(shellHelp() + flagHelp(shellRejects))
 	case "merge":
 		b.WriteString("\nFlags:\n  --json       one JSON object per run and a summary per cell, as sweep --json\n  --plot FILE  draw the sweep to this .svg or .png file, as sweep --plot\n")
 	case "reproduce":
@@ -126,7 +139,7 @@ func commandHelp(c command, w io.Writer) error {
 		tw.Flush()
 	default:
 		b.WriteString("\nWorkloads: " + workloads.Names() + " (netemu help <workload> lists a workload's flags)\n")
-		b.WriteString(flagHelp())
+		b.WriteString(flagHelp(nil))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -359,3 +359,31 @@ func TestHelpListsEveryFlag(t *testing.T) {
 		}
 	})
 }
+
+// proxy's and shell's help list the shared flags they take and none of
+// those they refuse; run's lists them all.
+func TestHelpLeavesOutRefusedFlags(t *testing.T) {
+	for _, c := range []struct {
+		cmd     string
+		refused map[string]string
+	}{{"proxy", proxyRejects}, {"shell", shellRejects}, {"run", nil}} {
+		_, out, _ := runCmd("help", c.cmd)
+		shown := func(name string) bool { return strings.Contains(out, "\n  --"+name+" ") }
+		for name := range c.refused {
+			if shown(name) {
+				t.Errorf("help %s lists --%s, which %s refuses", c.cmd, name, c.cmd)
+			}
+		}
+		for _, name := range []string{"rtt", "rate", "loss", "pcap"} {
+			if !shown(name) {
+				t.Errorf("help %s does not list --%s", c.cmd, name)
+			}
+		}
+		if c.refused != nil && (shown("seeds") || shown("clock")) {
+			t.Errorf("help %s lists sweep's --seeds or --clock:\n%s", c.cmd, out)
+		}
+		if c.refused == nil && (!shown("seeds") || !shown("delack") || !shown("clock")) {
+			t.Errorf("help run leaves out --seeds, --delack or --clock:\n%s", out)
+		}
+	}
+}

@@ -174,12 +174,16 @@ func (f *forwardList) Set(s string) error {
 // proxyLink is the link and the stacks the flags describe, for the
 // proxy: one value per flag, and flags that do not apply refused.
 func (o *options) proxyLink() (link.Config, tcpstack.TCPConfig, error) {
-	return o.realLink("proxy", "the proxy runs on the real clock", map[string]string{
-		"backend":   "the proxy runs the emulated stacks; for programs' own TCP across the link, see netemu shell",
-		"link":      "it picks the kernel backend's link",
-		"plot":      "the proxy draws no figure; --timeline writes its data",
-		"waterfall": "the proxy draws no waterfall",
-	})
+	return o.realLink("proxy", "the proxy runs on the real clock", proxyRejects)
+}
+
+// proxyRejects are the shared flags that do not apply to the proxy, and
+// why; its help leaves them out.
+var proxyRejects = map[string]string{
+	"backend":   "the proxy runs the emulated stacks; for programs' own TCP across the link, see netemu shell",
+	"link":      "it picks the kernel backend's link",
+	"plot":      "the proxy draws no figure; --timeline writes its data",
+	"waterfall": "the proxy draws no waterfall",
 }
 
 // realLink is the one link the flags describe for a command that carries
