@@ -71,10 +71,12 @@ func (n *Net) ForwardHost(port uint16) error { return errNotLinux }
 func LoopbackListeners() ([]uint16, error) { return nil, errNotLinux }
 
 // ForwardOutside reports that kernel mode needs Linux.
-func (n *Net) ForwardOutside(resolver netip.AddrPort) error { return errNotLinux }
+func (n *Net) ForwardOutside(resolver netip.AddrPort, loopback []netip.Addr) error {
+	return errNotLinux
+}
 
-// HostResolver reports that kernel mode needs Linux.
-func HostResolver() (netip.AddrPort, error) { return netip.AddrPort{}, errNotLinux }
+// HostResolvers reports that kernel mode needs Linux.
+func HostResolvers() (netip.AddrPort, []netip.Addr, error) { return netip.AddrPort{}, nil, errNotLinux }
 
 // IsShellInit is false: kernel mode needs Linux.
 func IsShellInit() bool { return false }

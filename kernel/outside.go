@@ -4,6 +4,7 @@ package kernel
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -23,7 +24,8 @@ import (
 // namespace reaches it, reachable from the client namespace across the
 // link, for TCP and for DNS:
 //
-//   - The client namespace routes every address through the link.
+//   - The client namespace routes every address through the link, via
+//     ServerAddr.
 //   - In the server namespace, a TCP connection to any address other
 //     than ServerAddr is redirected (nftables, in that namespace only) to
 //     one listener, which opens the connection the client asked for (its
@@ -31,15 +33,17 @@ import (
 //     both ways, as ForwardHost does for the host's loopback. So the
 //     server namespace's kernel TCP answers across the link, and the
 //     connection onwards is the host's own.
-//   - DNS over UDP, to any address, goes to a relay in the server
-//     namespace that asks resolver from this process's namespace (a query
-//     to a resolver on the client's loopback, as resolv.conf may name
-//     one, is sent across the link too).
+//   - DNS over UDP to any address goes to a relay in the server
+//     namespace that asks resolver from this process's namespace. A
+//     query to a loopback address in loopback (the client's resolv.conf
+//     is the host's, and may name 127.0.0.53) is taken by a relay on that
+//     address in the client namespace and sent across the link to the
+//     server's.
 //
 // Other protocols (ICMP, other UDP) do not leave. The rules live in the
-// two namespaces, so they go with them: nothing is added to the host.
-// An invalid resolver means no DNS relay.
-func (n *Net) ForwardOutside(resolver netip.AddrPort) error {
+// server namespace, so they go with it: nothing is added to the host. An
+// invalid resolver means no DNS relay.
+func (n *Net) ForwardOutside(resolver netip.AddrPort, loopback []netip.Addr) error {
 	if err := n.defaultRoute(); err != nil {
 		return fmt.Errorf("kernel: route the client's traffic through the link: %w", err)
 	}
@@ -50,55 +54,52 @@ func (n *Net) ForwardOutside(resolver netip.AddrPort) error {
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
 	rules := [][]expr.Any{redirect(unix.IPPROTO_TCP, 0, port)}
 	if resolver.IsValid() {
-		pc, err := n.ListenPacket(53)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("kernel: listen for DNS queries at %v:53: %w", ServerAddr, err)
-		}
 		rules = append(rules, redirect(unix.IPPROTO_UDP, 53, 53))
-		if err := nat(n.client, nftables.ChainHookOutput, [][]expr.Any{loopbackDNS()}); err != nil {
-			ln.Close()
-			pc.Close()
-			return err
-		}
-		n.wg.Add(1)
-		go func() {
-			defer n.wg.Done()
-			n.relayDNS(pc.(trackedPacketConn), resolver)
-		}()
 	}
 	if err := nat(n.server, nftables.ChainHookPrerouting, rules); err != nil {
 		ln.Close()
 		return err
 	}
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				ln.Close()
-				return
-			}
-			tc := c.(trackedConn)
-			dst, err := originalDst(tc.TCPConn)
-			if err != nil {
-				tc.SetLinger(0)
-				tc.Close()
-				continue
-			}
-			n.wg.Add(1)
-			go func() {
-				defer n.wg.Done()
-				n.forward(tc, dst)
-			}()
+	n.serve(ln, func(c trackedConn) {
+		dst, err := originalDst(c.TCPConn)
+		if err != nil {
+			c.SetLinger(0)
+			c.Close()
+			return
 		}
-	}()
+		n.forward(c, dst)
+	})
+	if !resolver.IsValid() {
+		return nil
+	}
+	pc, err := n.ListenPacket(53)
+	if err != nil {
+		return fmt.Errorf("kernel: listen for DNS queries at %v:53: %w", ServerAddr, err)
+	}
+	n.relayDNS(pc.(trackedPacketConn), func() (*net.UDPConn, error) {
+		return net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(resolver))
+	})
+	server := net.UDPAddrFromAddrPort(netip.AddrPortFrom(ServerAddr, 53))
+	for _, a := range loopback {
+		pc, err := n.packetConn(n.client, netip.AddrPortFrom(a, 53))
+		if err != nil {
+			return fmt.Errorf("kernel: listen for DNS queries at %v:53 in the client's namespace: %w", a, err)
+		}
+		n.relayDNS(pc.(trackedPacketConn), func() (c *net.UDPConn, err error) {
+			err = n.client.do(func() error {
+				c, err = net.DialUDP("udp4", nil, server)
+				return err
+			})
+			return c, err
+		})
+	}
 	return nil
 }
 
 // defaultRoute routes every address from the client namespace through
-// the link's device, with the pinned congestion control.
+// the link's device via ServerAddr (a gateway: over the netem link's
+// veth pair the client must resolve a neighbour that answers ARP), with
+// the pinned congestion control.
 func (n *Net) defaultRoute() error {
 	h, err := handle(n.client)
 	if err != nil {
@@ -109,7 +110,7 @@ func (n *Net) defaultRoute() error {
 	if err != nil {
 		return fmt.Errorf("find %s: %w", devName, err)
 	}
-	return h.RouteAdd(&netlink.Route{LinkIndex: l.Attrs().Index, Scope: netlink.SCOPE_LINK,
+	return h.RouteAdd(&netlink.Route{LinkIndex: l.Attrs().Index, Gw: net.IP(ServerAddr.AsSlice()),
 		Src: net.IP(ClientAddr.AsSlice()), Congctl: string(n.cfg.CongestionControl)})
 }
 
@@ -152,23 +153,6 @@ func redirect(proto byte, dport, to uint16) []expr.Any {
 		&expr.Redir{RegisterProtoMin: 1})
 }
 
-// loopbackDNS is the client's rule "ip daddr 127.0.0.0/8 udp dport 53 dnat
-// to ServerAddr:53": a query to a resolver on the client's own loopback
-// crosses the link to the relay.
-func loopbackDNS() []expr.Any {
-	return []expr.Any{
-		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 16, Len: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{127}},
-		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.IPPROTO_UDP}},
-		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binary.BigEndian.AppendUint16(nil, 53)},
-		&expr.Immediate{Register: 1, Data: ServerAddr.AsSlice()},
-		&expr.Immediate{Register: 2, Data: binary.BigEndian.AppendUint16(nil, 53)},
-		&expr.NAT{Type: expr.NATTypeDestNAT, Family: unix.NFPROTO_IPV4, RegAddrMin: 1, RegProtoMin: 2, Specified: true},
-	}
-}
-
 // originalDst is where a redirected connection was going.
 func originalDst(c *net.TCPConn) (netip.AddrPort, error) {
 	rc, err := c.SyscallConn()
@@ -194,61 +178,77 @@ func originalDst(c *net.TCPConn) (netip.AddrPort, error) {
 	return dst, err
 }
 
-// dnsTimeout bounds the wait for the resolver's answer to one query.
+// dnsTimeout bounds the wait for the answer to one query.
 const dnsTimeout = 5 * time.Second
 
-// relayDNS answers each query that reaches pc with resolver's answer,
-// asked from this process's namespace, until pc is closed.
-func (n *Net) relayDNS(pc trackedPacketConn, resolver netip.AddrPort) {
-	defer pc.Close()
-	buf := make([]byte, 65536)
-	for {
-		m, from, err := pc.ReadFromUDPAddrPort(buf)
-		if err != nil {
-			return
+// relayDNS answers each query that reaches pc, in the background, with
+// the answer it gets over a socket that dial opens for the query, until
+// pc or the network is closed.
+func (n *Net) relayDNS(pc trackedPacketConn, dial func() (*net.UDPConn, error)) {
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		defer pc.Close()
+		buf := make([]byte, 65536)
+		for {
+			m, from, err := pc.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			q := append([]byte(nil), buf[:m]...)
+			n.wg.Add(1)
+			go func() {
+				defer n.wg.Done()
+				up, err := dial()
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				ctx, cancel := n.untilClosed(dnsTimeout)
+				defer cancel()
+				context.AfterFunc(ctx, func() { up.Close() })
+				if _, err := up.Write(q); err != nil {
+					return
+				}
+				a := make([]byte, 65536)
+				k, err := up.Read(a)
+				if err != nil {
+					return
+				}
+				pc.WriteToUDPAddrPort(a[:k], from)
+			}()
 		}
-		q := append([]byte(nil), buf[:m]...)
-		n.wg.Add(1)
-		go func() {
-			defer n.wg.Done()
-			up, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(resolver))
-			if err != nil {
-				return
-			}
-			defer up.Close()
-			up.SetDeadline(time.Now().Add(dnsTimeout))
-			if _, err := up.Write(q); err != nil {
-				return
-			}
-			a := make([]byte, 65536)
-			k, err := up.Read(a)
-			if err != nil {
-				return
-			}
-			pc.WriteToUDPAddrPort(a[:k], from)
-		}()
-	}
+	}()
 }
 
-// HostResolver is the first name server of the host's /etc/resolv.conf,
-// at port 53; the zero AddrPort if it names none.
-func HostResolver() (netip.AddrPort, error) {
+// HostResolvers reads the host's /etc/resolv.conf: its first name server,
+// at port 53 (the zero AddrPort if it names none), and those of its name
+// servers that are IPv4 loopback addresses.
+func HostResolvers() (first netip.AddrPort, loopback []netip.Addr, err error) {
 	f, err := os.Open("/etc/resolv.conf")
 	if errors.Is(err, os.ErrNotExist) {
-		return netip.AddrPort{}, nil
+		return netip.AddrPort{}, nil, nil
 	}
 	if err != nil {
-		return netip.AddrPort{}, err
+		return netip.AddrPort{}, nil, err
 	}
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
 		fields := strings.Fields(s.Text())
-		if len(fields) >= 2 && fields[0] == "nameserver" {
-			if a, err := netip.ParseAddr(fields[1]); err == nil {
-				return netip.AddrPortFrom(a, 53), nil
-			}
+		if len(fields) < 2 || fields[0] != "nameserver" {
+			continue
+		}
+		a, err := netip.ParseAddr(fields[1])
+		if err != nil {
+			continue
+		}
+		if !first.IsValid() {
+			first = netip.AddrPortFrom(a, 53)
+		}
+		if a.Is4() && a.IsLoopback() {
+			loopback = append(loopback, a)
 		}
 	}
-	return netip.AddrPort{}, s.Err()
+	return first, loopback, s.Err()
 }

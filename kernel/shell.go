@@ -4,6 +4,7 @@ package kernel
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -88,31 +89,66 @@ func (n *Net) ForwardHost(port uint16) error {
 	if err != nil {
 		return fmt.Errorf("kernel: forward %v:%d: %w", ServerAddr, port, err)
 	}
+	host := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), port)
+	n.serve(ln, func(c trackedConn) { n.forward(c, host) })
+	return nil
+}
+
+// serve accepts connections on ln, in the background, and hands each to
+// handle on a goroutine of its own, until ln or the network is closed. A
+// failed accept that is not a close (no file descriptors left, say) is
+// retried after a pause, as net/http's server does.
+func (n *Net) serve(ln net.Listener, handle func(trackedConn)) {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
+		defer ln.Close()
+		pause := 5 * time.Millisecond
 		for {
 			c, err := ln.Accept()
 			if err != nil {
-				ln.Close()
-				return
+				if errors.Is(err, net.ErrClosed) {
+					return
+				}
+				select {
+				case <-n.closed:
+					return
+				case <-time.After(pause):
+				}
+				pause = min(2*pause, time.Second)
+				continue
 			}
+			pause = 5 * time.Millisecond
 			n.wg.Add(1)
 			go func() {
 				defer n.wg.Done()
-				n.forward(c.(trackedConn), netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), port))
+				handle(c.(trackedConn))
 			}()
 		}
 	}()
-	return nil
+}
+
+// untilClosed returns a context that ends after d or when the network
+// closes, whichever comes first.
+func (n *Net) untilClosed(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	go func() {
+		select {
+		case <-n.closed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // forward connects c to dst, from this process's namespace, and copies
 // both ways until both directions are closed.
 func (n *Net) forward(c trackedConn, dst netip.AddrPort) {
 	defer c.Close()
-	d := net.Dialer{Timeout: 10 * time.Second}
-	u, err := d.Dial("tcp4", dst.String())
+	ctx, cancel := n.untilClosed(10 * time.Second)
+	u, err := (&net.Dialer{}).DialContext(ctx, "tcp4", dst.String())
+	cancel()
 	if err != nil {
 		c.SetLinger(0) // a reset, as a refused connect would give
 		return

@@ -75,11 +75,14 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	resolver := sf.resolver
-	if !sf.isolated && !resolver.IsValid() {
-		if resolver, err = kernel.HostResolver(); err != nil {
-			return err
-		}
+	// DNS queries go where the host's resolv.conf says (the namespaces
+	// share it), and on to --resolver or the host's first name server.
+	resolver, loopback, err := kernel.HostResolvers()
+	if err != nil {
+		return err
+	}
+	if sf.resolver.IsValid() {
+		resolver = sf.resolver
 	}
 	fwd := slices.Compact(slices.Sorted(slices.Values(append(host, *ports...))))
 	o.printNotes(stderr)
@@ -110,7 +113,7 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	}
 	outside := "none (--isolated)"
 	if !sf.isolated {
-		if err := n.ForwardOutside(resolver); err != nil {
+		if err := n.ForwardOutside(resolver, loopback); err != nil {
 			watch.Finish()
 			return err
 		}

@@ -1,0 +1,70 @@
+//go:build linux
+
+package kernel
+
+import (
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/netemu/netemu/link"
+)
+
+// DNS leaves the client through the link whether the query goes to an
+// outside address or to a resolver on the client's own loopback (as a
+// resolv.conf naming 127.0.0.53 sends it): either way the server's relay
+// asks the resolver from this process's namespace, and the answer takes
+// at least the link's round trip. The resolver here is a UDP server on
+// the host's loopback that answers each query with it, prefixed.
+func TestDNSLeavesThroughTheLink(t *testing.T) {
+	needRoot(t)
+	const rtt = 30 * time.Millisecond
+	n := newNet(t, Config{Link: link.Config{Delay: rtt / 2}, Via: TUN})
+	res, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	go func() {
+		b := make([]byte, 512)
+		for {
+			m, from, err := res.ReadFromUDP(b)
+			if err != nil {
+				return
+			}
+			res.WriteToUDP(append([]byte("answer to "), b[:m]...), from)
+		}
+	}()
+	resolver := res.LocalAddr().(*net.UDPAddr).AddrPort()
+	loop := netip.MustParseAddr("127.0.0.77")
+	if err := n.ForwardOutside(resolver, []netip.Addr{loop}); err != nil {
+		t.Fatal(err)
+	}
+	for _, dst := range []netip.AddrPort{
+		netip.AddrPortFrom(loop, 53),                               // the client's loopback
+		netip.AddrPortFrom(netip.MustParseAddr("198.19.253.1"), 53), // any address beyond the link
+	} {
+		var got string
+		var took time.Duration
+		err := n.client.do(func() error {
+			c, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(dst))
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			t0 := time.Now()
+			if _, err := c.Write([]byte("query")); err != nil {
+				return err
+			}
+			b := make([]byte, 512)
+			m, err := c.Read(b)
+			took, got = time.Since(t0), string(b[:m])
+			return err
+		})
+		if err != nil || got != "answer to query" || took < rtt {
+			t.Errorf("a query to %v from the client: %q after %v, %v; want the resolver's answer after one RTT (%v) or more", dst, got, took, err, rtt)
+		}
+	}
+}
