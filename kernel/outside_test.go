@@ -42,7 +42,7 @@ func TestDNSLeavesThroughTheLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dst := range []netip.AddrPort{
-		netip.AddrPortFrom(loop, 53),                               // the client's loopback
+		netip.AddrPortFrom(loop, 53),                                // the client's loopback
 		netip.AddrPortFrom(netip.MustParseAddr("198.19.253.1"), 53), // any address beyond the link
 	} {
 		var got string
