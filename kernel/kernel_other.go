@@ -83,3 +83,6 @@ func IsShellInit() bool { return false }
 
 // ShellInit reports that kernel mode needs Linux.
 func ShellInit() int { return 2 }
+
+// RelaySignal passes s on to init.
+func RelaySignal(init *os.Process, s os.Signal) { init.Signal(s) }

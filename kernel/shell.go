@@ -33,7 +33,7 @@ import (
 // init's parent-death signal), the kernel kills everything left in the
 // PID namespace. The init passes signals on and exits with the program's
 // status. started, if not nil, receives the init's process once it has
-// started (to pass signals on).
+// started: RelaySignal passes a signal on through it.
 func (n *Net) RunInClient(cmd *exec.Cmd, started func(*os.Process)) error {
 	select {
 	case <-n.closed:
@@ -43,15 +43,12 @@ func (n *Net) RunInClient(cmd *exec.Cmd, started func(*os.Process)) error {
 	if cmd.Err != nil { // the program was not found
 		return cmd.Err
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("kernel: find this program to run the command under: %w", err)
-	}
-	initCmd := exec.Command(self, cmd.Args...)
-	initCmd.Args[1] = cmd.Path
-	initCmd.Env = append(append([]string{}, cmd.Environ()...), shellInitEnv+"=1")
+	// /proc/self/exe is this program even if its file was replaced or
+	// removed since it started.
+	initCmd := &exec.Cmd{Path: "/proc/self/exe", Args: append([]string{"netemu-shell-init"}, cmd.Args...)}
+	initCmd.Env = append(append([]string{}, cmd.Environ()...), shellInitEnv+"="+cmd.Path)
 	initCmd.Dir, initCmd.Stdin, initCmd.Stdout, initCmd.Stderr = cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr
-	initCmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID, Pdeathsig: syscall.SIGKILL}
+	initCmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
 	ch := make(chan error, 1)
 	go func() {
 		// The parent-death signal follows the thread that started the

@@ -193,7 +193,7 @@ func relaySignals(sigs <-chan os.Signal, started <-chan *os.Process, done <-chan
 	for {
 		select {
 		case s := <-sigs:
-			p.Signal(s)
+			kernel.RelaySignal(p, s)
 			if s != os.Interrupt && kill == nil {
 				kill = time.After(shellKillAfter)
 			}

@@ -423,3 +423,22 @@ func serveDNS(pc net.PacketConn, name string, addr netip.Addr, queries *atomic.I
 		}
 	}
 }
+
+// The command's PID namespace has its own /proc: its first process is
+// netemu's init, $$ names the shell itself, and an orphan the command
+// leaves is reaped (no zombie) while the command goes on.
+func TestShellOwnProcesses(t *testing.T) {
+	needShell(t)
+	script := `tr '\0' '\n' < /proc/1/cmdline | head -1
+test "$(cat /proc/$$/comm)" = sh && echo self
+( sleep 0.05 & )
+sleep 0.5
+zombies=0
+for f in /proc/[0-9]*/stat; do [ "$(cut -d' ' -f3 "$f" 2>/dev/null)" = Z ] && zombies=$((zombies+1)); done
+echo "zombies $zombies"`
+	code, out, errOut := runCmd("shell", "--", "sh", "-c", script)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 3 || lines[0] != "netemu-shell-init" || lines[1] != "self" || lines[2] != "zombies 0" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want PID 1 to be netemu's init, /proc/$$ the shell, and no zombie", code, out, errOut)
+	}
+}
