@@ -282,10 +282,12 @@ func newOutside(t *testing.T) *outsideNS {
 		}
 		return nil
 	}
-	t.Cleanup(func() {
+	remove := func() {
 		ip("link", "del", "nemutest0") // both ends
 		ip("netns", "del", outsideNSName)
-	})
+	}
+	remove() // what a run killed before its cleanup left (the names are this test's)
+	t.Cleanup(remove)
 	for _, args := range [][]string{
 		{"netns", "add", outsideNSName},
 		{"link", "add", "nemutest0", "type", "veth", "peer", "name", "nemutest1", "netns", outsideNSName},

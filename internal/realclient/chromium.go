@@ -115,6 +115,9 @@ func LoadPage(tb testing.TB, url, pac string) Timing {
 	// process group, which a timeout ends whole.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// A helper that outlives Chromium with its output open would hold
+	// Output up: the group is killed and the pipes given up after 5 s.
+	cmd.WaitDelay = 5 * time.Second
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -7,12 +7,14 @@ package realclient
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Iperf3 returns iperf3's path, or skips the test.
@@ -53,18 +55,28 @@ func Iperf3Server(tb testing.TB) string {
 	})
 	// It prints "Server listening on PORT" once it listens; the rest of
 	// its output is read and dropped so that it never blocks on a pipe.
-	lines := bufio.NewScanner(out)
-	listening := false
-	for !listening && lines.Scan() {
-		listening = strings.Contains(lines.Text(), "Server listening")
-	}
+	listening := make(chan bool, 1)
 	go func() {
 		defer close(drained)
+		lines := bufio.NewScanner(out)
+		said := false
 		for lines.Scan() {
+			if !said && strings.Contains(lines.Text(), "Server listening") {
+				said = true
+				listening <- true
+			}
+		}
+		if !said {
+			listening <- false
 		}
 	}()
-	if !listening {
-		tb.Fatalf("iperf3 -s -p %s ended before it listened", port)
+	select {
+	case ok := <-listening:
+		if !ok {
+			tb.Fatalf("iperf3 -s -p %s ended before it listened", port)
+		}
+	case <-time.After(10 * time.Second):
+		tb.Fatalf("iperf3 -s -p %s did not say it listened in 10 s", port)
 	}
 	return addr
 }
@@ -74,7 +86,11 @@ func Iperf3Server(tb testing.TB) string {
 // in bits per second.
 func Iperf3Received(tb testing.TB, args ...string) float64 {
 	tb.Helper()
-	cmd := exec.Command(Iperf3(tb), append(args, "-J")...)
+	// A run takes its -t and a second or two; a minute only catches a
+	// client that hangs.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, Iperf3(tb), append(args, "-J")...)
 	out, err := cmd.Output()
 	if err != nil {
 		tb.Fatalf("%s: %v (output %q)", strings.Join(cmd.Args, " "), err, out)
