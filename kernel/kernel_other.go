@@ -84,5 +84,8 @@ func IsShellInit() bool { return false }
 // ShellInit reports that kernel mode needs Linux.
 func ShellInit() int { return 2 }
 
+// ShellSignals are the signals netemu shell passes on to its command.
+var ShellSignals = []os.Signal{os.Interrupt}
+
 // RelaySignal passes s on to init.
 func RelaySignal(init *os.Process, s os.Signal) { init.Signal(s) }

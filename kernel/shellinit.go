@@ -8,8 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -29,7 +27,7 @@ func IsShellInit() bool { return os.Getenv(shellInitEnv) != "" }
 // the command. It mounts the namespace's own /proc (in a mount namespace
 // of its own, so that ps and /proc/$$ see the command's processes), runs
 // the command (its arguments) as its one child, passes on the signals it
-// receives but SIGINT and SIGQUIT (see RelaySignal), reaps the orphans
+// receives (SIGINT and SIGQUIT as RelaySignal says), reaps the orphans
 // the command leaves, and returns the command's exit status (128 plus
 // the signal's number for a command a signal ended). When it returns and
 // the process exits, the kernel kills whatever else is left in the
@@ -50,7 +48,8 @@ func ShellInit() int {
 	sigs := make(chan os.Signal, 8)
 	// SIGINT and SIGQUIT are caught, not ignored: an ignored signal would
 	// stay ignored in the command.
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2,
+		relayInt, relayQuit, terminalInt, terminalQuit)
 	cmd := &exec.Cmd{Path: path, Args: args, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "netemu: shell: %v\n", err)
@@ -61,7 +60,23 @@ func ShellInit() int {
 	}
 	go func() {
 		for s := range sigs {
-			if s != syscall.SIGINT && s != syscall.SIGQUIT {
+			switch s {
+			case syscall.SIGINT, syscall.SIGQUIT:
+				// From the terminal, as to netemu (which says so with
+				// terminalInt) or from a kill inside the namespace:
+				// either way not ours to pass on.
+			case relayInt:
+				cmd.Process.Signal(syscall.SIGINT)
+			case relayQuit:
+				cmd.Process.Signal(syscall.SIGQUIT)
+			case terminalInt, terminalQuit:
+				// The terminal signalled netemu's process group, which
+				// is the init's: the command had it too, unless it moved
+				// to a group of its own (timeout(1) does).
+				if !sameGroup(cmd.Process.Pid) {
+					cmd.Process.Signal(map[os.Signal]os.Signal{terminalInt: syscall.SIGINT, terminalQuit: syscall.SIGQUIT}[s])
+				}
+			default:
 				cmd.Process.Signal(s)
 			}
 		}
@@ -88,27 +103,60 @@ func ShellInit() int {
 	}
 }
 
+// ShellSignals are the signals netemu shell passes on to its command
+// (RelaySignal) rather than end by.
+var ShellSignals = []os.Signal{syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2}
+
+// The real-time signals netemu sends the init to have SIGINT or SIGQUIT
+// passed on: relay* when someone signalled netemu, terminal* when the
+// terminal signalled netemu's foreground process group (which the init
+// and, usually, the command are in, so that they had it already).
+// Nothing else here uses these numbers (glibc reserves 32 and 33).
+const (
+	relayInt     = syscall.Signal(40)
+	relayQuit    = syscall.Signal(41)
+	terminalInt  = syscall.Signal(42)
+	terminalQuit = syscall.Signal(43)
+)
+
+// sameGroup reports whether process pid is in this process's group.
+// Seen from the init's PID namespace, netemu's group is invisible and
+// reads as 0 for both; a group the command made is visible.
+func sameGroup(pid int) bool {
+	pg, err := unix.Getpgid(pid)
+	own, oerr := unix.Getpgid(0)
+	return err == nil && oerr == nil && pg == own
+}
+
 // RelaySignal passes s, which netemu received, on to the command running
-// under init (RunInClient's process). SIGINT and SIGQUIT go straight to
-// the command, unless the terminal in front of netemu has sent them to
-// its foreground process group, the command's too, already: so one
-// Ctrl-C is one SIGINT. Other signals go to the init, which passes them
-// on.
+// under init (RunInClient's process), through the init. SIGINT and
+// SIGQUIT reach the command once: the init passes them on only where the
+// terminal has not delivered them to the command already. Other signals
+// the init passes on as they are.
 func RelaySignal(init *os.Process, s os.Signal) {
-	if s != syscall.SIGINT && s != syscall.SIGQUIT {
-		init.Signal(s)
-		return
+	fromTerminal := terminalForeground()
+	switch {
+	case s == syscall.SIGINT && fromTerminal:
+		s = terminalInt
+	case s == syscall.SIGINT:
+		s = relayInt
+	case s == syscall.SIGQUIT && fromTerminal:
+		s = terminalQuit
+	case s == syscall.SIGQUIT:
+		s = relayQuit
 	}
-	if pg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil && pg == unix.Getpgrp() {
-		return
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(init.Pid) + "/task/" + strconv.Itoa(init.Pid) + "/children")
+	init.Signal(s) // through a pidfd: never another process
+}
+
+// terminalForeground reports whether this process's group is the
+// foreground group of its controlling terminal: a terminal's SIGINT or
+// SIGQUIT went to the whole group.
+func terminalForeground() bool {
+	tty, err := os.Open("/dev/tty")
 	if err != nil {
-		return
+		return false
 	}
-	for _, f := range strings.Fields(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil {
-			unix.Kill(pid, s.(syscall.Signal))
-		}
-	}
+	defer tty.Close()
+	pg, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCGPGRP)
+	return err == nil && pg == unix.Getpgrp()
 }

@@ -141,7 +141,7 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	// ignores Ctrl-C. A termination the command has not obeyed after
 	// shellKillAfter kills it.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, kernel.ShellSignals...)
 	defer signal.Stop(sigs)
 	done := make(chan struct{})
 	defer close(done)
@@ -194,7 +194,7 @@ func relaySignals(sigs <-chan os.Signal, started <-chan *os.Process, done <-chan
 		select {
 		case s := <-sigs:
 			kernel.RelaySignal(p, s)
-			if s != os.Interrupt && kill == nil {
+			if (s == syscall.SIGTERM || s == syscall.SIGHUP) && kill == nil {
 				kill = time.After(shellKillAfter)
 			}
 		case <-kill:

@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -442,5 +443,34 @@ echo "zombies $zombies"`
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code != 0 || len(lines) != 3 || lines[0] != "netemu-shell-init" || lines[1] != "self" || lines[2] != "zombies 0" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want PID 1 to be netemu's init, /proc/$$ the shell, and no zombie", code, out, errOut)
+	}
+}
+
+// An interrupt sent to netemu (no terminal in front of it) reaches the
+// command once: netemu asks the init to pass it on, and the init's own
+// copy of a terminal's interrupt is not passed on twice.
+func TestShellRelaysInterrupt(t *testing.T) {
+	needShell(t)
+	cmd := exec.Command(os.Args[0], "shell", "--", "sh", "-c", `trap "echo INT" INT; echo ready; sleep 1; echo done`)
+	cmd.Env = append(os.Environ(), testAsNetemuEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no controlling terminal, whatever runs the test
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(stdout)
+	if line, err := r.ReadString('\n'); line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the command said %q (%v)", line, err)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	rest, _ := io.ReadAll(r)
+	cmd.Wait()
+	if string(rest) != "INT\ndone\n" || cmd.ProcessState.ExitCode() != 0 {
+		t.Errorf("after one SIGINT to netemu the command wrote %q and netemu exited %d; want one INT, then done, and 0", rest, cmd.ProcessState.ExitCode())
 	}
 }
