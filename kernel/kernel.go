@@ -370,15 +370,21 @@ func (n *Net) Seed() uint64 { return n.cfg.Link.Seed }
 
 // Listen listens on the server namespace's port.
 func (n *Net) Listen(port uint16) (net.Listener, error) {
+	return n.listenIn(n.server, netip.AddrPortFrom(ServerAddr, port))
+}
+
+// listenIn listens at addr in namespace ns; the listener and what it
+// accepts close with the network.
+func (n *Net) listenIn(ns *namespace, addr netip.AddrPort) (net.Listener, error) {
 	select {
 	case <-n.closed:
 		return nil, errClosed
 	default:
 	}
 	var ln net.Listener
-	err := n.server.do(func() error {
+	err := ns.do(func() error {
 		var err error
-		ln, err = net.Listen("tcp4", netip.AddrPortFrom(ServerAddr, port).String())
+		ln, err = net.Listen("tcp4", addr.String())
 		return err
 	})
 	if err != nil {

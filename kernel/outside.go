@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,7 +68,7 @@ func (n *Net) ForwardOutside(resolver netip.AddrPort, loopback []netip.Addr) err
 			c.Close()
 			return
 		}
-		n.forward(c, dst)
+		n.forward(c, dialHost(dst))
 	})
 	if !resolver.IsValid() {
 		return nil
@@ -79,18 +80,45 @@ func (n *Net) ForwardOutside(resolver netip.AddrPort, loopback []netip.Addr) err
 	n.relayDNS(pc.(trackedPacketConn), func() (*net.UDPConn, error) {
 		return net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(resolver))
 	})
-	server := net.UDPAddrFromAddrPort(netip.AddrPortFrom(ServerAddr, 53))
-	for _, a := range loopback {
+	if len(loopback) == 0 {
+		return nil
+	}
+	// Queries to a loopback name server cross the link to the server's
+	// relays: UDP, and TCP for an answer too long for UDP. The server
+	// namespace's port 53 passes TCP on to the resolver, unless the host's
+	// own port 53 is forwarded there already (ForwardHost).
+	if ln, err := n.Listen(53); err == nil {
+		n.serve(ln, func(c trackedConn) { n.forward(c, dialHost(resolver)) })
+	} else if !errors.Is(err, unix.EADDRINUSE) {
+		return fmt.Errorf("kernel: listen for DNS over TCP at %v:53: %w", ServerAddr, err)
+	}
+	server := netip.AddrPortFrom(ServerAddr, 53)
+	fromClient := func(ctx context.Context, network string) (c net.Conn, err error) {
+		err = n.client.do(func() error {
+			c, err = (&net.Dialer{}).DialContext(ctx, network, server.String())
+			return err
+		})
+		return c, err
+	}
+	slices.SortFunc(loopback, netip.Addr.Compare)
+	for _, a := range slices.Compact(loopback) {
 		pc, err := n.packetConn(n.client, netip.AddrPortFrom(a, 53))
 		if err != nil {
 			return fmt.Errorf("kernel: listen for DNS queries at %v:53 in the client's namespace: %w", a, err)
 		}
-		n.relayDNS(pc.(trackedPacketConn), func() (c *net.UDPConn, err error) {
-			err = n.client.do(func() error {
-				c, err = net.DialUDP("udp4", nil, server)
-				return err
-			})
-			return c, err
+		n.relayDNS(pc.(trackedPacketConn), func() (*net.UDPConn, error) {
+			c, err := fromClient(context.Background(), "udp4") // no packet: nothing to wait for
+			if err != nil {
+				return nil, err
+			}
+			return c.(*net.UDPConn), nil
+		})
+		ln, err := n.listenIn(n.client, netip.AddrPortFrom(a, 53))
+		if err != nil {
+			return fmt.Errorf("kernel: listen for DNS over TCP at %v:53 in the client's namespace: %w", a, err)
+		}
+		n.serve(ln, func(c trackedConn) {
+			n.forward(c, func(ctx context.Context) (net.Conn, error) { return fromClient(ctx, "tcp4") })
 		})
 	}
 	return nil

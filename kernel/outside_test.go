@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"io"
 	"net"
 	"net/netip"
 	"testing"
@@ -66,5 +67,53 @@ func TestDNSLeavesThroughTheLink(t *testing.T) {
 		if err != nil || got != "answer to query" || took < rtt {
 			t.Errorf("a query to %v from the client: %q after %v, %v; want the resolver's answer after one RTT (%v) or more", dst, got, took, err, rtt)
 		}
+	}
+}
+
+// A query over TCP to a loopback name server (a resolver retries a
+// truncated answer so) crosses the link to the resolver too.
+func TestDNSOverTCPLeavesThroughTheLink(t *testing.T) {
+	needRoot(t)
+	const rtt = 30 * time.Millisecond
+	n := newNet(t, Config{Link: link.Config{Delay: rtt / 2}, Via: TUN})
+	res, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	go func() {
+		for {
+			c, err := res.Accept()
+			if err != nil {
+				return
+			}
+			b, _ := io.ReadAll(c)
+			c.Write(append([]byte("answer to "), b...))
+			c.Close()
+		}
+	}()
+	resolver := res.Addr().(*net.TCPAddr).AddrPort()
+	loop := netip.MustParseAddr("127.0.0.77")
+	if err := n.ForwardOutside(resolver, []netip.Addr{loop, loop}); err != nil { // listed twice, as resolv.conf may
+		t.Fatal(err)
+	}
+	var got string
+	var took time.Duration
+	err = n.client.do(func() error {
+		t0 := time.Now()
+		c, err := net.DialTimeout("tcp4", netip.AddrPortFrom(loop, 53).String(), 5*time.Second)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		c.Write([]byte("query"))
+		c.(*net.TCPConn).CloseWrite()
+		b, err := io.ReadAll(c)
+		took, got = time.Since(t0), string(b)
+		return err
+	})
+	if err != nil || got != "answer to query" || took < 2*rtt {
+		t.Errorf("a TCP query to %v:53 from the client: %q after %v, %v; want the resolver's answer after two RTTs (%v: the handshake, the query) or more", loop, got, took, err, 2*rtt)
 	}
 }

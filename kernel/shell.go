@@ -87,7 +87,7 @@ func (n *Net) ForwardHost(port uint16) error {
 		return fmt.Errorf("kernel: forward %v:%d: %w", ServerAddr, port, err)
 	}
 	host := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), port)
-	n.serve(ln, func(c trackedConn) { n.forward(c, host) })
+	n.serve(ln, func(c trackedConn) { n.forward(c, dialHost(host)) })
 	return nil
 }
 
@@ -139,12 +139,19 @@ func (n *Net) untilClosed(d time.Duration) (context.Context, context.CancelFunc)
 	return ctx, cancel
 }
 
-// forward connects c to dst, from this process's namespace, and copies
-// both ways until both directions are closed.
-func (n *Net) forward(c trackedConn, dst netip.AddrPort) {
+// dialHost dials dst from this process's namespace.
+func dialHost(dst netip.AddrPort) func(context.Context) (net.Conn, error) {
+	return func(ctx context.Context) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "tcp4", dst.String())
+	}
+}
+
+// forward connects c to what dial opens (within 10 s, or until the
+// network closes) and copies both ways until both directions are closed.
+func (n *Net) forward(c trackedConn, dial func(context.Context) (net.Conn, error)) {
 	defer c.Close()
 	ctx, cancel := n.untilClosed(10 * time.Second)
-	u, err := (&net.Dialer{}).DialContext(ctx, "tcp4", dst.String())
+	u, err := dial(ctx)
 	cancel()
 	if err != nil {
 		c.SetLinger(0) // a reset, as a refused connect would give
