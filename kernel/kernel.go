@@ -236,18 +236,29 @@ func prefix32(a netip.Addr) *net.IPNet {
 	return &net.IPNet{IP: net.IP(a.AsSlice()), Mask: net.CIDRMask(32, 32)}
 }
 
+// device returns a netlink handle in ns, which the caller closes, and
+// the link's device there.
+func device(ns *namespace) (*netlink.Handle, netlink.Link, error) {
+	h, err := handle(ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := h.LinkByName(devName)
+	if err != nil {
+		h.Close()
+		return nil, nil, fmt.Errorf("find %s: %w", devName, err)
+	}
+	return h, l, nil
+}
+
 // address gives the device the side's address, brings it up, and routes
 // the peer through it with the pinned congestion control.
 func (n *Net) address(ns *namespace, self, peer netip.Addr) error {
-	h, err := handle(ns)
+	h, l, err := device(ns)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	l, err := h.LinkByName(devName)
-	if err != nil {
-		return fmt.Errorf("find %s: %w", devName, err)
-	}
 	if err := h.LinkSetMTU(l, n.cfg.Link.MTU); err != nil {
 		return fmt.Errorf("set MTU %d: %w", n.cfg.Link.MTU, err)
 	}

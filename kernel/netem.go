@@ -367,13 +367,9 @@ func (n *Net) setupNetem() error {
 		if err := ns.do(func() error { return offloadsOff(devName) }); err != nil {
 			return err
 		}
-		hh, err := handle(ns)
-		if err != nil {
-			return err
-		}
-		l, err := hh.LinkByName(devName)
-		hh.Close()
+		hh, l, err := device(ns)
 		if err == nil {
+			hh.Close()
 			err = addNetem(ns, netemQdisc(l.Attrs().Index, netemDirection(n.cfg.Link, link.Dir(i))))
 		}
 		if err != nil {

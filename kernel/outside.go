@@ -77,8 +77,8 @@ func (n *Net) ForwardOutside(resolver netip.AddrPort, loopback []netip.Addr) err
 	if err != nil {
 		return fmt.Errorf("kernel: listen for DNS queries at %v:53: %w", ServerAddr, err)
 	}
-	n.relayDNS(pc.(trackedPacketConn), func() (*net.UDPConn, error) {
-		return net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(resolver))
+	n.relayDNS(pc.(trackedPacketConn), func(ctx context.Context) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "udp", resolver.String())
 	})
 	if len(loopback) == 0 {
 		return nil
@@ -100,19 +100,12 @@ func (n *Net) ForwardOutside(resolver netip.AddrPort, loopback []netip.Addr) err
 		})
 		return c, err
 	}
-	slices.SortFunc(loopback, netip.Addr.Compare)
-	for _, a := range slices.Compact(loopback) {
+	for _, a := range slices.Compact(slices.SortedFunc(slices.Values(loopback), netip.Addr.Compare)) {
 		pc, err := n.packetConn(n.client, netip.AddrPortFrom(a, 53))
 		if err != nil {
 			return fmt.Errorf("kernel: listen for DNS queries at %v:53 in the client's namespace: %w", a, err)
 		}
-		n.relayDNS(pc.(trackedPacketConn), func() (*net.UDPConn, error) {
-			c, err := fromClient(context.Background(), "udp4") // no packet: nothing to wait for
-			if err != nil {
-				return nil, err
-			}
-			return c.(*net.UDPConn), nil
-		})
+		n.relayDNS(pc.(trackedPacketConn), func(ctx context.Context) (net.Conn, error) { return fromClient(ctx, "udp4") })
 		ln, err := n.listenIn(n.client, netip.AddrPortFrom(a, 53))
 		if err != nil {
 			return fmt.Errorf("kernel: listen for DNS over TCP at %v:53 in the client's namespace: %w", a, err)
@@ -129,15 +122,11 @@ func (n *Net) ForwardOutside(resolver netip.AddrPort, loopback []netip.Addr) err
 // veth pair the client must resolve a neighbour that answers ARP), with
 // the pinned congestion control.
 func (n *Net) defaultRoute() error {
-	h, err := handle(n.client)
+	h, l, err := device(n.client)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	l, err := h.LinkByName(devName)
-	if err != nil {
-		return fmt.Errorf("find %s: %w", devName, err)
-	}
 	return h.RouteAdd(&netlink.Route{LinkIndex: l.Attrs().Index, Gw: net.IP(ServerAddr.AsSlice()),
 		Src: net.IP(ClientAddr.AsSlice()), Congctl: string(n.cfg.CongestionControl)})
 }
@@ -212,7 +201,7 @@ const dnsTimeout = 5 * time.Second
 // relayDNS answers each query that reaches pc, in the background, with
 // the answer it gets over a socket that dial opens for the query, until
 // pc or the network is closed.
-func (n *Net) relayDNS(pc trackedPacketConn, dial func() (*net.UDPConn, error)) {
+func (n *Net) relayDNS(pc trackedPacketConn, dial func(context.Context) (net.Conn, error)) {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -227,13 +216,13 @@ func (n *Net) relayDNS(pc trackedPacketConn, dial func() (*net.UDPConn, error)) 
 			n.wg.Add(1)
 			go func() {
 				defer n.wg.Done()
-				up, err := dial()
+				ctx, cancel := n.untilClosed(dnsTimeout)
+				defer cancel()
+				up, err := dial(ctx)
 				if err != nil {
 					return
 				}
 				defer up.Close()
-				ctx, cancel := n.untilClosed(dnsTimeout)
-				defer cancel()
 				context.AfterFunc(ctx, func() { up.Close() })
 				if _, err := up.Write(q); err != nil {
 					return

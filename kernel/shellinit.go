@@ -48,8 +48,7 @@ func ShellInit() int {
 	sigs := make(chan os.Signal, 8)
 	// SIGINT and SIGQUIT are caught, not ignored: an ignored signal would
 	// stay ignored in the command.
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2,
-		relayInt, relayQuit, terminalInt, terminalQuit)
+	signal.Notify(sigs, append(ShellSignals, relayInt, relayQuit, terminalInt, terminalQuit)...)
 	cmd := &exec.Cmd{Path: path, Args: args, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "netemu: shell: %v\n", err)
@@ -65,16 +64,16 @@ func ShellInit() int {
 				// From the terminal, as to netemu (which says so with
 				// terminalInt) or from a kill inside the namespace:
 				// either way not ours to pass on.
-			case relayInt:
-				cmd.Process.Signal(syscall.SIGINT)
-			case relayQuit:
-				cmd.Process.Signal(syscall.SIGQUIT)
-			case terminalInt, terminalQuit:
-				// The terminal signalled netemu's process group, which
-				// is the init's: the command had it too, unless it moved
-				// to a group of its own (timeout(1) does).
-				if !sameGroup(cmd.Process.Pid) {
-					cmd.Process.Signal(map[os.Signal]os.Signal{terminalInt: syscall.SIGINT, terminalQuit: syscall.SIGQUIT}[s])
+			// After the terminal signalled netemu's process group, which
+			// is the init's, the command had it too, unless it moved to a
+			// group of its own (timeout(1) does).
+			case relayInt, terminalInt:
+				if s == relayInt || !sameGroup(cmd.Process.Pid) {
+					cmd.Process.Signal(syscall.SIGINT)
+				}
+			case relayQuit, terminalQuit:
+				if s == relayQuit || !sameGroup(cmd.Process.Pid) {
+					cmd.Process.Signal(syscall.SIGQUIT)
 				}
 			default:
 				cmd.Process.Signal(s)

@@ -241,22 +241,7 @@ func (p *netemParser) limit() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	t := asciiLower(w)
-	v, ok := cFloat(t)
-	if !ok {
-		for _, u := range []struct {
-			suffix string
-			mult   float64
-		}{{"kbit", 1024 / 8}, {"mbit", 1024 * 1024 / 8}, {"gbit", 1024 * 1024 * 1024 / 8},
-			{"kb", 1024}, {"mb", 1024 * 1024}, {"gb", 1024 * 1024 * 1024}, {"k", 1024}, {"m", 1024 * 1024}, {"g", 1024 * 1024 * 1024}, {"b", 1}} {
-			if num, cut := strings.CutSuffix(t, u.suffix); cut {
-				if v, ok = cFloat(num); ok {
-					v *= u.mult
-					break
-				}
-			}
-		}
-	}
+	v, ok := tcSize(asciiLower(w))
 	switch {
 	case !ok || v != v || v < 0:
 		return 0, fmt.Errorf("netem: limit %q is not a number of packets; write it like limit 1000", w)

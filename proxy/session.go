@@ -152,17 +152,18 @@ func (s *session) pipe(dst, src net.Conn, dstName, srcName string, count *atomic
 		}
 		bp := s.p.buffer()
 		n, err := src.Read(*bp)
+		var werr error
 		if n > 0 {
-			m, werr := dst.Write((*bp)[:n])
+			var m int
+			m, werr = dst.Write((*bp)[:n])
 			if count != nil {
 				count.Add(int64(m))
 			}
-			if werr != nil {
-				s.p.buffers.Put(bp)
-				return s.sideErr(dstName, werr)
-			}
 		}
 		s.p.buffers.Put(bp)
+		if werr != nil {
+			return s.sideErr(dstName, werr)
+		}
 		if errors.Is(err, io.EOF) {
 			if cerr := dst.(interface{ CloseWrite() error }).CloseWrite(); cerr != nil {
 				return s.sideErr(dstName, cerr)

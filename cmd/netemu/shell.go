@@ -31,7 +31,6 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	o := &options{}
 	fs := newFlagSet("shell", o)
 	sf := shellFlags(fs)
-	ports := &sf.ports
 	if err := parseFlags(fs, args, ""); err != nil {
 		return err
 	}
@@ -75,16 +74,7 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// DNS queries go where the host's resolv.conf says (the namespaces
-	// share it), and on to --resolver or the host's first name server.
-	resolver, loopback, err := kernel.HostResolvers()
-	if err != nil {
-		return err
-	}
-	if sf.resolver.IsValid() {
-		resolver = sf.resolver
-	}
-	fwd := slices.Compact(slices.Sorted(slices.Values(append(host, *ports...))))
+	fwd := slices.Compact(slices.Sorted(slices.Values(append(host, sf.ports...))))
 	o.printNotes(stderr)
 
 	c := experiment.Case{Link: lc}
@@ -113,6 +103,17 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	}
 	outside := "none (--isolated)"
 	if !sf.isolated {
+		// DNS queries go where the host's resolv.conf says (the
+		// namespaces share it), and on to --resolver or the host's first
+		// name server.
+		resolver, loopback, err := kernel.HostResolvers()
+		if err != nil {
+			watch.Finish()
+			return err
+		}
+		if sf.resolver.IsValid() {
+			resolver = sf.resolver
+		}
 		if err := n.ForwardOutside(resolver, loopback); err != nil {
 			watch.Finish()
 			return err
