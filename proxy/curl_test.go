@@ -5,11 +5,10 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/netemu/netemu/internal/realclient"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/proxy"
 )
@@ -58,16 +57,9 @@ func TestCurl(t *testing.T) {
 		if err != nil {
 			t.Fatalf("curl %q: %v", args, err)
 		}
-		var ds []time.Duration
-		for _, f := range strings.Fields(string(out)) {
-			s, err := strconv.ParseFloat(f, 64)
-			if err != nil {
-				t.Fatalf("curl printed %q", out)
-			}
-			ds = append(ds, time.Duration(s*float64(time.Second)))
-		}
-		if len(ds) != 3 {
-			t.Fatalf("curl printed %q; want three times", out)
+		ds, err := realclient.CurlTimes(string(out), 3)
+		if err != nil {
+			t.Fatal(err)
 		}
 		return ds
 	}

@@ -77,16 +77,9 @@ func TestShellCurl(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	var took []time.Duration
-	for _, f := range strings.Fields(out) {
-		s, err := strconv.ParseFloat(f, 64)
-		if err != nil {
-			t.Fatalf("curl wrote %q", out)
-		}
-		took = append(took, time.Duration(s*float64(time.Second)))
-	}
-	if len(took) != 3 {
-		t.Fatalf("curl wrote %q; want three times", out)
+	took, err := realclient.CurlTimes(out, 3)
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("curl at RTT %v: first request %v, then on the kept connection %v and %v", rtt, took[0], took[1], took[2])
 	// Lower bounds are what the link guarantees; the upper bounds only
@@ -369,13 +362,9 @@ func TestShellOutside(t *testing.T) {
 	}
 	// curl's own lookup, its handshake and its request each cross the
 	// link: one round trip apiece, at least.
-	var at [3]time.Duration
-	for i, f := range strings.Fields(strings.TrimPrefix(lines[1], "from outside ")) {
-		s, err := strconv.ParseFloat(f, 64)
-		if err != nil || i >= len(at) {
-			t.Fatalf("curl wrote %q", lines[1])
-		}
-		at[i] = time.Duration(s * float64(time.Second))
+	at, err := realclient.CurlTimes(strings.TrimPrefix(lines[1], "from outside "), 3)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if at[0] < rtt || at[1]-at[0] < rtt || at[2]-at[1] < rtt {
 		t.Errorf("curl's lookup ended at %v, its connect at %v, its request at %v; each crosses the link, one round trip (%v) or more", at[0], at[1], at[2], rtt)

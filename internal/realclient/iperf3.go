@@ -1,6 +1,7 @@
 // Package realclient runs programs netemu does not contain (iperf3,
 // headless Chromium) for the tests that claim to serve them: it starts
-// them, waits for them to be ready and reads what they measured. A test
+// them, waits for them to be ready and reads what they measured, curl's
+// times too. A test
 // that needs one skips, naming the package to install, where it is
 // missing; .ci/run installs them all.
 package realclient

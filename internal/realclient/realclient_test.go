@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"image/gif"
 	"testing"
+	"time"
 )
 
 // GIF's images are exactly the size asked for and decode.
@@ -42,6 +43,20 @@ func TestIperf3RateError(t *testing.T) {
 	}{{9.655e6, false}, {9.51e6, false}, {10.4e6, false}, {9.4e6, true}, {10.6e6, true}, {100e6, true}} {
 		if err := Iperf3RateError(c.got, 10e6); (err != nil) != c.fail {
 			t.Errorf("%.3g bit/s at a 10 Mbit/s link: %v; want failure %v", c.got, err, c.fail)
+		}
+	}
+}
+
+// CurlTimes reads curl's seconds, and refuses other words or another
+// count.
+func TestCurlTimes(t *testing.T) {
+	ds, err := CurlTimes("0.112641 0.055779\n0.0558\n", 3)
+	if err != nil || len(ds) != 3 || ds[0] != 112641*time.Microsecond || ds[2] != 55800*time.Microsecond {
+		t.Errorf("got %v, %v", ds, err)
+	}
+	for _, bad := range []string{"0.1 0.2", "0.1 x 0.3", "0.1 0.2 0.3 0.4"} {
+		if _, err := CurlTimes(bad, 3); err == nil {
+			t.Errorf("CurlTimes(%q, 3) read it", bad)
 		}
 	}
 }
