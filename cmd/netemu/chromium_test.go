@@ -28,7 +28,7 @@ import (
 // the SOCKS5 reply waits for the emulated handshake (1 RTT), then the
 // request and the response (1 RTT more), then the parse. So the
 // comparison starts when the browser asks for its first resource, and
-// the document's fetch must take its two round trips on its own.
+// the document's response must take its round trip on its own.
 func TestChromiumPage(t *testing.T) {
 	realclient.Chromium(t)
 	const rtt = 50 * time.Millisecond
@@ -130,8 +130,13 @@ func TestChromiumPage(t *testing.T) {
 		if l.conns > 6 {
 			t.Errorf("load %d: %d connections to the server; want at most 6, kept alive", len(loads), l.conns)
 		}
-		if ms := float64(2*rtt) / float64(time.Millisecond); l.document < ms {
-			t.Errorf("load %d: the document took %.1f ms; its handshake and its request each cross the link: at least %.0f ms", len(loads), l.document, ms)
+		// Chromium stamps requestStart before it sends and responseStart
+		// when the first byte is in: the request and the response cross
+		// the link in between. Its connect is no bound: the navigation
+		// may open the connection before fetchStart (connect 42.8 ms was
+		// seen at 50 ms RTT).
+		if ms, r := float64(rtt)/float64(time.Millisecond), tm.ResponseStart-tm.RequestStart; r < ms {
+			t.Errorf("load %d: the document's response came %.1f ms after its request; both cross the link: at least %.0f ms", len(loads), r, ms)
 		}
 	}
 	slices.SortFunc(loads, func(a, b load) int { return int(a.resources - b.resources) })
