@@ -173,6 +173,11 @@ func New(cfg Config) (*Net, error) {
 	if lc.Seed == 0 {
 		lc.Seed = cfg.Seed
 	}
+	if cfg.TCP.Impl == tcpstack.Netemu {
+		// netemu's TCP delays its own ACKs and grows its own window, as
+		// a Linux receiver does: the link only carries the packets.
+		lc.DelayedACK = 0
+	}
 	l, err := link.New(lc, linkClock, n.deliver)
 	if err != nil {
 		n.closeClock()

@@ -31,6 +31,22 @@ const (
 	Reno  CongestionControl = "reno"
 )
 
+// Impl names a TCP implementation: the transport protocol registered
+// with the host's gVisor stack.
+type Impl string
+
+// TCP implementations.
+const (
+	// GVisor is gVisor's own TCP (gvisor.dev/gvisor/pkg/tcpip/transport/tcp).
+	GVisor Impl = "gvisor"
+	// Netemu is netemu's TCP (package tcp): Linux's algorithms, run on the
+	// run's clock without goroutines of its own.
+	Netemu Impl = "netemu"
+)
+
+// Impls lists the implementations, the default first.
+var Impls = []Impl{GVisor, Netemu}
+
 // Prefix is the network emulated hosts live in: 198.18.0.0/15, reserved
 // for benchmarks (RFC 2544).
 var Prefix = netip.MustParsePrefix("198.18.0.0/15")
@@ -69,6 +85,11 @@ type Config struct {
 // TCPConfig pins the TCP settings of a host. Zero fields take the defaults
 // documented on each field, which are chosen to be close to Linux's.
 type TCPConfig struct {
+	// Impl is the TCP implementation: GVisor or Netemu. "" means GVisor.
+	// netemu's TCP delays its own ACKs as a Linux receiver does, so the
+	// link's delayed-ACK stage is for gVisor's TCP only.
+	Impl Impl
+
 	// CongestionControl is Cubic or Reno. "" means Cubic (Linux's usual
 	// default; gVisor's own default is Reno).
 	CongestionControl CongestionControl
@@ -84,6 +105,10 @@ type TCPConfig struct {
 	// MaxSendBuffer and MaxReceiveBuffer bound the buffers; 0 means 4 MiB.
 	MaxSendBuffer, MaxReceiveBuffer int
 
+	// The four buffer fields above are gVisor's defaults; with Netemu,
+	// zero fields take Linux's (tcp.DefaultSendBuffer and the rest), and
+	// buffers are memory as Linux counts it.
+
 	// SACK, RACK loss detection and tail-loss probes are always on, as on
 	// Linux (see setTCPOptions). Nagle's algorithm is off by default on
 	// every connection, as with Go's net package; Conn.SetNoDelay(false)
@@ -91,6 +116,15 @@ type TCPConfig struct {
 }
 
 func (c TCPConfig) withDefaults() TCPConfig {
+	if c.Impl == "" {
+		c.Impl = GVisor
+	}
+	if c.Impl == Netemu {
+		if c.CongestionControl == "" {
+			c.CongestionControl = Cubic
+		}
+		return c
+	}
 	if c.CongestionControl == "" {
 		c.CongestionControl = Cubic
 	}
@@ -112,6 +146,9 @@ func (c TCPConfig) withDefaults() TCPConfig {
 // Validate reports the first invalid field.
 func (c TCPConfig) Validate() error {
 	d := c.withDefaults()
+	if d.Impl != GVisor && d.Impl != Netemu {
+		return fmt.Errorf("tcpstack: Impl %q is unknown; want %q or %q (\"\" means %q)", c.Impl, GVisor, Netemu, GVisor)
+	}
 	if d.CongestionControl != Cubic && d.CongestionControl != Reno {
 		return fmt.Errorf("tcpstack: CongestionControl %q is unknown; want %q or %q (\"\" means %q)", c.CongestionControl, Cubic, Reno, Cubic)
 	}
@@ -175,9 +212,13 @@ func New(cfg Config, send func(pkt []byte)) (*Host, error) {
 	binary.LittleEndian.PutUint64(seed[:], cfg.Seed)
 	binary.LittleEndian.PutUint32(seed[8:], binary.BigEndian.Uint32(cfg.Addr.AsSlice()))
 	gclk := newGClock(cfg.Clock)
+	tcpFactory := tcpProtocol(cfg)
+	if cfg.TCP.Impl == Netemu {
+		tcpFactory = netemuProtocol(cfg)
+	}
 	s := stack.New(stack.Options{
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol},
-		TransportProtocols: []stack.TransportProtocolFactory{tcpProtocol(cfg), udp.NewProtocol},
+		TransportProtocols: []stack.TransportProtocolFactory{tcpFactory, udp.NewProtocol},
 		Clock:              gclk,
 		// gVisor reads both from many goroutines; neither source is safe
 		// for that on its own.
@@ -185,7 +226,7 @@ func New(cfg Config, send func(pkt []byte)) (*Host, error) {
 		SecureRNG:  &lockedReader{r: randv2.NewChaCha8(seed)},
 	})
 	h := &Host{cfg: cfg, stack: s, clk: gclk, done: make(chan struct{})}
-	if err := h.setTCPOptions(); err != nil {
+	if err := h.setTCPOptions(); cfg.TCP.Impl == GVisor && err != nil {
 		s.Destroy()
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"time"
 
+	netemutcp "github.com/netemu/netemu/tcp"
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 )
@@ -61,4 +62,47 @@ func tcpProtocol(cfg Config) stack.TransportProtocolFactory {
 	}
 	clk, probe := cfg.Clock, cfg.Probe
 	return tcp.NewProtocolProbe(func(s *tcp.TCPEndpointState) { probe(sampleOf(clk.Now(), s)) })
+}
+
+// netemuProtocol is netemu's TCP for a host, with the probe when the
+// config asks for one.
+func netemuProtocol(cfg Config) stack.TransportProtocolFactory {
+	t := cfg.TCP
+	o := netemutcp.Options{
+		Clock:             cfg.Clock,
+		CongestionControl: string(t.CongestionControl),
+		ReceiveBuffer:     t.ReceiveBuffer,
+		MaxReceiveBuffer:  t.MaxReceiveBuffer,
+		SendBuffer:        t.SendBuffer,
+		MaxSendBuffer:     t.MaxSendBuffer,
+		Seed:              cfg.Seed ^ uint64(binaryAddr(cfg.Addr)),
+	}
+	if probe := cfg.Probe; probe != nil {
+		clk := cfg.Clock
+		o.Probe = func(in netemutcp.Info) { probe(sampleOfInfo(clk.Now(), &in)) }
+	}
+	return netemutcp.NewProtocol(o)
+}
+
+func binaryAddr(a netip.Addr) uint32 {
+	b := a.As4()
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
+
+// sampleOfInfo converts netemu's TCP state.
+func sampleOfInfo(at time.Time, in *netemutcp.Info) Sample {
+	mss := int(in.SndMSS)
+	return Sample{
+		At:          at,
+		Local:       in.Local,
+		Remote:      in.Remote,
+		Cwnd:        int(in.SndCwnd) * mss,
+		Ssthresh:    satMul(int(in.SndSsthresh), mss),
+		InFlight:    int(in.InFlight) * mss,
+		SRTT:        in.RTT,
+		RTO:         in.RTO,
+		MSS:         mss,
+		RcvWnd:      int(in.RcvWnd),
+		RcvSsthresh: int(in.RcvSsthresh),
+	}
 }

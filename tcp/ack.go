@@ -1,0 +1,452 @@
+package tcp
+
+import (
+	"time"
+
+	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
+	"gvisor.dev/gvisor/pkg/waiter"
+)
+
+// What an ACK did, Linux's FLAG_* of tcp_input.c.
+const (
+	flagData           = 1 << iota // it carried data
+	flagWinUpdate                  // it updated the window
+	flagDataAcked                  // new data acknowledged
+	flagRetransAcked               // a retransmitted segment acknowledged
+	flagSynAcked                   // our SYN acknowledged
+	flagDataSacked                 // new SACK information
+	flagSndUnaAdvanced             // snd_una moved
+	flagDSACK                      // it carried a D-SACK
+	flagSetXmitTimer               // set the TLP or RTO timer
+	flagLostRetrans                // a retransmission was lost
+	flagOrigSackAcked              // never-retransmitted data below high_seq delivered
+	flagDSACKTLP                   // the D-SACK covers the TLP retransmission
+
+	flagAcked           = flagDataAcked | flagSynAcked
+	flagNotDup          = flagData | flagWinUpdate | flagAcked
+	flagForwardProgress = flagAcked | flagDataSacked
+)
+
+// sackState collects what SACK processing found (tcp_sacktag_state).
+type sackState struct {
+	reord                 seqnum.Value
+	hasReord              bool
+	firstSackt, lastSackt time.Duration
+	hasSackt              bool
+	delivered             uint32
+	flag                  int
+}
+
+// onAck processes the acknowledgement of seg (tcp_ack). It returns false
+// for an ACK of data never sent, which the caller drops.
+func (s *sender) onAck(seg *segment, flag int) bool {
+	e := s.e
+	ack := seg.ack
+	if after(ack, s.nxt) {
+		return false // tcp_ack: an ACK of unsent data
+	}
+	priorUna := s.una
+	priorInFlight := s.inFlight()
+	priorDelivered := s.delivered
+	priorSacked := s.sackedOut
+	var st sackState
+	st.reord = s.nxt
+
+	if ack.LessThan(priorUna) {
+		// An old ACK (tcp_ack's old_ack): only its SACK blocks count.
+		if seg.nSACK > 0 && e.sackOK {
+			s.sacktag(seg, priorUna, &st)
+			flag |= st.flag
+			if flag&flagDataSacked != 0 || s.ca != caOpen {
+				s.fastretransAlert(priorUna, flag, 0)
+				s.xmitRecovery()
+			}
+		}
+		return true
+	}
+
+	// Window update (tcp_ack_update_window, RFC 9293 section 3.10.7.4).
+	nwin := uint32(seg.wnd) << s.wscale
+	if s.una.LessThan(ack) || s.wl1.LessThan(seg.seq) || (seg.seq == s.wl1 && nwin > s.wnd) {
+		if s.wnd != nwin {
+			flag |= flagWinUpdate
+			s.wnd = nwin
+			s.maxWnd = max(s.maxWnd, nwin)
+		}
+		s.wl1 = seg.seq
+	}
+	if after(ack, priorUna) {
+		flag |= flagSndUnaAdvanced
+		s.retransmits = 0
+	}
+	if seg.nSACK > 0 && e.sackOK {
+		s.sacktag(seg, priorUna, &st)
+		flag |= st.flag
+	}
+	s.una = ack
+	e.probesReset()
+
+	flag |= s.cleanRtxQueue(priorUna, &st, seg)
+	if flag&flagAcked != 0 || flag&flagDataSacked != 0 {
+		e.kaSent = 0
+	}
+	if s.tlpHigh {
+		s.processTLPAck(ack, flag)
+	}
+	delivered := s.delivered - priorDelivered
+	lostBefore := s.lost
+	if s.dubious(flag) {
+		s.fastretransAlert(priorUna, flag, priorSacked)
+	}
+	if flag&flagSetXmitTimer != 0 {
+		s.setXmitTimer()
+	}
+	s.congControl(ack, delivered, flag, s.lost-lostBefore, priorInFlight)
+	s.xmitRecovery()
+	if s.packetsOut == 0 && e.tm.xmitKind != xmitProbe {
+		e.tm.xmit.stop()
+	}
+	// Room in the send buffer wakes a blocked writer (tcp_check_space);
+	// the buffer follows the window (tcp_sndbuf_expand).
+	if flag&flagSndUnaAdvanced != 0 {
+		if s.shouldExpandSndbuf() {
+			s.limit = max(s.limit, s.sndbufLimit())
+		}
+		if s.writable() {
+			s.noSpace = false
+			e.notify |= waiter.WritableEvents
+		}
+	}
+	return true
+}
+
+// shouldExpandSndbuf is tcp_should_expand_sndbuf: not while the window
+// is being reduced, nor when the window is not the limit.
+func (s *sender) shouldExpandSndbuf() bool {
+	return !s.inCwndReduction() && s.inFlight() < s.cc.cwnd
+}
+
+// dubious is tcp_ack_is_dubious: an ACK that may signal trouble.
+func (s *sender) dubious(flag int) bool {
+	return flag&flagNotDup == 0 || flag&flagDataSacked != 0 || s.ca != caOpen
+}
+
+// cleanRtxQueue removes what ack covers, takes the RTT samples and tells
+// congestion control (tcp_clean_rtx_queue).
+func (s *sender) cleanRtxQueue(priorUna seqnum.Value, st *sackState, seg *segment) int {
+	e := s.e
+	now := e.now()
+	flag := 0
+	var firstAckt, lastAckt time.Duration
+	hasAckt := false
+	acked := uint32(0)
+	reord := st.reord
+	hasReord := st.hasReord
+	priorFack := s.highestSacked()
+	for s.qn > 0 {
+		t := s.seg(0)
+		if after(t.end, s.una) {
+			if t.seq.LessThan(s.una) {
+				// A head acknowledged in part: trim it (tcp_trim_head).
+				s.trimHead(t)
+			}
+			break
+		}
+		f := t.flags
+		if f&(segRetrans|segEverRetrans) != 0 {
+			if f&segRetrans != 0 {
+				s.retransOut--
+			}
+			flag |= flagRetransAcked
+		} else if f&segSacked == 0 {
+			lastAckt = t.sentAt
+			if !hasAckt {
+				firstAckt, hasAckt = lastAckt, true
+			}
+			if !hasReord || t.seq.LessThan(reord) {
+				reord, hasReord = t.seq, true
+			}
+			if t.end.LessThanEq(s.highSeq) {
+				flag |= flagOrigSackAcked
+			}
+		}
+		if f&segSacked != 0 {
+			s.sackedOut--
+		} else {
+			s.delivered++
+			if !(f&segEverRetrans != 0 && s.spuriousRetrans(t)) {
+				s.rackAdvance(f, t.end, t.sentAt)
+			}
+		}
+		if f&segLost != 0 {
+			s.lostOut--
+		}
+		s.packetsOut--
+		acked++
+		if f&segSyn != 0 {
+			flag |= flagSynAcked
+			s.retransStamp = 0
+		} else {
+			flag |= flagDataAcked
+		}
+		if d := dataLen(t); d > 0 {
+			s.n -= d
+			s.head = (s.head + d) % len(s.buf)
+		}
+		s.popSeg()
+	}
+	if s.n == 0 {
+		s.head = 0
+	}
+
+	// RTT samples (tcp_ack_update_rtt): from the first segment newly
+	// acknowledged that was never retransmitted (Karn, RFC 6298 section
+	// 3), else from SACKed ones, else from the timestamp echo.
+	seqRTT, caRTT := time.Duration(-1), time.Duration(-1)
+	if hasAckt && flag&flagRetransAcked == 0 {
+		seqRTT, caRTT = now-firstAckt, now-lastAckt
+	}
+	sackRTT := time.Duration(-1)
+	if st.hasSackt {
+		sackRTT = now - st.firstSackt
+		caRTT = now - st.lastSackt
+	}
+	if seqRTT < 0 {
+		seqRTT = sackRTT
+	}
+	if seqRTT < 0 && e.tsOK && seg.hasTS && seg.tsEcr != 0 && flag&flagAcked != 0 {
+		d := time.Duration(e.tsVal()-seg.tsEcr) * time.Millisecond
+		if int32(e.tsVal()-seg.tsEcr) >= 0 {
+			seqRTT, caRTT = d, d
+		}
+	}
+	rttUpdated := false
+	if seqRTT >= 0 {
+		s.minRTT.update(now, max(caRTT, time.Microsecond))
+		s.rtt.sample(seqRTT, uint32(s.una), uint32(s.nxt), s.cc.hz)
+		s.rto = s.rtt.rto
+		s.backoff = 0
+		rttUpdated = true
+	}
+	if flag&flagAcked != 0 {
+		flag |= flagSetXmitTimer
+		// A hole filled by data never retransmitted is reordering.
+		if hasReord && reord.LessThan(priorFack) {
+			s.checkSackReordering(reord, priorFack, false)
+		}
+	} else if s.qn > 0 && rttUpdated && sackRTT >= 0 && sackRTT > now-s.seg(0).sentAt {
+		flag |= flagSetXmitTimer
+	}
+	if acked > 0 || st.delivered > 0 {
+		s.refreshCC()
+		s.ops.pktsAcked(&s.cc, acked+st.delivered, caRTT)
+	}
+	_ = priorUna
+	return flag
+}
+
+// trimHead drops the acknowledged front of a partly acknowledged head
+// segment.
+func (s *sender) trimHead(t *txSeg) {
+	cut := int(t.seq.Size(s.una))
+	if t.flags&segSyn != 0 {
+		t.flags &^= segSyn
+		cut--
+	}
+	if cut > 0 {
+		s.n -= cut
+		s.head = (s.head + cut) % len(s.buf)
+	}
+	t.seq = s.una
+}
+
+// spuriousRetrans is tcp_skb_spurious_retrans: a retransmitted segment
+// whose ACK echoes a timestamp from before the retransmission.
+func (s *sender) spuriousRetrans(t *txSeg) bool {
+	return false
+}
+
+// highestSacked is the end of the highest SACKed segment, or una.
+func (s *sender) highestSacked() seqnum.Value {
+	for i := s.qn - 1; i >= 0; i-- {
+		if t := s.seg(i); t.flags&segSacked != 0 {
+			return t.end
+		}
+	}
+	return s.una
+}
+
+// sacktag marks the segments the SACK blocks of seg cover
+// (tcp_sacktag_write_queue, tcp_sacktag_one), detecting a D-SACK (RFC
+// 2883) in the first block.
+func (s *sender) sacktag(seg *segment, priorUna seqnum.Value, st *sackState) {
+	for i := 0; i < seg.nSACK; i++ {
+		b := seg.sacks[i]
+		if !b.start.LessThan(b.end) {
+			continue
+		}
+		dsack := false
+		if i == 0 {
+			// tcp_check_dsack: the first block below the ACK, or inside
+			// the second, reports a duplicate.
+			if b.start.LessThan(seg.ack) || (seg.nSACK > 1 && b.end.LessThanEq(seg.sacks[1].end) && !b.start.LessThan(seg.sacks[1].start)) {
+				dsack = true
+				st.flag |= flagDSACK
+				s.rack.dsackSeen = true
+				if s.tlpHigh && s.tlpRetrans && b.end == s.tlpHighSeq {
+					st.flag |= flagDSACKTLP
+				}
+			}
+		}
+		if !dsack && (after(b.end, s.nxt) || !after(b.end, priorUna)) {
+			continue
+		}
+		for j := 0; j < s.qn; j++ {
+			t := s.seg(j)
+			if t.end.LessThanEq(b.start) {
+				continue
+			}
+			if !t.seq.LessThan(b.end) {
+				break
+			}
+			if !(b.start.LessThanEq(t.seq) && t.end.LessThanEq(b.end)) {
+				continue // only whole segments are tagged
+			}
+			s.tagOne(t, dsack, st)
+		}
+	}
+}
+
+// tagOne is tcp_sacktag_one for one segment.
+func (s *sender) tagOne(t *txSeg, dsack bool, st *sackState) {
+	f := t.flags
+	if dsack && f&(segRetrans|segEverRetrans) != 0 {
+		if s.undoValid && s.undoRetrans > 0 && after(t.end, s.undoMarker) {
+			s.undoRetrans--
+		}
+		if f&segSacked != 0 && (!st.hasReord || t.seq.LessThan(st.reord)) {
+			st.reord, st.hasReord = t.seq, true
+		}
+	}
+	if t.end.LessThanEq(s.una) {
+		return
+	}
+	if f&segSacked == 0 {
+		s.rackAdvance(f, t.end, t.sentAt)
+		if f&segRetrans != 0 {
+			if f&segLost != 0 {
+				f &^= segLost | segRetrans
+				s.lostOut--
+				s.retransOut--
+			}
+		} else {
+			if f&segEverRetrans == 0 {
+				if t.seq.LessThan(s.highestSacked()) && (!st.hasReord || t.seq.LessThan(st.reord)) {
+					st.reord, st.hasReord = t.seq, true
+				}
+				if t.end.LessThanEq(s.highSeq) {
+					st.flag |= flagOrigSackAcked
+				}
+				if !st.hasSackt {
+					st.firstSackt, st.hasSackt = t.sentAt, true
+				}
+				st.lastSackt = t.sentAt
+			}
+			if f&segLost != 0 {
+				f &^= segLost
+				s.lostOut--
+			}
+		}
+		f |= segSacked
+		st.flag |= flagDataSacked
+		s.sackedOut++
+		s.delivered++
+		st.delivered++
+	}
+	if dsack && f&segRetrans != 0 {
+		f &^= segRetrans
+		s.retransOut--
+	}
+	t.flags = f
+}
+
+// checkSackReordering is tcp_check_sack_reordering: a hole filled by
+// data sent before it raises the reordering degree (in packets), up to
+// tcp_max_reordering.
+func (s *sender) checkSackReordering(low, fack seqnum.Value, ts bool) {
+	mss := max(s.cc.mss, 1)
+	metric := uint32(low.Size(fack))/mss + 1
+	if metric > s.reordering {
+		s.reordering = min(300, metric) // net.ipv4.tcp_max_reordering
+	}
+	s.reordSeen++
+}
+
+// congControl is tcp_cong_control: during a window reduction PRR sets
+// the window; otherwise congestion control may raise it.
+func (s *sender) congControl(ack seqnum.Value, ackedSacked uint32, flag int, newlyLost uint32, priorInFlight uint32) {
+	if s.inCwndReduction() {
+		s.cwndReduction(int(ackedSacked), int(newlyLost), flag)
+		return
+	}
+	// tcp_may_raise_cwnd
+	raise := flag&flagDataAcked != 0
+	if s.reordering > 3 {
+		raise = flag&flagForwardProgress != 0
+	}
+	if !raise {
+		return
+	}
+	s.refreshCC()
+	s.ops.congAvoid(&s.cc, ack, ackedSacked)
+	s.cwndStamp = s.e.now()
+}
+
+// cwndReduction is PRR (RFC 6937) as Linux's tcp_cwnd_reduction: while
+// more is in flight than ssthresh, send in proportion to what is
+// delivered; below it, grow back towards ssthresh no faster than slow
+// start, by one more on an ACK that advances una with nothing newly lost.
+func (s *sender) cwndReduction(newlyAckedSacked, newlyLost, flag int) {
+	if newlyAckedSacked <= 0 || s.priorCwnd == 0 {
+		return
+	}
+	s.prrDelivered += uint32(newlyAckedSacked)
+	inflight := int(s.inFlight())
+	delta := int(s.cc.ssthresh) - inflight
+	sndcnt := 0
+	if delta < 0 {
+		dividend := uint64(s.cc.ssthresh)*uint64(s.prrDelivered) + uint64(s.priorCwnd) - 1
+		sndcnt = int(dividend/uint64(s.priorCwnd)) - int(s.prrOut)
+	} else {
+		sndcnt = max(int(s.prrDelivered)-int(s.prrOut), newlyAckedSacked)
+		if flag&flagSndUnaAdvanced != 0 && newlyLost == 0 {
+			sndcnt++
+		}
+		sndcnt = min(delta, sndcnt)
+	}
+	// Force a fast retransmit upon entering fast recovery.
+	if s.prrOut == 0 {
+		sndcnt = max(sndcnt, 1)
+	}
+	s.cc.cwnd = uint32(max(inflight+sndcnt, 1))
+}
+
+// probesReset clears the zero-window probe count on an ACK.
+func (e *endpoint) probesReset() {
+	e.snd.probesOut = 0
+	if e.tm.xmitKind == xmitProbe && e.tm.xmit.armed && (e.snd.packetsOut > 0 || after(e.snd.wndEnd(), e.snd.nxt)) {
+		e.tm.xmit.stop()
+	}
+}
+
+// dataLen is the data bytes of a segment, without SYN and FIN.
+func dataLen(t *txSeg) int {
+	n := int(t.seq.Size(t.end))
+	if t.flags&segSyn != 0 {
+		n--
+	}
+	if t.flags&segFin != 0 {
+		n--
+	}
+	return n
+}

@@ -1,0 +1,175 @@
+package tcp
+
+import (
+	"fmt"
+	"time"
+
+	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
+)
+
+// Congestion control, shaped like Linux's struct tcp_congestion_ops
+// (include/net/tcp.h): the connection owns a ccConn, keeps its read-only
+// fields current, and calls the hooks of one congestion value at the points
+// where Linux calls the ops. The algorithms follow net/ipv4/tcp_cong.c (Reno
+// and the shared helpers) and net/ipv4/tcp_cubic.c (CUBIC with HyStart) of
+// Linux 6.x; each rule names the function it comes from.
+
+// caState is Linux's icsk_ca_state.
+type caState uint8
+
+const (
+	caOpen caState = iota
+	caDisorder
+	caCWR
+	caRecovery
+	caLoss
+)
+
+// caEvent is Linux's enum tcp_ca_event (the ones netemu raises).
+type caEvent uint8
+
+const (
+	caEventTxStart     caEvent = iota // first transmit with nothing in flight (after idle)
+	caEventCwndRestart                // cwnd restarted after idle (tcp_cwnd_restart)
+	caEventCompleteCWR                // CWR or Recovery ended (tcp_end_cwnd_reduction)
+	caEventLoss                       // RTO fired: tcp_enter_loss
+)
+
+// ccConn holds the sender fields congestion control reads and writes,
+// named after Linux's struct tcp_sock. The connection owns it and keeps
+// the read-only fields current before each call.
+type ccConn struct {
+	cwnd      uint32 // snd_cwnd, in packets (segments)
+	cwndCnt   uint32 // snd_cwnd_cnt
+	cwndClamp uint32 // snd_cwnd_clamp
+	ssthresh  uint32 // snd_ssthresh; initially infiniteSsthresh
+	// read-only for congestion control:
+	mss         uint32        // mss_cache, bytes
+	srtt        time.Duration // smoothed RTT; 0 before the first sample
+	minRTT      time.Duration // tcp_min_rtt; 0 before the first sample
+	inFlight    uint32        // tcp_packets_in_flight
+	cwndLimited bool          // tcp_is_cwnd_limited, computed by the connection
+	sndNxt      seqnum.Value  // snd_nxt
+	sndUna      seqnum.Value  // snd_una
+	now         time.Duration // the connection's clock (tcp_clock_us / tcp_mstamp), any fixed origin
+	hz          int           // Linux's HZ for quantities Linux counts in jiffies (default 250)
+	// lsndtime is tcp_sock.lsndtime: when data was last sent, on the same
+	// clock as now. Linux raises CA_EVENT_TX_START in tcp_event_data_sent
+	// before it stamps lsndtime for the new transmit, so at caEventTxStart
+	// this is still the time of the last transmit before the idle period;
+	// cubictcp_cwnd_event shifts its epoch by now-lsndtime.
+	lsndtime time.Duration
+}
+
+const infiniteSsthresh = 0x7fffffff // TCP_INFINITE_SSTHRESH
+
+// defaultHZ is used when ccConn.hz is 0: CONFIG_HZ=250, the common
+// distribution kernel setting and this machine's.
+const defaultHZ = 250
+
+// congestion is one algorithm's state for one connection (tcp_congestion_ops + its private ca struct).
+type congestion interface {
+	name() string                                         // "cubic", "reno"
+	init(c *ccConn)                                       // .init
+	ssthresh(c *ccConn) uint32                            // .ssthresh: new ssthresh on loss/ECN
+	congAvoid(c *ccConn, ack seqnum.Value, acked uint32)  // .cong_avoid: acked = packets newly delivered
+	setState(c *ccConn, s caState)                        // .set_state
+	cwndEvent(c *ccConn, ev caEvent)                      // .cwnd_event
+	pktsAcked(c *ccConn, acked uint32, rtt time.Duration) // .pkts_acked; rtt < 0 when there is no sample
+	undoCwnd(c *ccConn) uint32                            // .undo_cwnd
+}
+
+// newCongestion returns a fresh instance: "cubic" or "reno"; another name is an error that lists both.
+func newCongestion(name string) (congestion, error) {
+	switch name {
+	case "cubic":
+		return &cubic{}, nil
+	case "reno":
+		return &reno{}, nil
+	}
+	return nil, fmt.Errorf("unknown congestion control %q: use cubic or reno", name)
+}
+
+// inSlowStart is tcp_in_slow_start (include/net/tcp.h): slow start while
+// cwnd is strictly below ssthresh, so a window equal to ssthresh is in
+// congestion avoidance (RFC 5681 §3.1 leaves cwnd == ssthresh to the
+// implementation).
+func inSlowStart(c *ccConn) bool {
+	return c.cwnd < c.ssthresh
+}
+
+// tcpSlowStart is tcp_slow_start (net/ipv4/tcp_cong.c), RFC 5681 §3.1 with
+// every newly delivered packet counted: cwnd grows by acked but not past
+// ssthresh, then is clamped to cwndClamp. The acked packets that did not fit
+// under ssthresh are returned for congestion avoidance; the clamp does not
+// change that leftover, as in Linux, which subtracts before clamping.
+func tcpSlowStart(c *ccConn, acked uint32) uint32 {
+	cwnd := min(c.cwnd+acked, c.ssthresh)
+	acked -= cwnd - c.cwnd
+	c.cwnd = min(cwnd, c.cwndClamp)
+	return acked
+}
+
+// tcpCongAvoidAI is tcp_cong_avoid_ai (net/ipv4/tcp_cong.c): cwnd grows by
+// one for every w packets acked, cwndCnt carrying the remainder between
+// calls. Credit collected while w was larger (cwndCnt >= w on entry) is paid
+// as a single packet first, then the new acks are counted; a stretch ACK of
+// several multiples of w adds that many packets at once.
+func tcpCongAvoidAI(c *ccConn, w, acked uint32) {
+	if c.cwndCnt >= w {
+		c.cwndCnt = 0
+		c.cwnd++
+	}
+	c.cwndCnt += acked
+	if c.cwndCnt >= w {
+		delta := c.cwndCnt / w
+		c.cwndCnt -= delta * w
+		c.cwnd += delta
+	}
+	c.cwnd = min(c.cwnd, c.cwndClamp)
+}
+
+// reno is Linux's tcp_reno (net/ipv4/tcp_cong.c), RFC 5681 §3.1: slow start
+// to ssthresh, then one packet per window of acks; half the window on loss.
+type reno struct {
+	// priorCwnd stands for tcp_sock.prior_cwnd, which tcp_reno_undo_cwnd
+	// reads. Linux stores it just before every call of .ssthresh
+	// (tcp_init_cwnd_reduction, tcp_enter_loss), so ssthresh records it.
+	priorCwnd uint32
+}
+
+func (*reno) name() string { return "reno" }
+
+func (r *reno) init(*ccConn) { *r = reno{} }
+
+// ssthresh is tcp_reno_ssthresh: max(cwnd/2, 2).
+func (r *reno) ssthresh(c *ccConn) uint32 {
+	r.priorCwnd = c.cwnd
+	return max(c.cwnd>>1, 2)
+}
+
+// congAvoid is tcp_reno_cong_avoid: nothing unless cwnd limits the sender;
+// slow start first, and the acks slow start had no room for go to
+// tcp_cong_avoid_ai with w = cwnd.
+func (*reno) congAvoid(c *ccConn, _ seqnum.Value, acked uint32) {
+	if !c.cwndLimited {
+		return
+	}
+	if inSlowStart(c) {
+		acked = tcpSlowStart(c, acked)
+		if acked == 0 {
+			return
+		}
+	}
+	tcpCongAvoidAI(c, c.cwnd, acked)
+}
+
+func (*reno) setState(*ccConn, caState)                {}
+func (*reno) cwndEvent(*ccConn, caEvent)               {}
+func (*reno) pktsAcked(*ccConn, uint32, time.Duration) {}
+
+// undoCwnd is tcp_reno_undo_cwnd: the larger of the current window and the
+// one before the reduction being undone.
+func (r *reno) undoCwnd(c *ccConn) uint32 {
+	return max(c.cwnd, r.priorCwnd)
+}

@@ -1,0 +1,384 @@
+package tcp
+
+import (
+	"time"
+
+	"gvisor.dev/gvisor/pkg/buffer"
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/header"
+	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
+	"gvisor.dev/gvisor/pkg/tcpip/stack"
+	"gvisor.dev/gvisor/pkg/waiter"
+)
+
+const (
+	synFlag = header.TCPFlagSyn
+	ackFlag = header.TCPFlagAck
+	finFlag = header.TCPFlagFin
+	rstFlag = header.TCPFlagRst
+	pshFlag = header.TCPFlagPsh
+)
+
+var bufferNone buffer.Buffer
+
+// handle processes a segment for this endpoint. It returns false when the
+// endpoint does not take it (closed meanwhile), and the protocol answers
+// with a reset.
+func (e *endpoint) handle(id stack.TransportEndpointID, s *segment) bool {
+	e.mu.Lock()
+	defer e.unlock()
+	switch e.state {
+	case stateListen:
+		return e.handleListen(id, s)
+	case stateSynSent:
+		e.handleSynSent(s)
+	case stateClosed, 0:
+		return false
+	case stateTimeWait:
+		e.handleTimeWait(s)
+	default:
+		e.handleSynchronized(s)
+	}
+	e.probe()
+	return true
+}
+
+// handleListen answers a SYN with a new connection in SYN-RECV
+// (tcp_conn_request). Anything else to a listener is reset, but a reset.
+func (e *endpoint) handleListen(id stack.TransportEndpointID, s *segment) bool {
+	if s.has(rstFlag) {
+		return true
+	}
+	if s.has(ackFlag) {
+		return false // an ACK for no connection: reset
+	}
+	if !s.has(synFlag) {
+		return true
+	}
+	if len(e.acceptQ)+e.pending >= e.backlog {
+		return true // the queues are full: drop the SYN, the peer retries
+	}
+	r, err := e.p.st.FindRoute(0, id.LocalAddress, id.RemoteAddress, header.IPv4ProtocolNumber, false)
+	if err != nil {
+		return true
+	}
+	c := newEndpoint(e.p, &waiter.Queue{})
+	c.ops.SetKeepAlive(e.ops.GetKeepAlive())
+	c.ops.SetDelayOption(e.ops.GetDelayOption())
+	c.localAddr, c.localPort = id.LocalAddress, id.LocalPort
+	c.remoteAddr, c.remotePort = id.RemoteAddress, id.RemotePort
+	c.route = r
+	c.parent = e
+	c.state = stateSynRecv
+	p := e.p
+	p.mu.Lock()
+	if p.conns[c.key()] != nil {
+		p.mu.Unlock()
+		r.Release()
+		return true
+	}
+	p.conns[c.key()] = c
+	c.keyed = true
+	p.bound[c.localPort]++
+	c.bound = true
+	p.mu.Unlock()
+	e.pending++
+
+	c.mu.Lock()
+	c.tsOff = p.tsOffset()
+	c.acceptSyn(s)
+	c.snd.start(p.isn())
+	c.rcv.startWindow()
+	if !c.rcv.wsOK {
+		c.rcv.wscale = 0
+	}
+	c.snd.sendSynAck()
+	c.tm.life.set(timeoutInit << (synackRetries + 1)) // the request's life (reqsk timer)
+	c.unlock()
+	return true
+}
+
+// acceptSyn takes the peer's SYN options (tcp_parse_options,
+// tcp_openreq_init).
+func (e *endpoint) acceptSyn(s *segment) {
+	e.rcv.irs = s.seq
+	e.rcv.nxt = s.seq + 1
+	e.rcv.copied = e.rcv.nxt
+	e.rcv.wup = e.rcv.nxt
+	e.snd.peerMSS = s.mss
+	if s.mss == 0 {
+		e.snd.peerMSS = 536 // RFC 9293 section 3.7.1
+	}
+	e.rcv.wsOK = s.ws >= 0
+	if e.rcv.wsOK {
+		e.snd.wscale = uint8(s.ws)
+	}
+	e.sackOK = s.sackPerm
+	e.tsOK = s.hasTS
+	if s.hasTS {
+		e.tsRecent, e.tsRecentStamp = s.tsVal, e.now()
+	}
+	e.snd.wnd = uint32(s.wnd) // a SYN's window is never scaled
+	e.snd.wl1 = s.seq
+}
+
+// handleSynSent is tcp_rcv_synsent_state_process.
+func (e *endpoint) handleSynSent(s *segment) {
+	snd := &e.snd
+	if s.has(ackFlag) && (!after(s.ack, snd.iss) || after(s.ack, snd.nxt)) {
+		if !s.has(rstFlag) {
+			e.p.writeSegment(e.route, e.localPort, e.remotePort, s.ack, 0, rstFlag, 0, nil, bufferNone)
+		}
+		return
+	}
+	if s.has(rstFlag) {
+		if s.has(ackFlag) {
+			e.done(&tcpip.ErrConnectionRefused{})
+		}
+		return
+	}
+	if !s.has(synFlag) {
+		return
+	}
+	if !s.has(ackFlag) {
+		return // simultaneous open is not supported: the peer retries
+	}
+	e.acceptSyn(s)
+	if !e.rcv.wsOK {
+		e.rcv.wscale = 0
+		snd.wscale = 0
+	}
+	snd.wl2 = s.ack
+	// The SYN is acknowledged: take it off the queue, with an RTT
+	// sample if it was sent once (or by its timestamp).
+	e.rcv.lastTSEcr = 0
+	if s.hasTS && e.tsOK {
+		e.rcv.lastTSEcr = s.tsEcr
+	}
+	snd.onAck(s, 0)
+	e.state = stateEstablished
+	snd.established()
+	e.rcv.established()
+	e.tm.xmit.stop()
+	e.tm.resetKeepalive()
+	e.rcv.lrcvtime = e.now()
+	// tcp_rcv_synsent_state_process ACKs at once.
+	e.rcv.sendAck()
+	e.notify |= waiter.WritableEvents
+	snd.push()
+}
+
+// handleTimeWait is tcp_timewait_state_process: a retransmitted FIN is
+// ACKed again and restarts the wait; a reset ends it (RFC 1337 aside, as
+// Linux's tcp_rfc1337 0).
+func (e *endpoint) handleTimeWait(s *segment) {
+	if s.has(rstFlag) {
+		e.done(nil)
+		return
+	}
+	if s.has(finFlag) || len(s.payload) > 0 || s.has(synFlag) {
+		e.sendAckNow()
+		e.tm.life.set(timeWaitLen)
+	}
+}
+
+// sendAckNow sends a pure ACK whatever the state.
+func (e *endpoint) sendAckNow() {
+	if e.route == nil {
+		return
+	}
+	e.output(e.snd.nxt, ackFlag, bufferNone)
+}
+
+// acceptable is tcp_sequence (RFC 9293 section 3.10.7.4): the segment
+// overlaps the receive window.
+func (e *endpoint) acceptable(s *segment) bool {
+	r := &e.rcv
+	end := s.seq.Add(s.length())
+	wndEnd := r.nxt.Add(seqnum.Size(r.window()))
+	return !end.LessThan(r.wup) && !after(s.seq, wndEnd)
+}
+
+// handleSynchronized processes a segment in SYN-RECV and every state
+// after it (tcp_rcv_state_process, tcp_rcv_established, tcp_validate_incoming).
+func (e *endpoint) handleSynchronized(s *segment) {
+	r := &e.rcv
+	snd := &e.snd
+	// PAWS (RFC 7323 section 5): an older timestamp than ts_recent marks
+	// an old duplicate.
+	if e.tsOK && s.hasTS && !s.has(rstFlag) && int32(s.tsVal-e.tsRecent) < 0 && e.now()-e.tsRecentStamp < 24*24*time.Hour {
+		if !s.has(rstFlag) {
+			r.enterQuickAck()
+			e.sendAckNow()
+		}
+		return
+	}
+	if !e.acceptable(s) {
+		if !s.has(rstFlag) {
+			e.sendAckNow() // tcp_send_dupack
+		}
+		return
+	}
+	if s.has(rstFlag) {
+		// RFC 5961 section 3.2: only an exact reset ends the connection;
+		// another in the window gets a challenge ACK.
+		if s.seq == r.nxt || (e.state == stateSynRecv) {
+			e.onReset()
+		} else {
+			e.sendAckNow()
+		}
+		return
+	}
+	// ts_recent (RFC 7323 section 4.3): from a segment at or below the
+	// last ACK sent.
+	if e.tsOK && s.hasTS && !after(s.seq, r.wup) && int32(s.tsVal-e.tsRecent) >= 0 {
+		e.tsRecent, e.tsRecentStamp = s.tsVal, e.now()
+	}
+	if s.has(synFlag) {
+		if e.state == stateSynRecv && s.seq == r.irs {
+			snd.sendSynAck() // the SYN again: our SYN-ACK was lost
+			return
+		}
+		e.sendAckNow() // RFC 5961 section 4: a challenge ACK
+		return
+	}
+	if !s.has(ackFlag) {
+		return
+	}
+	r.lastTSEcr = 0
+	if e.tsOK && s.hasTS {
+		r.lastTSEcr = s.tsEcr
+	}
+	if e.state == stateSynRecv {
+		if !after(s.ack, snd.iss) || after(s.ack, snd.nxt) {
+			e.p.writeSegment(e.route, e.localPort, e.remotePort, s.ack, 0, rstFlag, 0, nil, bufferNone)
+			return
+		}
+		e.completeHandshake(s)
+	}
+	flag := 0
+	if len(s.payload) > 0 {
+		flag |= flagData
+	}
+	if !snd.onAck(s, flag) {
+		return // an ACK of data never sent
+	}
+	e.afterAck()
+	if e.state == stateClosed {
+		return
+	}
+	r.rttMeasureTS(s)
+	switch e.state {
+	case stateEstablished, stateFinWait1, stateFinWait2:
+		if len(s.payload) > 0 || s.has(finFlag) {
+			if e.shutRead && !e.opened && len(s.payload) > 0 {
+				// Data for a closed socket: reset (tcp_rcv_state_process).
+				e.sendReset()
+				e.done(&tcpip.ErrConnectionReset{})
+				return
+			}
+			if r.data(s) {
+				e.notify |= waiter.ReadableEvents
+			}
+		}
+	}
+	if e.state == stateClosed || e.state == stateTimeWait {
+		return
+	}
+	snd.push()
+	r.ackSndCheck(true)
+	if e.state == stateEstablished || e.state == stateCloseWait {
+		e.tm.resetKeepalive()
+	}
+}
+
+// completeHandshake moves a SYN-RECV child to ESTABLISHED and hands it to
+// its listener.
+func (e *endpoint) completeHandshake(s *segment) {
+	snd := &e.snd
+	e.state = stateEstablished
+	e.tm.life.stop()
+	snd.wnd = uint32(s.wnd) << snd.wscale
+	snd.wl1, snd.wl2 = s.seq, s.ack
+	snd.established()
+	e.rcv.established()
+	e.rcv.lrcvtime = e.now()
+	e.tm.resetKeepalive()
+	if par := e.parent; par != nil {
+		par.mu.Lock()
+		if par.state == stateListen {
+			if par.pending > 0 {
+				par.pending--
+			}
+			par.acceptQ = append(par.acceptQ, e)
+			par.notify |= waiter.ReadableEvents
+		}
+		par.unlock()
+	}
+}
+
+// afterAck moves the closing states on once our FIN is acknowledged.
+func (e *endpoint) afterAck() {
+	snd := &e.snd
+	finAcked := snd.finQueued && snd.qn == 0 && snd.n == 0 && snd.una == snd.nxt
+	switch e.state {
+	case stateFinWait1:
+		if finAcked {
+			e.state = stateFinWait2
+			if !e.opened {
+				e.tm.life.set(timeWaitLen) // tcp_fin_timeout for an orphan
+			}
+		}
+	case stateClosing:
+		if finAcked {
+			e.enterTimeWait()
+		}
+	case stateLastAck:
+		if finAcked {
+			e.done(nil)
+		}
+	}
+}
+
+// onReset ends the connection on a valid reset (tcp_reset): a refused
+// connect, or a reset connection.
+func (e *endpoint) onReset() {
+	switch e.state {
+	case stateSynSent:
+		e.done(&tcpip.ErrConnectionRefused{})
+	case stateCloseWait:
+		e.done(&tcpip.ErrConnectionReset{})
+	case stateTimeWait, stateClosing, stateLastAck:
+		e.done(nil)
+	default:
+		e.done(&tcpip.ErrConnectionReset{})
+	}
+}
+
+// output sends one segment of the connection: the ACK and window always,
+// timestamps and SACK blocks as negotiated (tcp_transmit_skb,
+// tcp_established_options).
+func (e *endpoint) output(seq seqnum.Value, flags header.TCPFlags, payload buffer.Buffer) {
+	if e.route == nil {
+		payload.Release()
+		return
+	}
+	r := &e.rcv
+	n := 0
+	if e.tsOK {
+		n += putTS(e.snd.optBuf[n:], e.tsVal(), e.tsRecent)
+	}
+	if e.sackOK {
+		var blocks [maxSACKBlocks]sackBlock
+		room := (len(e.snd.optBuf) - n - 4) / 8
+		k := r.sackBlocks(blocks[:min(room, maxSACKBlocks)])
+		if k > 0 {
+			n += putSACK(e.snd.optBuf[n:], blocks[:k])
+		}
+	}
+	opts := e.snd.optBuf[:n]
+	acksNew := r.nxt != r.wup
+	wnd := r.selectWindow()
+	e.p.writeSegment(e.route, e.localPort, e.remotePort, seq, r.nxt, flags, wnd, opts, payload)
+	r.ackSent(acksNew)
+}

@@ -1,0 +1,358 @@
+package tcp
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/netemu/netemu/clock"
+	"gvisor.dev/gvisor/pkg/buffer"
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/checksum"
+	"gvisor.dev/gvisor/pkg/tcpip/header"
+	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
+	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
+	"gvisor.dev/gvisor/pkg/tcpip/stack"
+	"gvisor.dev/gvisor/pkg/waiter"
+)
+
+// ProtocolNumber is TCP's IP protocol number.
+const ProtocolNumber = header.TCPProtocolNumber
+
+// Linux's defaults for the settings of Options (net.ipv4.tcp_rmem,
+// tcp_wmem; include/net/tcp.h).
+const (
+	DefaultHZ               = 250
+	DefaultReceiveBuffer    = 131072   // tcp_rmem[1]
+	DefaultMaxReceiveBuffer = 33554432 // tcp_rmem[2] (32 MiB since Linux 6.14; 6 MiB before)
+	DefaultSendBuffer       = 16384    // tcp_wmem[1]
+	DefaultMaxSendBuffer    = 4194304  // tcp_wmem[2]
+)
+
+// Options configure netemu's TCP on one stack. Zero fields take the
+// defaults named on each.
+type Options struct {
+	// Clock is the run's clock: every timer of every connection is one of
+	// its timers, and every instant is read from it. Required.
+	Clock clock.Clock
+
+	// HZ is the tick rate of the Linux being modelled, for the rules that
+	// Linux counts in jiffies (CUBIC's epoch, the delayed-ACK and RTO
+	// floors). 0 means DefaultHZ.
+	HZ int
+
+	// CongestionControl is "cubic" or "reno". "" means cubic.
+	CongestionControl string
+
+	// ReceiveBuffer and MaxReceiveBuffer are tcp_rmem[1] and [2]: the
+	// receive buffer a connection starts with and the most auto-tuning
+	// grows it to, in bytes of memory (Linux's truesize, of which the
+	// window is a share; see receiver). 0 means the defaults above.
+	ReceiveBuffer, MaxReceiveBuffer int
+
+	// SendBuffer and MaxSendBuffer are tcp_wmem[1] and [2], in bytes of
+	// memory. 0 means the defaults above.
+	SendBuffer, MaxSendBuffer int
+
+	// Seed seeds the initial sequence numbers, timestamp offsets and
+	// ephemeral ports.
+	Seed uint64
+
+	// Probe, if set, receives a connection's state each time it handles
+	// a segment. It runs under the connection's lock: it must be quick
+	// and must not call the connection.
+	Probe func(Info)
+}
+
+func (o Options) withDefaults() Options {
+	if o.HZ == 0 {
+		o.HZ = DefaultHZ
+	}
+	if o.CongestionControl == "" {
+		o.CongestionControl = "cubic"
+	}
+	if o.ReceiveBuffer == 0 {
+		o.ReceiveBuffer = DefaultReceiveBuffer
+	}
+	if o.MaxReceiveBuffer == 0 {
+		o.MaxReceiveBuffer = max(DefaultMaxReceiveBuffer, o.ReceiveBuffer)
+	}
+	if o.SendBuffer == 0 {
+		o.SendBuffer = DefaultSendBuffer
+	}
+	if o.MaxSendBuffer == 0 {
+		o.MaxSendBuffer = max(DefaultMaxSendBuffer, o.SendBuffer)
+	}
+	return o
+}
+
+// Validate reports the first invalid field.
+func (o Options) Validate() error {
+	d := o.withDefaults()
+	switch {
+	case o.Clock == nil:
+		return fmt.Errorf("tcp: Options.Clock is nil; give the run's clock")
+	case o.HZ < 0 || o.HZ > 10000:
+		return fmt.Errorf("tcp: HZ %d out of range; want 100 to 1000 as Linux builds it (0 means %d)", o.HZ, DefaultHZ)
+	case o.ReceiveBuffer < 0 || o.MaxReceiveBuffer < 0 || o.SendBuffer < 0 || o.MaxSendBuffer < 0:
+		return fmt.Errorf("tcp: a buffer size is negative; want 0 (the default) or a size in bytes")
+	case d.ReceiveBuffer > d.MaxReceiveBuffer:
+		return fmt.Errorf("tcp: ReceiveBuffer (%d) exceeds MaxReceiveBuffer (%d)", d.ReceiveBuffer, d.MaxReceiveBuffer)
+	case d.SendBuffer > d.MaxSendBuffer:
+		return fmt.Errorf("tcp: SendBuffer (%d) exceeds MaxSendBuffer (%d)", d.SendBuffer, d.MaxSendBuffer)
+	}
+	if _, err := newCongestion(d.CongestionControl); err != nil {
+		return err
+	}
+	return nil
+}
+
+// connKey names a connection by its four-tuple, from this host's side.
+type connKey struct {
+	localPort, remotePort uint16
+	remote                tcpip.Address
+}
+
+// Protocol is netemu's TCP as a transport protocol of a gVisor stack. It
+// does its own demultiplexing: no endpoint is registered with the stack,
+// so every TCP packet reaches HandleUnknownDestinationPacket, which finds
+// the connection in one map lookup.
+type Protocol struct {
+	st   *stack.Stack
+	opts Options
+	clk  clock.Clock
+	seq  clock.Sequential // nil unless the clock is one
+	base time.Time
+
+	mu        sync.Mutex // guards the fields below; never held while taking an endpoint's lock
+	conns     map[connKey]*endpoint
+	listeners map[uint16]*endpoint
+	bound     map[uint16]int // ports in use by any endpoint, with their count
+	rng       *rand.Rand
+	nextPort  uint16
+}
+
+var _ stack.TransportProtocol = (*Protocol)(nil)
+
+// NewProtocol returns a factory for stack.Options.TransportProtocols. It
+// panics on invalid options; check them with Validate first.
+func NewProtocol(o Options) stack.TransportProtocolFactory {
+	if err := o.Validate(); err != nil {
+		panic(err)
+	}
+	o = o.withDefaults()
+	return func(s *stack.Stack) stack.TransportProtocol {
+		p := &Protocol{
+			st: s, opts: o, clk: o.Clock,
+			conns:     make(map[connKey]*endpoint),
+			listeners: make(map[uint16]*endpoint),
+			bound:     make(map[uint16]int),
+			rng:       rand.New(rand.NewPCG(o.Seed, 0x6e65_7465_6d75_7463)),
+		}
+		p.seq, _ = o.Clock.(clock.Sequential)
+		p.base = o.Clock.Now()
+		p.nextPort = ephemeralLow + uint16(p.rng.IntN(ephemeralHigh-ephemeralLow+1))
+		return p
+	}
+}
+
+// now is the protocol's time: a duration since the protocol was built.
+func (p *Protocol) now() time.Duration {
+	if p.seq != nil {
+		return p.seq.Elapsed() - p.base.Sub(clock.Epoch)
+	}
+	return p.clk.Now().Sub(p.base)
+}
+
+// Linux's ephemeral port range (net.ipv4.ip_local_port_range).
+const (
+	ephemeralLow  = 32768
+	ephemeralHigh = 60999
+)
+
+// Number implements stack.TransportProtocol.
+func (*Protocol) Number() tcpip.TransportProtocolNumber { return ProtocolNumber }
+
+// NewEndpoint implements stack.TransportProtocol.
+func (p *Protocol) NewEndpoint(netProto tcpip.NetworkProtocolNumber, wq *waiter.Queue) (tcpip.Endpoint, tcpip.Error) {
+	if netProto != ipv4.ProtocolNumber {
+		return nil, &tcpip.ErrUnknownProtocol{}
+	}
+	return newEndpoint(p, wq), nil
+}
+
+// NewRawEndpoint implements stack.TransportProtocol: netemu's TCP has no
+// raw sockets.
+func (*Protocol) NewRawEndpoint(tcpip.NetworkProtocolNumber, *waiter.Queue) (tcpip.Endpoint, tcpip.Error) {
+	return nil, &tcpip.ErrNotSupported{}
+}
+
+// MinimumPacketSize implements stack.TransportProtocol.
+func (*Protocol) MinimumPacketSize() int { return header.TCPMinimumSize }
+
+// ParsePorts implements stack.TransportProtocol.
+func (*Protocol) ParsePorts(b []byte) (src, dst uint16, err tcpip.Error) {
+	h := header.TCP(b)
+	return h.SourcePort(), h.DestinationPort(), nil
+}
+
+// SetOption implements stack.TransportProtocol. gVisor's TCP options are
+// not netemu's: every one is refused.
+func (*Protocol) SetOption(tcpip.SettableTransportProtocolOption) tcpip.Error {
+	return &tcpip.ErrUnknownProtocolOption{}
+}
+
+// Option implements stack.TransportProtocol.
+func (*Protocol) Option(tcpip.GettableTransportProtocolOption) tcpip.Error {
+	return &tcpip.ErrUnknownProtocolOption{}
+}
+
+// Close implements stack.TransportProtocol: the protocol has no
+// goroutines of its own.
+func (*Protocol) Close() {}
+
+// Wait implements stack.TransportProtocol.
+func (*Protocol) Wait() {}
+
+// Pause implements stack.TransportProtocol.
+func (*Protocol) Pause() {}
+
+// Resume implements stack.TransportProtocol.
+func (*Protocol) Resume() {}
+
+// Restore implements stack.TransportProtocol.
+func (*Protocol) Restore() {}
+
+// Parse implements stack.TransportProtocol: it sets the transport header
+// (with its options) and leaves the payload as the packet's data.
+func (*Protocol) Parse(pkt *stack.PacketBuffer) bool {
+	hdr, ok := pkt.Data().PullUp(header.TCPMinimumSize)
+	if !ok {
+		return false
+	}
+	n := int(header.TCP(hdr).DataOffset())
+	if n < header.TCPMinimumSize || n > pkt.Data().Size() {
+		return false
+	}
+	_, ok = pkt.TransportHeader().Consume(n)
+	return ok
+}
+
+// HandleUnknownDestinationPacket implements stack.TransportProtocol: every
+// TCP packet arrives here. It verifies the checksum if the NIC did not,
+// parses the segment and hands it to its connection or listener; a
+// segment for neither is answered with a reset (RFC 9293 section 3.10.7.1).
+func (p *Protocol) HandleUnknownDestinationPacket(id stack.TransportEndpointID, pkt *stack.PacketBuffer) stack.UnknownDestinationPacketDisposition {
+	h := header.TCP(pkt.TransportHeader().Slice())
+	if len(h) < header.TCPMinimumSize {
+		return stack.UnknownDestinationPacketMalformed
+	}
+	payload, ok := pkt.Data().PullUp(pkt.Data().Size())
+	if !ok {
+		return stack.UnknownDestinationPacketMalformed
+	}
+	if !pkt.RXChecksumValidated {
+		xsum := checksum.Checksum(payload, 0)
+		if !h.IsChecksumValid(id.RemoteAddress, id.LocalAddress, xsum, uint16(len(payload))) {
+			return stack.UnknownDestinationPacketMalformed
+		}
+	}
+	var s segment
+	s.seq = seqnum.Value(h.SequenceNumber())
+	s.ack = seqnum.Value(h.AckNumber())
+	s.flags = h.Flags()
+	s.wnd = h.WindowSize()
+	s.payload = payload
+	s.parseOptions(h.Options(), s.has(header.TCPFlagSyn))
+
+	key := connKey{localPort: id.LocalPort, remotePort: id.RemotePort, remote: id.RemoteAddress}
+	p.mu.Lock()
+	ep := p.conns[key]
+	if ep == nil {
+		ep = p.listeners[id.LocalPort]
+	}
+	p.mu.Unlock()
+	if ep != nil && ep.handle(id, &s) {
+		return stack.UnknownDestinationPacketHandled
+	}
+	p.replyReset(id, &s)
+	return stack.UnknownDestinationPacketHandled
+}
+
+// replyReset answers a segment no connection takes, as Linux's
+// tcp_v4_send_reset: never a reset to a reset; the reset's sequence
+// number is the segment's ACK if it has one, else zero with an ACK of
+// everything the segment occupied.
+func (p *Protocol) replyReset(id stack.TransportEndpointID, s *segment) {
+	if s.has(header.TCPFlagRst) {
+		return
+	}
+	r, err := p.st.FindRoute(0, id.LocalAddress, id.RemoteAddress, ipv4.ProtocolNumber, false)
+	if err != nil {
+		return
+	}
+	defer r.Release()
+	if s.has(header.TCPFlagAck) {
+		p.writeSegment(r, id.LocalPort, id.RemotePort, s.ack, 0, header.TCPFlagRst, 0, nil, buffer.Buffer{})
+		return
+	}
+	p.writeSegment(r, id.LocalPort, id.RemotePort, 0, s.seq.Add(s.length()), header.TCPFlagRst|header.TCPFlagAck, 0, nil, buffer.Buffer{})
+}
+
+// writeSegment builds a TCP segment with the given options and payload
+// (which it takes over) and sends it on r.
+func (p *Protocol) writeSegment(r *stack.Route, src, dst uint16, seq, ack seqnum.Value, flags header.TCPFlags, wnd uint16, opts []byte, payload buffer.Buffer) tcpip.Error {
+	hdrLen := header.TCPMinimumSize + len(opts)
+	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{
+		ReserveHeaderBytes: hdrLen + int(r.MaxHeaderLength()),
+		Payload:            payload,
+	})
+	defer pkt.DecRef()
+	pkt.TransportProtocolNumber = ProtocolNumber
+	h := header.TCP(pkt.TransportHeader().Push(hdrLen))
+	h.Encode(&header.TCPFields{
+		SrcPort: src, DstPort: dst,
+		SeqNum: uint32(seq), AckNum: uint32(ack),
+		DataOffset: uint8(hdrLen),
+		Flags:      flags,
+		WindowSize: wnd,
+	})
+	copy(h[header.TCPMinimumSize:], opts)
+	length := uint16(pkt.Size())
+	xsum := checksum.Combine(r.PseudoHeaderChecksum(ProtocolNumber, length), pkt.Data().Checksum())
+	h.SetChecksum(^h.CalculateChecksum(xsum))
+	return r.WritePacket(stack.NetworkHeaderParams{Protocol: ProtocolNumber, TTL: r.DefaultTTL()}, pkt)
+}
+
+// pickPort reserves an ephemeral port for a connection to remote:
+// Linux walks its range from a random offset; netemu's offset comes from
+// the seed. p.mu is held.
+func (p *Protocol) pickPortLocked() (uint16, bool) {
+	for range ephemeralHigh - ephemeralLow + 1 {
+		port := p.nextPort
+		p.nextPort++
+		if p.nextPort > ephemeralHigh {
+			p.nextPort = ephemeralLow
+		}
+		if p.bound[port] == 0 {
+			return port, true
+		}
+	}
+	return 0, false
+}
+
+// isn draws an initial sequence number.
+func (p *Protocol) isn() seqnum.Value {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return seqnum.Value(p.rng.Uint32())
+}
+
+// tsOffset draws a connection's timestamp offset (Linux randomises it per
+// connection, tcp_v4_init_ts_off).
+func (p *Protocol) tsOffset() uint32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rng.Uint32()
+}

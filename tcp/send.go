@@ -1,0 +1,738 @@
+package tcp
+
+import (
+	"time"
+
+	"gvisor.dev/gvisor/pkg/buffer"
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/header"
+	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
+	"gvisor.dev/gvisor/pkg/waiter"
+)
+
+// A sent segment's marks, Linux's TCP_SKB_CB(skb)->sacked bits.
+const (
+	segSacked      = 1 << iota // TCPCB_SACKED_ACKED
+	segRetrans                 // TCPCB_SACKED_RETRANS: a retransmission is in flight
+	segLost                    // TCPCB_LOST
+	segEverRetrans             // TCPCB_EVER_RETRANS
+	segSyn
+	segFin
+)
+
+// txSeg is a segment sent and not yet cumulatively acknowledged: an
+// entry of Linux's retransmission queue. Segments are cut at MSS when
+// first sent and never merged or split afterwards, except that a head
+// partly acknowledged is trimmed.
+type txSeg struct {
+	seq, end seqnum.Value
+	flags    uint8
+	sentAt   time.Duration // the latest transmission
+}
+
+func (s *txSeg) pcount() uint32 { return 1 }
+
+// initialCwnd is TCP_INIT_CWND (RFC 6928).
+const initialCwnd = 10
+
+// synLinearTimeouts is net.ipv4.tcp_syn_linear_timeouts (Linux 6.18's
+// default): the first four SYN retransmissions keep the initial timeout,
+// later ones double it.
+const synLinearTimeouts = 4
+
+// Retry limits: tcp_syn_retries, tcp_synack_retries, tcp_retries2.
+const (
+	synRetries    = 6
+	synackRetries = 5
+	retries2      = 15
+)
+
+// sender is the sending half of a connection, named after Linux's
+// tcp_sock fields.
+type sender struct {
+	e *endpoint
+
+	cc  ccConn
+	ops congestion
+
+	iss, una, nxt   seqnum.Value
+	wnd             uint32 // snd_wnd, bytes
+	wl1, wl2        seqnum.Value
+	maxWnd          uint32
+	wscale          uint8  // the peer's window shift (snd_wscale)
+	peerMSS         uint16 // mss_clamp
+	everEstablished bool
+
+	// The data: a ring of bytes from una (the first unacknowledged) on,
+	// sent or not; the FIN comes after it.
+	buf       []byte
+	head, n   int
+	limit     int // the send buffer, bytes of data (see sndbufLimit)
+	finQueued bool
+
+	// The retransmission queue, a ring of segments from una to nxt.
+	q      []txSeg
+	qh, qn int
+
+	packetsOut, sackedOut, lostOut, retransOut uint32
+	delivered, totalRetrans                    uint32
+	lost                                       uint32 // tp->lost: packets marked lost, ever
+
+	rtt         rttEstimator
+	rto         time.Duration // icsk_rto, with backoff
+	backoff     int
+	retransmits int // icsk_retransmits: RTOs in a row
+	totalRTO    int
+	minRTT      minRTT
+	firstTx     time.Duration // when the oldest unanswered (re)transmission of una left, for the retry limit
+
+	// Recovery state (tcp_fastretrans_alert).
+	ca            caState
+	highSeq       seqnum.Value
+	priorCwnd     uint32
+	priorSsthresh uint32
+	prrDelivered  uint32
+	prrOut        uint32
+	undoMarker    seqnum.Value
+	undoValid     bool
+	undoRetrans   int
+	retransStamp  uint32 // our timestamp at the first retransmission of the episode; 0: none
+	reordering    uint32
+	reordSeen     uint32
+	frto          bool
+
+	// RACK (RFC 8985; tcp_recovery.c).
+	rack struct {
+		mstamp        time.Duration
+		endSeq        seqnum.Value
+		rtt           time.Duration
+		advanced      bool
+		reoWndSteps   uint32
+		dsackSeen     bool
+		lastDelivered uint32
+		reoWndPersist int
+	}
+
+	// Tail-loss probe (RFC 8985 section 7).
+	tlpHighSeq seqnum.Value
+	tlpHigh    bool
+	tlpRetrans bool
+
+	sndSml    seqnum.Value // the end of the last small segment (Minshall)
+	lsndtime  time.Duration
+	probesOut int
+
+	// Congestion window validation (tcp_cwnd_validate, RFC 7661).
+	maxPacketsOut uint32
+	cwndUsageSeq  seqnum.Value
+	isCwndLimited bool
+	cwndStamp     time.Duration
+	cwndUsed      uint32
+	noSpace       bool // the application waits for buffer space (SOCK_NOSPACE)
+
+	rexmitLost, rexmitNew bool // what tcp_xmit_recovery should send after this ACK
+
+	optBuf [header.TCPOptionsMaximumSize]byte
+}
+
+func (s *sender) init(e *endpoint) {
+	s.e = e
+	s.reordering = 3 // net.ipv4.tcp_reordering
+	s.rack.reoWndSteps = 1
+	s.rto = timeoutInit
+	ops, _ := newCongestion(e.p.opts.CongestionControl)
+	s.ops = ops
+	s.cc.hz = e.p.opts.HZ
+	s.cc.cwnd = initialCwnd
+	s.cc.cwndClamp = ^uint32(0) >> 1
+	s.cc.ssthresh = infiniteSsthresh
+	s.cc.mss = 536
+}
+
+func (s *sender) setCongestion(c congestion) {
+	s.ops = c
+	if s.everEstablished {
+		s.refreshCC()
+		s.ops.init(&s.cc)
+	}
+}
+
+// start picks the initial sequence number.
+func (s *sender) start(iss seqnum.Value) {
+	s.iss, s.una, s.nxt = iss, iss, iss
+	s.sndSml = iss
+	s.highSeq = iss
+	s.rtt.rttSeq = uint32(iss)
+}
+
+// mssFor is the payload of a full segment on this connection
+// (tcp_sync_mss, tcp_current_mss): the path MTU less the IP and TCP
+// headers, within the peer's MSS, less the timestamp option.
+func (s *sender) mssFor() uint32 {
+	mtu := int(s.e.route.MTU())
+	mss := mtu - header.TCPMinimumSize
+	if s.peerMSS != 0 {
+		mss = min(mss, int(s.peerMSS))
+	}
+	if s.e.tsOK {
+		mss -= 12
+	}
+	return uint32(max(mss, 48))
+}
+
+// advMSS is the MSS this host announces: the route's MTU less 40 bytes.
+func (s *sender) advMSS() uint16 { return uint16(int(s.e.route.MTU()) - header.TCPMinimumSize) }
+
+// established sets the sender up once the handshake is done
+// (tcp_init_transfer): the MSS, the initial window, congestion control.
+func (s *sender) established() {
+	s.everEstablished = true
+	s.cc.mss = s.mssFor()
+	if s.totalRetrans > 1 && s.undoValid {
+		s.cc.cwnd = 1
+	} else {
+		s.cc.cwnd = initialCwnd
+	}
+	if s.rtt.srtt == 0 && s.totalRetrans > 0 {
+		s.rto = 3 * time.Second // TCP_TIMEOUT_FALLBACK
+	}
+	s.cwndStamp = s.e.now()
+	s.refreshCC()
+	s.ops.init(&s.cc)
+	s.limit = s.sndbufLimit()
+}
+
+// sndbufLimit is the send buffer in bytes of data. Linux counts memory
+// (truesize): it starts at tcp_wmem[1] and grows to hold twice the
+// larger of the congestion window and the initial window
+// (tcp_sndbuf_expand), up to tcp_wmem[2]. A segment of mss bytes costs
+// its payload rounded up with its headers to a power of two, plus the
+// socket buffer's own bookkeeping: 4096 + 256 bytes for 1448 (skb
+// truesize on x86-64), which is what sets how much data a buffer holds.
+func (s *sender) sndbufLimit() int {
+	o := s.e.p.opts
+	mss := int(s.cc.mss)
+	per := perSegmentTruesize(mss)
+	segs := max(initialCwnd, int(s.cc.cwnd), int(s.reordering)+1)
+	mem := min(max(o.SendBuffer, 2*segs*per), o.MaxSendBuffer)
+	return mem / per * mss
+}
+
+// perSegmentTruesize is the memory Linux charges for a segment of mss
+// bytes in the send queue: max(mss, 1460) + MAX_TCP_HEADER (320) +
+// skb_shared_info (320), rounded up to a power of two, plus an sk_buff
+// (256) (tcp_sndbuf_expand's per_mss).
+func perSegmentTruesize(mss int) int {
+	n := max(mss, 1460) + 320 + 320
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	return p + 256
+}
+
+// refreshCC brings the read-only fields of the congestion-control state
+// up to date.
+func (s *sender) refreshCC() {
+	c := &s.cc
+	c.srtt = s.rtt.srtt
+	c.minRTT = s.minRTT.get()
+	c.inFlight = s.inFlight()
+	c.cwndLimited = s.cwndLimited()
+	c.sndNxt, c.sndUna = s.nxt, s.una
+	c.now = s.e.now()
+	c.lsndtime = s.lsndtime
+}
+
+// inFlight is tcp_packets_in_flight: sent, less SACKed and lost, plus
+// retransmissions in flight (RFC 6675's pipe).
+func (s *sender) inFlight() uint32 {
+	return s.packetsOut - (s.sackedOut + s.lostOut) + s.retransOut
+}
+
+// cwndLimited is tcp_is_cwnd_limited: in slow start, whether the window
+// was at most twice what was in flight; else whether the last window was
+// filled.
+func (s *sender) cwndLimited() bool {
+	if inSlowStart(&s.cc) {
+		return s.cc.cwnd < 2*s.maxPacketsOut
+	}
+	return s.isCwndLimited
+}
+
+// ---- the send buffer ----
+
+// unsent is the bytes queued but not yet sent.
+func (s *sender) unsent() int { return s.n - s.sentBytes() }
+
+// sentBytes is the data bytes between una and nxt.
+func (s *sender) sentBytes() int {
+	d := int(s.una.Size(s.nxt))
+	if s.qn > 0 && s.q[s.qh].flags&segSyn != 0 {
+		d--
+	}
+	if s.finSent() {
+		d--
+	}
+	return max(d, 0)
+}
+
+func (s *sender) finSent() bool {
+	if s.qn == 0 || !s.finQueued {
+		return false
+	}
+	return s.q[(s.qh+s.qn-1)%len(s.q)].flags&segFin != 0
+}
+
+// queued is the bytes in the send queue (SIOCOUTQ).
+func (s *sender) queued() int { return s.n }
+
+// writable is sk_stream_is_writeable: room for a third of the buffer.
+func (s *sender) writable() bool {
+	lim := max(s.limit, DefaultSendBuffer)
+	return s.n < lim && lim-s.n >= lim/3
+}
+
+func (s *sender) write(src tcpip.Payloader) (int, tcpip.Error) {
+	lim := max(s.limit, int(s.cc.mss))
+	room := lim - s.n
+	if room <= 0 {
+		s.noSpace = true
+		return 0, nil
+	}
+	want := min(src.Len(), room)
+	if want == 0 {
+		return 0, nil
+	}
+	s.idleCheck()
+	s.grow(s.n + want)
+	total := 0
+	for total < want {
+		at := (s.head + s.n) % len(s.buf)
+		end := min(len(s.buf), at+want-total)
+		m, err := src.Read(s.buf[at:end])
+		s.n += m
+		total += m
+		if err != nil || m == 0 {
+			break
+		}
+	}
+	return total, nil
+}
+
+// grow makes the ring hold at least n bytes.
+func (s *sender) grow(n int) {
+	if n <= len(s.buf) {
+		return
+	}
+	c := max(len(s.buf)*2, 16384)
+	for c < n {
+		c *= 2
+	}
+	nb := make([]byte, c)
+	if s.n > 0 {
+		if s.head+s.n <= len(s.buf) {
+			copy(nb, s.buf[s.head:s.head+s.n])
+		} else {
+			k := copy(nb, s.buf[s.head:])
+			copy(nb[k:], s.buf[:s.n-k])
+		}
+	}
+	s.buf, s.head = nb, 0
+}
+
+// payload copies the data of [seq, seq+n) into a buffer for a segment.
+func (s *sender) payload(seq seqnum.Value, n int) buffer.Buffer {
+	if n == 0 {
+		return buffer.Buffer{}
+	}
+	off := int(s.dataStart().Size(seq))
+	v := buffer.NewViewSize(n)
+	b := v.AsSlice()
+	at := (s.head + off) % len(s.buf)
+	k := copy(b, s.buf[at:min(len(s.buf), at+n)])
+	if k < n {
+		copy(b[k:], s.buf[:n-k])
+	}
+	return buffer.MakeWithView(v)
+}
+
+// dataStart is the sequence number of the first byte in the ring.
+func (s *sender) dataStart() seqnum.Value {
+	if s.qn > 0 && s.q[s.qh].flags&segSyn != 0 {
+		return s.una + 1
+	}
+	return s.una
+}
+
+func (s *sender) free() {
+	s.buf, s.n, s.head = nil, 0, 0
+	s.q, s.qh, s.qn = nil, 0, 0
+	s.packetsOut, s.sackedOut, s.lostOut, s.retransOut = 0, 0, 0, 0
+}
+
+func (s *sender) queueFin() {
+	if s.finQueued {
+		return
+	}
+	s.finQueued = true
+	s.push()
+}
+
+// ---- the retransmission queue ----
+
+func (s *sender) seg(i int) *txSeg { return &s.q[(s.qh+i)%len(s.q)] }
+
+func (s *sender) appendSeg(t txSeg) {
+	if s.qn == len(s.q) {
+		c := max(2*len(s.q), 64)
+		nq := make([]txSeg, c)
+		for i := range s.qn {
+			nq[i] = *s.seg(i)
+		}
+		s.q, s.qh = nq, 0
+	}
+	s.q[(s.qh+s.qn)%len(s.q)] = t
+	s.qn++
+	s.packetsOut++
+}
+
+func (s *sender) popSeg() {
+	s.q[s.qh] = txSeg{}
+	s.qh = (s.qh + 1) % len(s.q)
+	s.qn--
+}
+
+// ---- output ----
+
+// sendSyn sends (or resends) the SYN, with every option this host
+// offers (tcp_connect, tcp_syn_options).
+func (s *sender) sendSyn() {
+	e := s.e
+	if s.qn == 0 {
+		s.appendSeg(txSeg{seq: s.iss, end: s.iss + 1, flags: segSyn})
+		s.nxt = s.iss + 1
+	}
+	seg := s.seg(0)
+	seg.sentAt = e.now()
+	n := putSynOptions(s.optBuf[:], synOptions{mss: s.advMSS(), ws: int(e.rcv.wscale), sackPerm: true, ts: true, tsVal: e.tsVal()})
+	wnd := uint16(min(e.rcv.wnd, 65535))
+	e.p.writeSegment(e.route, e.localPort, e.remotePort, s.iss, 0, header.TCPFlagSyn, wnd, s.optBuf[:n], buffer.Buffer{})
+	s.lsndtime = e.now()
+	if !e.tm.xmit.armed {
+		e.tm.setXmit(xmitRTO, s.rto)
+	}
+}
+
+// sendSynAck answers a SYN with the options the peer offered
+// (tcp_make_synack).
+func (s *sender) sendSynAck() {
+	e := s.e
+	if s.qn == 0 {
+		s.appendSeg(txSeg{seq: s.iss, end: s.iss + 1, flags: segSyn})
+		s.nxt = s.iss + 1
+	}
+	s.seg(0).sentAt = e.now()
+	ws := -1
+	if e.rcv.wsOK {
+		ws = int(e.rcv.wscale)
+	}
+	n := putSynOptions(s.optBuf[:], synOptions{mss: s.advMSS(), ws: ws, sackPerm: e.sackOK, ts: e.tsOK, tsVal: e.tsVal(), tsEcr: e.tsRecent})
+	wnd := uint16(min(e.rcv.wnd, 65535))
+	e.p.writeSegment(e.route, e.localPort, e.remotePort, s.iss, e.rcv.nxt, header.TCPFlagSyn|header.TCPFlagAck, wnd, s.optBuf[:n], buffer.Buffer{})
+	s.lsndtime = e.now()
+	if !e.tm.xmit.armed {
+		e.tm.setXmit(xmitRTO, s.rto)
+	}
+}
+
+// synRecvTimer retransmits the SYN-ACK, 1 s doubling, up to
+// tcp_synack_retries (inet_rtx_syn_ack, reqsk_timer_handler).
+func (s *sender) synRecvTimer() {}
+
+// transmit sends [seq, end) of the queue as one segment (tcp_transmit_skb).
+func (s *sender) transmit(t *txSeg, fresh bool) {
+	e := s.e
+	if t.flags&segSyn != 0 {
+		if e.state == stateSynSent {
+			s.sendSyn()
+		} else {
+			s.sendSynAck()
+		}
+		return
+	}
+	flags := header.TCPFlagAck
+	dataEnd := t.end
+	if t.flags&segFin != 0 {
+		flags |= header.TCPFlagFin
+		dataEnd--
+	}
+	n := int(t.seq.Size(dataEnd))
+	if n > 0 && dataEnd == s.dataStart().Add(seqnum.Size(s.n)) {
+		flags |= header.TCPFlagPsh // the last of the queued data (tcp_mark_push)
+	}
+	before := s.inFlight()
+	if fresh {
+		before--
+	}
+	t.sentAt = e.now()
+	e.output(t.seq, flags, s.payload(t.seq, n))
+	if n > 0 || t.flags&segFin != 0 {
+		s.onDataSent(before)
+	}
+}
+
+// onDataSent is tcp_event_data_sent: the first transmission with
+// nothing in flight tells congestion control (CA_EVENT_TX_START); the
+// time of the last send; and a reply within ato of the last data
+// received counts towards interactive (pingpong) mode.
+func (s *sender) onDataSent(inFlightBefore uint32) {
+	e := s.e
+	now := e.now()
+	if inFlightBefore == 0 {
+		s.refreshCC()
+		s.ops.cwndEvent(&s.cc, caEventTxStart)
+	}
+	s.lsndtime = now
+	if now-e.rcv.lrcvtime < e.rcv.ato {
+		e.rcv.pingpong++
+	}
+}
+
+// idleCheck is tcp_slow_start_after_idle_check, run when the
+// application queues data: after an idle period longer than the RTO
+// the window restarts.
+func (s *sender) idleCheck() {
+	if s.packetsOut > 0 || !s.everEstablished {
+		return
+	}
+	if idle := s.e.now() - s.lsndtime; idle > s.rto {
+		s.cwndRestart(idle)
+	}
+}
+
+// cwndRestart is tcp_cwnd_restart (RFC 5681 section 4.1, restart after
+// idle, tcp_slow_start_after_idle): the window halves for each RTO the
+// connection was idle, down to the restart window.
+func (s *sender) cwndRestart(idle time.Duration) {
+	s.refreshCC()
+	s.ops.cwndEvent(&s.cc, caEventCwndRestart)
+	restart := min(uint32(initialCwnd), s.cc.cwnd)
+	cwnd := s.cc.cwnd
+	s.cc.ssthresh = s.currentSsthresh()
+	for d := idle - s.rto; d > 0 && cwnd > restart; d -= s.rto {
+		cwnd >>= 1
+	}
+	s.cc.cwnd = max(cwnd, restart)
+	s.cwndStamp = s.e.now()
+	s.cwndUsed = 0
+}
+
+// currentSsthresh is tcp_current_ssthresh.
+func (s *sender) currentSsthresh() uint32 {
+	if s.inCwndReduction() {
+		return s.cc.ssthresh
+	}
+	return max(s.cc.ssthresh, s.cc.cwnd>>1+s.cc.cwnd>>2)
+}
+
+func (s *sender) inCwndReduction() bool { return s.ca == caCWR || s.ca == caRecovery }
+
+// push sends what the windows and Nagle allow (tcp_write_xmit).
+func (s *sender) push() { s.writeXmit(false, 0) }
+
+// writeXmit is tcp_write_xmit: new segments while the congestion window,
+// the peer's window and Nagle allow. nagleOff forces out a partial
+// segment; limit caps the number of segments (0: none).
+func (s *sender) writeXmit(nagleOff bool, limit int) bool {
+	e := s.e
+	if !e.state.synchronized() || e.state == stateTimeWait {
+		return false
+	}
+	mss := int(s.cc.mss)
+	sent := 0
+	cwndLimited := false
+	for limit == 0 || sent < limit {
+		avail := s.unsent()
+		fin := s.finQueued && !s.finSent() && avail <= mss
+		if avail == 0 && !fin {
+			break
+		}
+		inflight := s.inFlight()
+		if inflight >= s.cc.cwnd && !(fin && avail == 0) {
+			cwndLimited = true
+			break
+		}
+		size := min(avail, mss)
+		seq := s.nxt
+		// tcp_snd_wnd_test: the segment must fit the peer's window.
+		if seqnum.Size(size) > s.una.Size(s.wndEnd()) || after(seq.Add(seqnum.Size(size)), s.wndEnd()) {
+			break
+		}
+		// Nagle, as Linux applies it (tcp_nagle_test, tcp_nagle_check):
+		// a partial segment waits while a small one is unacknowledged
+		// (Minshall's rule), unless TCP_NODELAY, or it carries the FIN.
+		if size < mss && !fin && !nagleOff && e.ops.GetDelayOption() && s.packetsOut > 0 && s.minshallPending() {
+			break
+		}
+		end := seq.Add(seqnum.Size(size))
+		t := txSeg{seq: seq, end: end}
+		if fin {
+			t.flags |= segFin
+			t.end++
+		}
+		s.appendSeg(t)
+		s.nxt = t.end
+		if size < mss {
+			s.sndSml = end
+		}
+		if s.inCwndReduction() {
+			s.prrOut++
+		}
+		s.transmit(s.seg(s.qn-1), true)
+		sent++
+		if fin {
+			break
+		}
+	}
+	if sent > 0 || cwndLimited {
+		s.cwndValidate(cwndLimited)
+	}
+	if sent > 0 {
+		if !s.scheduleLossProbe(false) && !e.tm.xmit.armed {
+			s.rearmRTO()
+		}
+		return true
+	}
+	if s.packetsOut == 0 && s.unsent() > 0 && !e.tm.xmit.armed {
+		s.resetProbeTimer()
+	}
+	return false
+}
+
+func (s *sender) minshallPending() bool {
+	return after(s.sndSml, s.una) && s.sndSml.LessThanEq(s.nxt)
+}
+
+// wndEnd is tcp_wnd_end: una plus the peer's window.
+func (s *sender) wndEnd() seqnum.Value { return s.una.Add(seqnum.Size(s.wnd)) }
+
+// cwndValidate is tcp_cwnd_validate (RFC 7661 as Linux has it): track
+// how fully the window is used. A sender that has not filled its window
+// for an RTO (and is not waiting for buffer space) has the window cut to
+// the mean of what it was and what was used
+// (tcp_cwnd_application_limited).
+func (s *sender) cwndValidate(cwndLimited bool) {
+	if !s.una.LessThan(s.cwndUsageSeq) || cwndLimited || (!s.isCwndLimited && s.packetsOut > s.maxPacketsOut) {
+		s.isCwndLimited = cwndLimited
+		s.maxPacketsOut = s.packetsOut
+		s.cwndUsageSeq = s.nxt
+	}
+	now := s.e.now()
+	if s.cwndLimited() {
+		s.cwndUsed = 0
+		s.cwndStamp = now
+		return
+	}
+	s.cwndUsed = max(s.cwndUsed, s.packetsOut)
+	if now-s.cwndStamp >= s.rto {
+		if s.ca == caOpen && !s.noSpace {
+			used := max(s.cwndUsed, initialCwnd)
+			if used < s.cc.cwnd {
+				s.cc.ssthresh = s.currentSsthresh()
+				s.cc.cwnd = (s.cc.cwnd + used) >> 1
+			}
+			s.cwndUsed = 0
+		}
+		s.cwndStamp = now
+	}
+}
+
+// retransmit sends a queued segment again (tcp_retransmit_skb).
+func (s *sender) retransmit(t *txSeg) {
+	if t.flags&segSacked != 0 {
+		return
+	}
+	s.transmit(t, false)
+	if t.flags&segRetrans == 0 {
+		s.retransOut++
+	}
+	t.flags |= segRetrans | segEverRetrans
+	s.totalRetrans++
+	if s.retransStamp == 0 {
+		s.retransStamp = s.e.tsVal()
+		if s.retransStamp == 0 {
+			s.retransStamp = 1
+		}
+	}
+	if s.undoRetrans < 0 {
+		s.undoRetrans = 0
+	}
+	s.undoRetrans++
+}
+
+// xmitRetransmitQueue retransmits the segments marked lost, in order,
+// while the window allows (tcp_xmit_retransmit_queue).
+func (s *sender) xmitRetransmitQueue() {
+	rearm := false
+	for i := 0; i < s.qn; i++ {
+		if s.retransOut >= s.lostOut {
+			break
+		}
+		if s.inFlight() >= s.cc.cwnd {
+			break
+		}
+		t := s.seg(i)
+		if t.flags&segLost == 0 || t.flags&(segSacked|segRetrans) != 0 {
+			continue
+		}
+		s.retransmit(t)
+		if s.inCwndReduction() {
+			s.prrOut++
+		}
+		if i == 0 && s.e.tm.xmitKind != xmitReo {
+			rearm = true
+		}
+	}
+	if rearm {
+		s.e.tm.setXmit(xmitRTO, s.rto)
+	}
+}
+
+// sendProbeSegment sends a segment one below una, which the peer
+// answers with an ACK (tcp_xmit_probe_skb): keepalives and, with no
+// data to probe with, zero-window probes.
+func (s *sender) sendProbeSegment() {
+	s.e.output(s.una-1, header.TCPFlagAck, buffer.Buffer{})
+}
+
+// resetProbeTimer arms the zero-window probe (tcp_check_probe_timer).
+func (s *sender) resetProbeTimer() {
+	s.e.tm.setXmit(xmitProbe, min(s.rto<<s.probesOut, rtoMax))
+}
+
+// probeTimer is tcp_probe_timer: send a window probe, back off.
+func (s *sender) probeTimer() {
+	if s.packetsOut > 0 || s.unsent() == 0 {
+		s.probesOut = 0
+		return
+	}
+	if s.probesOut >= retries2 {
+		s.e.sendReset()
+		s.e.done(errTimeout)
+		return
+	}
+	// tcp_write_wakeup: a segment of new data if the window has room,
+	// else a probe below una.
+	if after(s.wndEnd(), s.nxt) {
+		s.writeXmit(true, 1)
+	} else {
+		s.sendProbeSegment()
+	}
+	s.probesOut++
+	s.resetProbeTimer()
+}
+
+var errTimeout tcpip.Error = &tcpip.ErrTimeout{}
+
+var _ = waiter.EventIn
