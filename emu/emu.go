@@ -55,6 +55,10 @@ type Config struct {
 	// TCP pins both hosts' TCP settings; see tcpstack.TCPConfig.
 	TCP tcpstack.TCPConfig
 
+	// ServerTCP, if set, gives the server its own TCP settings (another
+	// implementation, say, to run one against the other); nil means TCP.
+	ServerTCP *tcpstack.TCPConfig
+
 	// Clock is Virtual (default) or Real.
 	Clock ClockMode
 
@@ -85,6 +89,11 @@ func (c Config) Validate() error {
 	}
 	if err := c.TCP.Validate(); err != nil {
 		return err
+	}
+	if c.ServerTCP != nil {
+		if err := c.ServerTCP.Validate(); err != nil {
+			return err
+		}
 	}
 	if c.Clock != Virtual && c.Clock != Real {
 		return fmt.Errorf("emu: Clock is %d; want emu.Virtual or emu.Real", c.Clock)
@@ -173,7 +182,11 @@ func New(cfg Config) (*Net, error) {
 	if lc.Seed == 0 {
 		lc.Seed = cfg.Seed
 	}
-	if cfg.TCP.Impl == tcpstack.Netemu {
+	serverTCP := cfg.TCP
+	if cfg.ServerTCP != nil {
+		serverTCP = *cfg.ServerTCP
+	}
+	if cfg.TCP.Impl == tcpstack.Netemu && serverTCP.Impl == tcpstack.Netemu {
 		// netemu's TCP delays its own ACKs and grows its own window, as
 		// a Linux receiver does: the link only carries the packets.
 		lc.DelayedACK = 0
@@ -189,7 +202,7 @@ func New(cfg Config) (*Net, error) {
 	verify := lc.Corrupt.P > 0 || lc.BtoA != nil && lc.BtoA.Corrupt.P > 0
 	n.client, err = tcpstack.New(tcpstack.Config{Addr: ClientAddr, Clock: n.clk, MTU: mtu, TCP: cfg.TCP, Seed: cfg.Seed, Probe: cfg.Probe, VerifyChecksums: verify}, func(p []byte) { l.Send(link.AtoB, p) })
 	if err == nil {
-		n.server, err = tcpstack.New(tcpstack.Config{Addr: ServerAddr, Clock: n.clk, MTU: mtu, TCP: cfg.TCP, Seed: cfg.Seed, Probe: cfg.Probe, VerifyChecksums: verify}, func(p []byte) { l.Send(link.BtoA, p) })
+		n.server, err = tcpstack.New(tcpstack.Config{Addr: ServerAddr, Clock: n.clk, MTU: mtu, TCP: serverTCP, Seed: cfg.Seed, Probe: cfg.Probe, VerifyChecksums: verify}, func(p []byte) { l.Send(link.BtoA, p) })
 	}
 	if err != nil {
 		n.Close()
