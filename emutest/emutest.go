@@ -177,6 +177,16 @@ func TCP(cfg tcpstack.TCPConfig) Option {
 	return option(func(s *settings) error { s.cfg.TCP = cfg; return nil })
 }
 
+// TCPImpl picks both hosts' TCP implementation, keeping the other TCP
+// settings: tcpstack.Netemu (Linux's algorithms, which delay their own
+// ACKs, so the link's delayed-ACK stage is off) or tcpstack.GVisor.
+func TCPImpl(impl tcpstack.Impl) Option {
+	return option(func(s *settings) error {
+		s.cfg.TCP.Impl = impl
+		return s.cfg.TCP.Validate()
+	})
+}
+
 // Seed seeds all randomness of the run. Equal seeds give equal runs.
 func Seed(seed uint64) Option {
 	return option(func(s *settings) error { s.cfg.Seed = seed; return nil })

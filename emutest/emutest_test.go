@@ -15,6 +15,7 @@ import (
 	"github.com/netemu/netemu/clock"
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
+	netemutcp "github.com/netemu/netemu/tcp"
 	"github.com/netemu/netemu/tcpstack"
 )
 
@@ -387,3 +388,38 @@ func TestRunReportsPanicInGo(t *testing.T) {
 }
 
 func panicInGo() { panic("gone wrong") }
+
+// TestTCPImpl: a GET between hosts running either TCP takes the
+// handshake and the request, two round trips; an unknown TCP is refused.
+func TestTCPImpl(t *testing.T) {
+	for _, impl := range tcpstack.Impls {
+		t.Run(string(impl), func(t *testing.T) {
+			n := New(t, RTT(100*time.Millisecond), TCPImpl(impl))
+			_, own := n.Client().Stack().TransportProtocolInstance(6).(*netemutcp.Protocol)
+			if own != (impl == tcpstack.Netemu) {
+				t.Fatalf("TCPImpl(%s): the host's TCP is %T", impl, n.Client().Stack().TransportProtocolInstance(6))
+			}
+			n.HTTPServer(80, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") }))
+			c := n.HTTPClient()
+			n.Run(func(ctx context.Context) {
+				start := n.Now()
+				resp, err := c.Get("http://server/")
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if string(b) != "hello" {
+					t.Fatalf("body %q", b)
+				}
+				if el := n.Now().Sub(start); el != 200*time.Millisecond {
+					t.Errorf("GET took %v; want 2 RTT, 200ms", el)
+				}
+			})
+		})
+	}
+	var s settings
+	if err := TCPImpl("bsd").apply(&s); err == nil {
+		t.Error(`TCPImpl("bsd") accepted`)
+	}
+}

@@ -35,7 +35,10 @@ type Setup struct {
 	DelackMs     float64 `json:"delack_ms"`
 	MTU          int     `json:"mtu"`
 	CC           string  `json:"cc"`
-	Seed         *uint64 `json:"seed,omitempty"` // emulated, and kernel mode with impairments
+	// TCP is the TCP implementation: "gvisor" or "netemu" (emulated),
+	// "linux" (kernel).
+	TCP  string  `json:"tcp"`
+	Seed *uint64 `json:"seed,omitempty"` // emulated, and kernel mode with impairments
 	// Netem is the link in tc's netem grammar when it has impairments:
 	// the client→server direction, and NetemDown the server→client one
 	// when it differs.
@@ -153,6 +156,13 @@ func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record
 	if cc == "" {
 		cc = tcpstack.Cubic
 	}
+	impl := string(c.TCP.Impl)
+	switch {
+	case backend == "kernel":
+		impl = "linux"
+	case impl == "":
+		impl = string(tcpstack.GVisor)
+	}
 	var by map[string]uint64
 	for r := range link.DropReason(0).Count() {
 		if n := st[0].Drops[r] + st[1].Drops[r]; n > 0 {
@@ -173,7 +183,7 @@ func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record
 		Setup: Setup{
 			Workload: r.Workload, Backend: backend, Clock: c.Clock.String(),
 			RTTms: Ms(c.RTT()), RateBps: lc.Rate, QueuePackets: queue, QueueBytes: lc.QueueBytes,
-			DelackMs: Ms(lc.DelayedACK), MTU: mtu, CC: string(cc), Netem: netem, NetemDown: down,
+			DelackMs: Ms(lc.DelayedACK), MTU: mtu, CC: string(cc), TCP: impl, Netem: netem, NetemDown: down,
 			Qdisc: qdisc, QdiscDown: qdiscDown,
 		},
 		Outcome: Outcome{

@@ -124,6 +124,7 @@ type options struct {
 	corrupt   *listFlag[float64]
 	netem     [3]string // tc netem lines: both directions, up (client→server), down
 	cc        string
+	tcp       *listFlag[tcpstack.Impl]
 	clock     string
 	seed      uint64
 	mtu       int
@@ -135,6 +136,7 @@ type options struct {
 	plot      string
 	waterfall string
 	set       map[string]bool // flags given on the command line
+	sweeping  bool            // cases are a sweep's: a list of --tcp is an axis
 
 	// sweep only
 	seedsFlag string // --seeds as typed
@@ -167,6 +169,7 @@ func newFlagSet(name string, o *options) *flag.FlagSet {
 	fs.StringVar(&o.netem[1], "netem-up", "", "tc's netem options for the client→server direction only")
 	fs.StringVar(&o.netem[2], "netem-down", "", "tc's netem options for the server→client direction only")
 	fs.StringVar(&o.cc, "cc", string(tcpstack.Cubic), "congestion control of both hosts: cubic or reno")
+	o.tcp = newList(fs, "tcp", string(tcpstack.GVisor), "TCP of the emulated hosts: gvisor (gVisor's netstack) or netemu (netemu's own, Linux's algorithms); a list runs each (sweep, compare)", parseImpl)
 	fs.StringVar(&o.clock, "clock", emu.Virtual.String(), "virtual: deterministic and fast; real: wall clock")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of all randomness")
 	fs.IntVar(&o.mtu, "mtu", link.DefaultMTU, "link and NIC MTU in bytes")
@@ -312,6 +315,9 @@ func (o *options) notApplicable(cmd string) error {
 		return nil
 	}
 	var errs []error
+	if len(o.tcp.vals) == 1 && o.tcp.vals[0] == tcpstack.Netemu {
+		errs = append(errs, reject("delack", "netemu's TCP delays its own ACKs, as a Linux receiver does; the link's delayed-ACK stage is for --tcp gvisor"))
+	}
 	if cmd != "sweep" {
 		for _, name := range sweepOnly {
 			errs = append(errs, reject(name, "it is a flag of netemu sweep"))
@@ -328,7 +334,8 @@ func (o *options) notApplicable(cmd string) error {
 		errs = append(errs,
 			reject("clock", "kernel TCP runs in real time"),
 			reject("seed", "kernel TCP takes no seed; the seed applies to the link's impairments (--loss, --netem, ...)", o.impaired()),
-			reject("delack", "kernel TCP delays its own ACKs"))
+			reject("delack", "kernel TCP delays its own ACKs"),
+			reject("tcp", "kernel TCP is Linux's; --tcp picks the emulated hosts' TCP"))
 	} else {
 		errs = append(errs, reject("link", "it picks the kernel backend's link; add --backend kernel"))
 	}
@@ -574,6 +581,14 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 				return nil, usagef("%s: --%s has %d values; use netemu sweep for lists", cmd, a.name, a.n)
 			}
 		}
+		if n := len(o.tcp.vals); n > 1 && cmd != "compare" {
+			return nil, usagef("%s: --tcp has %d values; use netemu compare to see them side by side, or netemu sweep", cmd, n)
+		}
+	}
+	o.sweeping = sweep
+	impls := o.tcp.vals
+	if !sweep {
+		impls = impls[:1] // compare runs each TCP of the list itself
 	}
 	ws, err := o.build()
 	if err != nil {
@@ -640,8 +655,11 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 		if rtt := (experiment.Case{Link: lc}).RTT(); rtt > maxHandshakeRTT {
 			return nil, usagef("an RTT of %v cannot complete a TCP handshake: a connect gives up after %v (the SYN and 6 retransmissions, Linux's and gVisor's default); want an RTT under %v", rtt, maxHandshakeRTT, maxHandshakeRTT)
 		}
-		for _, w := range ws {
-			cases = append(cases, experiment.Case{Workload: w, Link: lc, TCP: tcp, Clock: clk, Seed: o.seed})
+		for _, impl := range impls {
+			tcp.Impl = impl
+			for _, w := range ws {
+				cases = append(cases, experiment.Case{Workload: w, Link: lc, TCP: tcp, Clock: clk, Seed: o.seed})
+			}
 		}
 		// Next combination: the last axis varies fastest.
 		k := len(axes) - 1
@@ -657,9 +675,24 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 	}
 }
 
-// tcpConfig is the hosts' TCP configuration the options ask for.
+// parseImpl reads a --tcp value.
+func parseImpl(s string) (tcpstack.Impl, error) {
+	for _, i := range tcpstack.Impls {
+		if s == string(i) {
+			return i, nil
+		}
+	}
+	names := make([]string, len(tcpstack.Impls))
+	for k, i := range tcpstack.Impls {
+		names[k] = string(i)
+	}
+	return "", fmt.Errorf("%q is not a TCP netemu has; want %s", s, strings.Join(names, " or "))
+}
+
+// tcpConfig is the hosts' TCP configuration the options ask for, with
+// the first --tcp.
 func (o *options) tcpConfig() (tcpstack.TCPConfig, error) {
-	tcp := tcpstack.TCPConfig{CongestionControl: tcpstack.CongestionControl(o.cc)}
+	tcp := tcpstack.TCPConfig{Impl: o.tcp.vals[0], CongestionControl: tcpstack.CongestionControl(o.cc)}
 	if err := tcp.Validate(); err != nil {
 		return tcp, usagef("--cc %q: want %s or %s", o.cc, tcpstack.Cubic, tcpstack.Reno)
 	}

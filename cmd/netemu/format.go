@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/netemu/netemu/tcpstack"
 	"io"
 	"path/filepath"
 	"reflect"
@@ -57,6 +58,13 @@ func (o *options) swept(c experiment.Case) (labels, slugs []string) {
 				break
 			}
 		}
+	}
+	if len(o.tcp.vals) > 1 && o.sweeping {
+		impl := c.TCP.Impl
+		if impl == "" {
+			impl = tcpstack.GVisor
+		}
+		labels, slugs = append(labels, "tcp "+string(impl)), append(slugs, "tcp-"+string(impl))
 	}
 	return labels, slugs
 }

@@ -16,7 +16,7 @@ var flagGroups = []struct {
 	title string
 	names []string
 }{
-	{"Link and stack flags", []string{"rtt", "rate", "queue", "qdisc", "qdisc-down", "delack", "cc", "mtu", "clock", "seed"}},
+	{"Link and stack flags", []string{"rtt", "rate", "queue", "qdisc", "qdisc-down", "delack", "cc", "tcp", "mtu", "clock", "seed"}},
 	{"Impairments, as netem applies them (list flags sweep: --loss 0,1%,3%)", []string{"loss", "jitter", "reorder", "duplicate", "corrupt", "netem", "netem-up", "netem-down"}},
 	{"Output flags", []string{"json", "pcap", "timeline", "plot", "waterfall"}},
 	{"Sweep flags (netemu sweep)", sweepOnly},

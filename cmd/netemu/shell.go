@@ -243,6 +243,7 @@ func orNone(words []string) string {
 var shellRejects = map[string]string{
 	"backend":   "the command's own kernel TCP crosses the link",
 	"delack":    "kernel TCP delays its own ACKs",
+	"tcp":       "the command's own kernel TCP crosses the link",
 	"json":      "the command's output is its own",
 	"plot":      "shell draws no figure; --timeline writes its data",
 	"waterfall": "shell draws no waterfall",
