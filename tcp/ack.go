@@ -266,14 +266,13 @@ func (s *sender) spuriousRetrans(t *txSeg) bool {
 	return false
 }
 
-// highestSacked is the end of the highest SACKed segment, or una.
+// highestSacked is tcp_highest_sack_seq: the end of the highest SACKed
+// segment, or una when nothing is SACKed.
 func (s *sender) highestSacked() seqnum.Value {
-	for i := s.qn - 1; i >= 0; i-- {
-		if t := s.seg(i); t.flags&segSacked != 0 {
-			return t.end
-		}
+	if s.sackedOut == 0 || !after(s.fack, s.una) {
+		return s.una
 	}
-	return s.una
+	return s.fack
 }
 
 // sacktag marks the segments the SACK blocks of seg cover
@@ -358,6 +357,9 @@ func (s *sender) tagOne(t *txSeg, dsack bool, st *sackState) {
 			}
 		}
 		f |= segSacked
+		if s.sackedOut == 0 || after(t.end, s.fack) {
+			s.fack = t.end
+		}
 		st.flag |= flagDataSacked
 		s.sackedOut++
 		s.delivered++

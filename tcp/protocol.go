@@ -322,7 +322,8 @@ func (p *Protocol) writeSegment(r *stack.Route, src, dst uint16, seq, ack seqnum
 	length := uint16(pkt.Size())
 	xsum := checksum.Combine(r.PseudoHeaderChecksum(ProtocolNumber, length), pkt.Data().Checksum())
 	h.SetChecksum(^h.CalculateChecksum(xsum))
-	return r.WritePacket(stack.NetworkHeaderParams{Protocol: ProtocolNumber, TTL: r.DefaultTTL()}, pkt)
+	// DF, as Linux sends TCP with path-MTU discovery on (ip_no_pmtu_disc 0).
+	return r.WritePacket(stack.NetworkHeaderParams{Protocol: ProtocolNumber, TTL: r.DefaultTTL(), DF: true}, pkt)
 }
 
 // pickPort reserves an ephemeral port for a connection to remote:

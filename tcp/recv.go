@@ -260,7 +260,6 @@ func (r *receiver) spaceAdjust() {
 		if buf > r.rcvbuf {
 			r.rcvbuf = buf
 			r.clamp = uint32(r.winFromSpace(buf))
-			r.grow(r.fullSpace())
 		}
 		r.space = copied
 	}
@@ -543,7 +542,7 @@ func (r *receiver) queueInOrder(seg *segment, payload []byte, fin bool) bool {
 // store copies data at seq into the ring.
 func (r *receiver) store(seq seqnum.Value, b []byte) {
 	off := int(r.copied.Size(seq))
-	r.grow(max(off+len(b), r.fullSpace()))
+	r.grow(off + len(b))
 	at := (r.head + off) % len(r.buf)
 	k := copy(r.buf[at:], b)
 	if k < len(b) {

@@ -75,6 +75,7 @@ type sender struct {
 	qh, qn int
 
 	packetsOut, sackedOut, lostOut, retransOut uint32
+	fack                                       seqnum.Value // the end of the highest SACKed segment
 	delivered, totalRetrans                    uint32
 	lost                                       uint32 // tp->lost: packets marked lost, ever
 
