@@ -93,7 +93,6 @@ func (e *endpoint) handleListen(id stack.TransportEndpointID, s *segment) bool {
 		c.rcv.wscale = 0
 	}
 	c.snd.sendSynAck()
-	c.tm.life.set(timeoutInit << (synackRetries + 1)) // the request's life (reqsk timer)
 	c.unlock()
 	return true
 }

@@ -359,9 +359,15 @@ func (s *sender) retransmitTimer() {
 	}
 	head := s.seg(0)
 	if e.state == stateSynSent || e.state == stateSynRecv {
-		limit := synRetries
+		// A SYN-SENT connection may retransmit tcp_syn_retries times
+		// plus the linear ones (tcp_write_timeout), its timeout
+		// doubling only after those (tcp_retransmit_timer). A SYN-RECV
+		// request retransmits its SYN-ACK tcp_synack_retries times,
+		// doubling from the first, and the timer after the last drops
+		// it without a reset (reqsk_timer_handler).
+		limit, linear := synRetries+synLinearTimeouts, synLinearTimeouts
 		if e.state == stateSynRecv {
-			limit = synackRetries
+			limit, linear = synackRetries, 0
 		}
 		if s.retransmits >= limit {
 			e.done(errTimeout)
@@ -372,7 +378,7 @@ func (s *sender) retransmitTimer() {
 		s.totalRetrans++
 		head.flags |= segEverRetrans
 		s.transmit(head, false)
-		if s.totalRTO > synLinearTimeouts {
+		if s.totalRTO > linear {
 			s.rto = min(2*s.rto, rtoMax)
 		}
 		e.tm.setXmit(xmitRTO, s.rto)

@@ -37,7 +37,10 @@ const initialCwnd = 10
 
 // synLinearTimeouts is net.ipv4.tcp_syn_linear_timeouts (Linux 6.18's
 // default): the first four SYN retransmissions keep the initial timeout,
-// later ones double it.
+// later ones double it, and a connect makes that many retransmissions
+// more than tcp_syn_retries before it gives up: SYNs at 0, 1, 2, 3, 4,
+// 5, 7, 11, 19, 35 and 67 s, ETIMEDOUT at 131 s, as measured on Linux
+// 6.18 (TestSynRetransmitSchedule).
 const synLinearTimeouts = 4
 
 // Retry limits: tcp_syn_retries, tcp_synack_retries, tcp_retries2.
@@ -446,10 +449,6 @@ func (s *sender) sendSynAck() {
 		e.tm.setXmit(xmitRTO, s.rto)
 	}
 }
-
-// synRecvTimer retransmits the SYN-ACK, 1 s doubling, up to
-// tcp_synack_retries (inet_rtx_syn_ack, reqsk_timer_handler).
-func (s *sender) synRecvTimer() {}
 
 // transmit sends [seq, end) of the queue as one segment (tcp_transmit_skb).
 func (s *sender) transmit(t *txSeg, fresh bool) {

@@ -76,7 +76,7 @@ type timers struct {
 	xmitKind xmitKind
 	delack   etimer // the delayed ACK (icsk_delack_timer)
 	comp     etimer // the SACK-compression timer (compressed_ack_timer)
-	life     etimer // keepalive, SYN-RECV, FIN-WAIT-2 and TIME-WAIT
+	life     etimer // keepalive, FIN-WAIT-2 and TIME-WAIT
 }
 
 func (tm *timers) init(e *endpoint) {
@@ -132,15 +132,14 @@ func (e *endpoint) onDelackTimer() { e.rcv.delackTimer() }
 
 func (e *endpoint) onCompTimer() { e.rcv.compTimer() }
 
-// onLifeTimer ends a TIME-WAIT or an orphaned FIN-WAIT-2, gives up a
-// SYN-RECV that never completed, or sends a keepalive probe
+// onLifeTimer ends a TIME-WAIT or an orphaned FIN-WAIT-2, or sends a
+// keepalive probe (a SYN-RECV request that never completes is dropped by
+// its retransmission timer)
 // (tcp_keepalive_timer, tcp_time_wait).
 func (e *endpoint) onLifeTimer() {
 	switch e.state {
 	case stateTimeWait, stateFinWait2:
 		e.done(nil)
-	case stateSynRecv:
-		e.snd.synRecvTimer()
 	case stateEstablished, stateCloseWait:
 		e.keepaliveTimer()
 	}
