@@ -44,7 +44,11 @@ type manualTimer struct {
 	active bool
 }
 
-func (c *manualClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return clock.Epoch.Add(c.now) }
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return clock.Epoch.Add(c.now)
+}
 
 func (c *manualClock) Wake(f func()) { f() }
 
@@ -333,7 +337,9 @@ func (h *harness) inject(s seg) {
 
 func optMSS(v uint16) []byte { return []byte{header.TCPOptionMSS, 4, byte(v >> 8), byte(v)} }
 func optWS(v int) []byte     { return []byte{header.TCPOptionNOP, header.TCPOptionWS, 3, byte(v)} }
-func optSACKPerm() []byte    { return []byte{header.TCPOptionNOP, header.TCPOptionNOP, header.TCPOptionSACKPermitted, 2} }
+func optSACKPerm() []byte {
+	return []byte{header.TCPOptionNOP, header.TCPOptionNOP, header.TCPOptionSACKPermitted, 2}
+}
 func optTS(val, ecr uint32) []byte {
 	b := []byte{header.TCPOptionNOP, header.TCPOptionNOP, header.TCPOptionTS, 10, 0, 0, 0, 0, 0, 0, 0, 0}
 	binary.BigEndian.PutUint32(b[4:], val)
