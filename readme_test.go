@@ -63,6 +63,7 @@ var readmeSkips = map[string]struct {
 	"sudo ./netemu reproduce --lossy":                     {"long", "about 7 minutes of kernel runs"},
 	"sudo ./netemu reproduce --backend kernel":            {"short", "about 30 s of kernel runs"},
 	"sudo ./netemu compare bulk --rtt 50ms --rate 10mbit": {"short", "about 5 s of kernel runs"},
+	"sudo ./netemu compare bulk --tcp netemu,gvisor --rtt 100ms --rate 25mbit --queue 30": {"short", "about 10 s of kernel runs"},
 	// A study's files: each line needs a file of the one before it, and
 	// the test runs each line in a directory of its own.
 	// cmd/netemu's TestSpec, TestResume and TestShardsMergeToTheWholeSweep

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/tcpstack"
 )
 
 const idleConns = 1000
@@ -22,9 +23,15 @@ const idleConns = 1000
 // connection and the scheduler events per connection per idle minute
 // (timers that idle connections keep firing).
 func BenchmarkIdleConns(b *testing.B) {
+	for _, impl := range tcpstack.Impls {
+		b.Run("tcp="+string(impl), func(b *testing.B) { benchIdleConns(b, impl) })
+	}
+}
+
+func benchIdleConns(b *testing.B, impl tcpstack.Impl) {
 	var heap, stacks, goroutines, idleEvents float64
 	for b.Loop() {
-		h, s, g, e := idleConnsOnce(b)
+		h, s, g, e := idleConnsOnce(b, impl)
 		heap += h
 		stacks += s
 		goroutines += g
@@ -38,8 +45,8 @@ func BenchmarkIdleConns(b *testing.B) {
 	b.ReportMetric(idleEvents/n, "idle-events/conn/min")
 }
 
-func idleConnsOnce(b *testing.B) (heap, stacks, goroutines, idleEvents float64) {
-	n, err := emu.New(emu.Config{Seed: 1})
+func idleConnsOnce(b *testing.B, impl tcpstack.Impl) (heap, stacks, goroutines, idleEvents float64) {
+	n, err := emu.New(emu.Config{Seed: 1, TCP: tcpstack.TCPConfig{Impl: impl}})
 	if err != nil {
 		b.Fatal(err)
 	}
