@@ -332,6 +332,10 @@ func (e *endpoint) Read(dst io.Writer, opts tcpip.ReadOptions) (tcpip.ReadResult
 	case e.rcv.finRcvd || e.shutRead:
 		return tcpip.ReadResult{}, &tcpip.ErrClosedForReceive{}
 	case e.hardErr != nil:
+		if _, reported := e.hardErr.(*tcpip.ErrClosedForSend); reported {
+			// The reset was reported: reads see the end of the stream.
+			return tcpip.ReadResult{}, &tcpip.ErrClosedForReceive{}
+		}
 		return tcpip.ReadResult{}, e.takeHardErr()
 	case e.state == stateClosed:
 		return tcpip.ReadResult{}, &tcpip.ErrClosedForReceive{}

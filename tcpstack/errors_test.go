@@ -88,8 +88,13 @@ func (c *clockCtx) Err() error {
 	}
 }
 
-func emulatedBackend(t *testing.T) *errBackend {
-	p := newPair(t, link.Config{Delay: time.Millisecond}, TCPConfig{})
+func emulatedBackend(t *testing.T) *errBackend { return emulatedBackendOf(t, GVisor) }
+
+// netemuBackend is the emulated hosts with netemu's TCP.
+func netemuBackend(t *testing.T) *errBackend { return emulatedBackendOf(t, Netemu) }
+
+func emulatedBackendOf(t *testing.T, impl Impl) *errBackend {
+	p := newPair(t, link.Config{Delay: time.Millisecond}, TCPConfig{Impl: impl})
 	return &errBackend{
 		listen: func() (net.Listener, uint16, error) {
 			ln, err := p.b.Listen(0)
@@ -401,6 +406,9 @@ func runErrRows(t *testing.T, backend func(t *testing.T) *errBackend, kernel boo
 }
 
 func TestErrorTableEmulated(t *testing.T) { runErrRows(t, emulatedBackend, false) }
+
+// The same rows on hosts running netemu's TCP.
+func TestErrorTableNetemu(t *testing.T) { runErrRows(t, netemuBackend, false) }
 
 // The same rows on kernel sockets over 127.0.0.1: what the emulated hosts
 // must match.
