@@ -83,10 +83,11 @@ func (s *sender) onAck(seg *segment, flag int) bool {
 		s.sacktag(seg, priorUna, &st)
 		flag |= st.flag
 	}
+	priorPackets := s.packetsOut
 	s.una = ack
-	e.probesReset()
 
 	flag |= s.cleanRtxQueue(priorUna, &st, seg)
+	s.ackProbe(priorPackets)
 	if flag&flagAcked != 0 || flag&flagDataSacked != 0 {
 		e.kaSent = 0
 	}
@@ -433,11 +434,26 @@ func (s *sender) cwndReduction(newlyAckedSacked, newlyLost, flag int) {
 	s.cc.cwnd = uint32(max(inflight+sndcnt, 1))
 }
 
-// probesReset clears the zero-window probe count on an ACK.
-func (e *endpoint) probesReset() {
-	e.snd.probesOut = 0
-	if e.tm.xmitKind == xmitProbe && e.tm.xmit.armed && (e.snd.packetsOut > 0 || after(e.snd.wndEnd(), e.snd.nxt)) {
-		e.tm.xmit.stop()
+// ackProbe is what tcp_ack does for the zero-window probe: every ACK
+// clears the count of unanswered probes (icsk_probes_out), not their
+// backoff; with nothing in flight before it, tcp_ack_probe either clears
+// the backoff and the timer, once the window takes the next segment, or
+// restarts the timer from now.
+func (s *sender) ackProbe(priorPackets uint32) {
+	s.probesOut = 0
+	if priorPackets > 0 || s.unsent() == 0 {
+		return
+	}
+	tm := &s.e.tm
+	if next := seqnum.Size(min(s.unsent(), int(s.cc.mss))); !after(s.nxt.Add(next), s.wndEnd()) {
+		s.probeBackoff = 0
+		if tm.xmitKind == xmitProbe {
+			tm.xmit.stop()
+		}
+		return
+	}
+	if !tm.xmit.armed || tm.xmitKind == xmitProbe {
+		s.resetProbeTimer()
 	}
 }
 

@@ -139,6 +139,8 @@ type harness struct {
 	st    *stack.Stack
 	link  *channel.Endpoint
 	outs  []out
+
+	handshakeRTT time.Duration // how long accept's peer takes to ACK the SYN-ACK
 }
 
 var (
@@ -479,6 +481,8 @@ func (h *harness) accept(p peerOpts) (*conn, out) {
 	c.rcvNxt = sa.seq + 1
 	c.tsRecent = sa.syn.TSVal
 	c.hostWS = sa.syn.WS
+	h.advance(h.handshakeRTT)
+	h.none("before the handshake's ACK")
 	c.send(header.TCPFlagAck, nil)
 	h.none("after the handshake's ACK")
 	ep, cwq, err := ln.Accept(nil)

@@ -397,7 +397,8 @@ func (s *sender) retransmitTimer() {
 }
 
 // writeTimeout is tcp_write_timeout: give up after tcp_retries2 RTOs'
-// worth of time (retransmits_timed_out) or TCP_USER_TIMEOUT.
+// worth of time (retransmits_timed_out) or TCP_USER_TIMEOUT, with
+// ETIMEDOUT and without a reset (tcp_write_err).
 func (s *sender) writeTimeout() bool {
 	e := s.e
 	if s.retransmits == 0 {
@@ -411,7 +412,6 @@ func (s *sender) writeTimeout() bool {
 		limit = backoffTotal(rtoMin, retries2)
 	}
 	if s.retransmits >= retries2 || (s.retransmits > 0 && elapsed >= limit) {
-		e.sendReset()
 		e.done(errTimeout)
 		return true
 	}

@@ -124,7 +124,9 @@ type sender struct {
 
 	sndSml    seqnum.Value // the end of the last small segment (Minshall)
 	lsndtime  time.Duration
-	probesOut int
+	probesOut    int // unanswered zero-window probes (icsk_probes_out)
+	probeBackoff int // their backoff (icsk_backoff while probing)
+	probing      bool // writeXmit sends a window probe: cut to the window
 
 	// Congestion window validation (tcp_cwnd_validate, RFC 7661).
 	maxPacketsOut uint32
@@ -564,6 +566,9 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 			break
 		}
 		size := min(avail, mss)
+		if s.probing {
+			size = min(size, int(s.nxt.Size(s.wndEnd())))
+		}
 		seq := s.nxt
 		// tcp_snd_wnd_test: the segment must fit the peer's window.
 		if seqnum.Size(size) > s.una.Size(s.wndEnd()) || after(seq.Add(seqnum.Size(size)), s.wndEnd()) {
@@ -706,30 +711,47 @@ func (s *sender) sendProbeSegment() {
 	s.e.output(s.una-1, header.TCPFlagAck, buffer.Buffer{})
 }
 
-// resetProbeTimer arms the zero-window probe (tcp_check_probe_timer).
+// resetProbeTimer arms the zero-window probe (tcp_check_probe_timer,
+// tcp_probe0_when): the RTO, at least TCP_RTO_MIN, shifted by the
+// probes' backoff.
 func (s *sender) resetProbeTimer() {
-	s.e.tm.setXmit(xmitProbe, min(s.rto<<s.probesOut, rtoMax))
+	s.e.tm.setXmit(xmitProbe, min(max(s.rto, rtoMin)<<s.probeBackoff, rtoMax))
 }
 
-// probeTimer is tcp_probe_timer: send a window probe, back off.
+// probeTimer is tcp_probe_timer and tcp_send_probe0: send a window
+// probe and back off. The backoff grows with every probe, answered or
+// not; the count that gives up after tcp_retries2 (with ETIMEDOUT and no
+// reset, tcp_write_err) counts only unanswered ones, as an ACK clears it
+// (ackProbe): a peer that keeps answering with a shut window is probed
+// for ever.
 func (s *sender) probeTimer() {
 	if s.packetsOut > 0 || s.unsent() == 0 {
-		s.probesOut = 0
+		s.probesOut, s.probeBackoff = 0, 0
 		return
 	}
 	if s.probesOut >= retries2 {
-		s.e.sendReset()
 		s.e.done(errTimeout)
 		return
 	}
 	// tcp_write_wakeup: a segment of new data if the window has room,
-	// else a probe below una.
+	// as much as it takes (a window the sender's SWS avoidance would not
+	// fill is probed with data), else a probe below una. Data in flight
+	// hands the connection back to the RTO (tcp_send_probe0).
 	if after(s.wndEnd(), s.nxt) {
+		s.probing = true
 		s.writeXmit(true, 1)
+		s.probing = false
+		if s.packetsOut > 0 {
+			s.probesOut, s.probeBackoff = 0, 0
+			return
+		}
 	} else {
 		s.sendProbeSegment()
 	}
 	s.probesOut++
+	if s.probeBackoff < retries2 {
+		s.probeBackoff++
+	}
 	s.resetProbeTimer()
 }
 

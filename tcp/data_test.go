@@ -1,0 +1,451 @@
+package tcp
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/header"
+	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
+)
+
+// noSACKPeer negotiates timestamps and window scaling but not SACK, so
+// that no tail-loss probe (which needs SACK, tcp_schedule_loss_probe)
+// comes before the RTO.
+var noSACKPeer = peerOpts{mss: 1460, ws: 7, ts: true, window: 64240}
+
+// acceptAfter is accept with the handshake's ACK arriving rtt after the
+// SYN-ACK left, which gives the connection its first RTT sample
+// (tcp_synack_rtt_meas).
+func (h *harness) acceptAfter(p peerOpts, rtt time.Duration) *conn {
+	h.t.Helper()
+	h.handshakeRTT = rtt
+	c, _ := h.accept(p)
+	h.handshakeRTT = 0
+	return c
+}
+
+// The initial window is ten segments (RFC 6928, TCP_INIT_CWND), sent at
+// once; the first RTO after one RTT sample of 100 ms is srtt + max(4 *
+// mdev, TCP_RTO_MIN) = 100 + 200 ms (tcp_rtt_estimator's first sample:
+// mdev = m/2, rttvar = max(4 * mdev, 200 ms); __tcp_set_rto), and each
+// expiry retransmits the head alone and doubles it (tcp_retransmit_timer).
+func TestInitialWindowAndRTOBackoff(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(noSACKPeer, 100*time.Millisecond)
+	start := h.now()
+	c.write(fill(20 * 1448))
+	o := h.take()
+	if len(o) != 10 {
+		t.Fatalf("sent %d segments at once; want the initial window, 10:\n%s", len(o), outsString(o))
+	}
+	for i, s := range o {
+		if len(s.payload) != 1448 || s.at != start || s.seq != c.rcvNxt.Add(seqnum.Size(i*1448)) {
+			t.Fatalf("segment %d: %v; want 1448 bytes at %d, at %v", i, s, c.rcvNxt.Add(seqnum.Size(i*1448)), start)
+		}
+	}
+	if rto := c.ep.(*endpoint).TCPInfo().RTO; rto != 300*time.Millisecond {
+		t.Errorf("RTO %v after one 100 ms sample; want 300ms", rto)
+	}
+	head := o[0].seq
+	var at []time.Duration
+	for range 4 {
+		r := h.advanceUntilOut(10 * time.Second)
+		if len(r) != 1 || r[0].seq != head || len(r[0].payload) != 1448 {
+			t.Fatalf("at %v: %s; want the head segment alone again", h.now(), outsString(r))
+		}
+		at = append(at, r[0].at-start)
+	}
+	want := []time.Duration{300 * time.Millisecond, 900 * time.Millisecond, 2100 * time.Millisecond, 4500 * time.Millisecond}
+	if !equalDurations(at, want) {
+		t.Errorf("retransmissions at %v after the first send; want %v (300 ms doubling)", at, want)
+	}
+}
+
+// The receiver's ACKs (tcp_event_data_recv, __tcp_ack_snd_check,
+// tcp_send_delayed_ack): at the start every segment is ACKed at once
+// (quick-ACK mode: at least TCP_MAX_QUICKACKS, 16, more while
+// tcp_grow_window raises the window); after that an ACK for every
+// second full segment; a lone segment's ACK waits TCP_ATO_MIN, 40 ms at
+// HZ 250.
+func TestDelayedACK(t *testing.T) {
+	h := newHarness(t, Options{})
+	// No timestamps: no receiver RTT, so no buffer auto-tuning moves the
+	// window while the test runs.
+	c, _ := h.accept(peerOpts{mss: 1460, ws: 7, sack: true, window: 64240})
+	quick := 0
+	for quick < 100 {
+		c.send(header.TCPFlagAck, fill(1460))
+		c.read()
+		o := h.take()
+		if len(o) == 0 {
+			break
+		}
+		if len(o) != 1 || o[0].ack != c.sndNxt {
+			t.Fatalf("segment %d: %s; want one ACK of %d", quick, outsString(o), c.sndNxt)
+		}
+		quick++
+	}
+	if quick < 16 {
+		t.Errorf("%d segments ACKed at once at the start; want at least 16 (TCP_MAX_QUICKACKS)", quick)
+	}
+	// The first segment after quick-ACK mode waits; the second is ACKed
+	// with it, and so on.
+	for i := range 10 {
+		c.send(header.TCPFlagAck, fill(1460))
+		c.read()
+		o := h.take()
+		if len(o) != 1 || o[0].ack != c.sndNxt {
+			t.Fatalf("pair %d: the second segment got %s; want one ACK of both, %d", i, outsString(o), c.sndNxt)
+		}
+		c.send(header.TCPFlagAck, fill(1460))
+		c.read()
+		if i < 9 {
+			h.none("the first segment of a pair")
+		}
+	}
+	sent := h.now()
+	o := h.advanceUntilOut(time.Second)
+	if len(o) != 1 || o[0].ack != c.sndNxt || o[0].at-sent != 40*time.Millisecond {
+		t.Errorf("a lone segment's ACK: %s; want one ACK of %d 40ms after it", outsString(o), c.sndNxt)
+	}
+}
+
+// Out-of-order data is ACKed at once with a SACK block for it (RFC 2018,
+// tcp_data_queue_ofo); a duplicate gets an immediate ACK whose first
+// block is a D-SACK (RFC 2883, tcp_dsack_set); the segment that fills
+// the hole is ACKed at once (RFC 5681 section 4.2) and the data reads
+// in order.
+func TestOutOfOrderSACKAndDSACK(t *testing.T) {
+	h := newHarness(t, Options{})
+	c, _ := h.accept(linuxPeer)
+	base := c.sndNxt
+	data := fill(4 * 1448)
+	seg := func(i int) []byte { return data[i*1448 : (i+1)*1448] }
+	at := func(i int) seqnum.Value { return base.Add(seqnum.Size(i * 1448)) }
+	c.sendAt(at(0), header.TCPFlagAck, seg(0))
+	c.saw(h.take()...)
+	c.sendAt(at(2), header.TCPFlagAck, seg(2))
+	o := h.takeOne()
+	if o.ack != at(1) || len(o.opts.SACKBlocks) != 1 || o.opts.SACKBlocks[0] != (header.SACKBlock{Start: at(2), End: at(3)}) {
+		t.Errorf("ACK of out-of-order data: %v; want ack %d with SACK [%d, %d)", o, at(1), at(2), at(3))
+	}
+	c.sendAt(at(3), header.TCPFlagAck, seg(3))
+	o = h.takeOne()
+	if o.ack != at(1) || len(o.opts.SACKBlocks) != 1 || o.opts.SACKBlocks[0] != (header.SACKBlock{Start: at(2), End: at(4)}) {
+		t.Errorf("ACK of more out-of-order data: %v; want ack %d with SACK [%d, %d)", o, at(1), at(2), at(4))
+	}
+	c.sendAt(at(0), header.TCPFlagAck, seg(0))
+	o = h.takeOne()
+	if o.ack != at(1) || len(o.opts.SACKBlocks) != 2 || o.opts.SACKBlocks[0] != (header.SACKBlock{Start: at(0), End: at(1)}) {
+		t.Errorf("ACK of a duplicate: %v; want ack %d with D-SACK [%d, %d) first, then the SACK block", o, at(1), at(0), at(1))
+	}
+	c.sendAt(at(1), header.TCPFlagAck, seg(1))
+	o = h.takeOne()
+	if o.ack != at(4) || len(o.opts.SACKBlocks) != 0 {
+		t.Errorf("ACK of the hole's data: %v; want ack %d without SACK blocks", o, at(4))
+	}
+	got, err := c.read()
+	if err != nil || !bytes.Equal(got, data) {
+		t.Errorf("read %d bytes, %v; want the %d bytes in order", len(got), err, len(data))
+	}
+}
+
+// The peer's FIN moves the connection to CLOSE-WAIT and reads end; our
+// FIN follows CloseWrite, and the peer's ACK of it closes the connection
+// (RFC 9293 section 3.6, LAST-ACK).
+func TestPassiveClose(t *testing.T) {
+	h := newHarness(t, Options{})
+	c, _ := h.accept(linuxPeer)
+	c.send(header.TCPFlagAck|header.TCPFlagPsh, []byte("request"))
+	c.saw(h.take()...)
+	c.send(header.TCPFlagFin|header.TCPFlagAck, nil)
+	if c.state() != stateCloseWait {
+		t.Fatalf("state %v after the peer's FIN; want CLOSE-WAIT", c.state())
+	}
+	o := h.advanceUntilOut(200 * time.Millisecond)
+	if len(o) != 1 || o[0].ack != c.sndNxt {
+		t.Fatalf("after the peer's FIN: %s; want its ACK within TCP_DELACK_MAX", outsString(o))
+	}
+	got, err := c.read()
+	if string(got) != "request" || err != nil {
+		t.Fatalf("read %q, %v; want the request", got, err)
+	}
+	if _, err := c.read(); err == nil {
+		t.Fatalf("read after the data: no error; want the end of the stream")
+	} else if _, ok := err.(*tcpip.ErrClosedForReceive); !ok {
+		t.Fatalf("read after the data: %v; want the end of the stream", err)
+	}
+	c.write([]byte("reply"))
+	c.saw(h.take()...)
+	if err := c.ep.Shutdown(tcpip.ShutdownWrite); err != nil {
+		t.Fatal(err)
+	}
+	fin := h.takeOne()
+	if !fin.has(header.TCPFlagFin) || fin.seq != c.rcvNxt {
+		t.Fatalf("after CloseWrite: %v; want a FIN at %d", fin, c.rcvNxt)
+	}
+	if c.state() != stateLastAck {
+		t.Errorf("state %v after our FIN; want LAST-ACK", c.state())
+	}
+	c.saw(fin)
+	c.ackUpTo(c.rcvNxt)
+	h.none("after the ACK of our FIN")
+	if c.state() != stateClosed {
+		t.Errorf("state %v after the ACK of our FIN; want CLOSED", c.state())
+	}
+}
+
+// Our FIN first: FIN-WAIT-1, FIN-WAIT-2 once it is ACKed, data from the
+// peer still read (half-close), then the peer's FIN is ACKed at once and
+// the connection waits in TIME-WAIT for TCP_TIMEWAIT_LEN, 60 s,
+// re-ACKing a retransmitted FIN (tcp_timewait_state_process); after it
+// a segment meets no connection and is reset.
+func TestActiveCloseTimeWait(t *testing.T) {
+	h := newHarness(t, Options{})
+	c, _ := h.accept(linuxPeer)
+	if err := c.ep.Shutdown(tcpip.ShutdownWrite); err != nil {
+		t.Fatal(err)
+	}
+	fin := h.takeOne()
+	if !fin.has(header.TCPFlagFin) || c.state() != stateFinWait1 {
+		t.Fatalf("after CloseWrite: %v in %v; want a FIN, FIN-WAIT-1", fin, c.state())
+	}
+	c.saw(fin)
+	c.ackUpTo(c.rcvNxt)
+	if c.state() != stateFinWait2 {
+		t.Fatalf("state %v after the ACK of our FIN; want FIN-WAIT-2", c.state())
+	}
+	c.send(header.TCPFlagAck|header.TCPFlagPsh, []byte("more"))
+	h.advance(time.Second)
+	c.saw(h.take()...)
+	if got, err := c.read(); string(got) != "more" || err != nil {
+		t.Fatalf("read in FIN-WAIT-2: %q, %v; want the peer's data", got, err)
+	}
+	c.send(header.TCPFlagFin|header.TCPFlagAck, nil)
+	o := h.takeOne()
+	if o.flags != header.TCPFlagAck || o.ack != c.sndNxt {
+		t.Fatalf("answer to the peer's FIN in FIN-WAIT-2: %v; want an immediate ACK of %d", o, c.sndNxt)
+	}
+	if c.state() != stateTimeWait {
+		t.Fatalf("state %v; want TIME-WAIT", c.state())
+	}
+	twStart := h.now()
+	h.advance(30 * time.Second)
+	c.sendAt(c.sndNxt-1, header.TCPFlagFin|header.TCPFlagAck, nil)
+	if o := h.takeOne(); o.flags != header.TCPFlagAck || o.ack != c.sndNxt {
+		t.Errorf("answer to a retransmitted FIN in TIME-WAIT: %v; want an ACK of %d", o, c.sndNxt)
+	}
+	restart := h.now()
+	h.advance(60*time.Second - time.Millisecond)
+	if c.state() != stateTimeWait {
+		t.Fatalf("state %v %v after the FIN was ACKed again; want TIME-WAIT still (60 s from the last FIN)", c.state(), h.now()-restart)
+	}
+	h.advance(time.Millisecond)
+	if c.state() != stateClosed {
+		t.Errorf("state %v %v into TIME-WAIT; want CLOSED", c.state(), h.now()-twStart)
+	}
+	c.send(header.TCPFlagAck, []byte("late"))
+	if o := h.takeOne(); !o.has(header.TCPFlagRst) {
+		t.Errorf("answer to a segment after TIME-WAIT: %v; want a reset", o)
+	}
+}
+
+// Resets (RFC 5961 section 3.2, tcp_validate_incoming): one outside the
+// window is ignored, one in it but not at rcv_nxt gets a challenge ACK,
+// one exactly at rcv_nxt ends the connection with ECONNRESET.
+func TestResetValidation(t *testing.T) {
+	h := newHarness(t, Options{})
+	c, _ := h.accept(linuxPeer)
+	c.sendAt(c.sndNxt.Add(1<<30), header.TCPFlagRst, nil)
+	h.none("a reset outside the window")
+	c.sendAt(c.sndNxt.Add(1000), header.TCPFlagRst, nil)
+	o := h.takeOne()
+	if o.flags != header.TCPFlagAck || o.ack != c.sndNxt || o.seq != c.rcvNxt {
+		t.Errorf("answer to an in-window reset: %v; want a challenge ACK of %d", o, c.sndNxt)
+	}
+	if c.state() != stateEstablished {
+		t.Fatalf("state %v after a non-exact reset; want ESTABLISHED", c.state())
+	}
+	c.sendAt(c.sndNxt, header.TCPFlagRst, nil)
+	h.none("an exact reset")
+	if c.state() != stateClosed {
+		t.Fatalf("state %v after an exact reset; want CLOSED", c.state())
+	}
+	if _, err := c.read(); err == nil {
+		t.Errorf("read after a reset: no error; want ECONNRESET")
+	} else if _, ok := err.(*tcpip.ErrConnectionReset); !ok {
+		t.Errorf("read after a reset: %v; want ECONNRESET", err)
+	}
+}
+
+// Keepalive (tcp_keepalive_timer): after TCP_KEEPIDLE of silence a probe,
+// a segment one below snd_una; TCP_KEEPINTVL later another; an answer
+// restarts the idle time; after TCP_KEEPCNT unanswered probes the
+// connection is reset and fails with ETIMEDOUT.
+func TestKeepalive(t *testing.T) {
+	h := newHarness(t, Options{})
+	c, _ := h.accept(linuxPeer)
+	c.ep.SocketOptions().SetKeepAlive(true)
+	idle, intvl := tcpip.KeepaliveIdleOption(10*time.Second), tcpip.KeepaliveIntervalOption(5*time.Second)
+	if err := c.ep.SetSockOpt(&idle); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ep.SetSockOpt(&intvl); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ep.SetSockOptInt(tcpip.KeepaliveCountOption, 3); err != nil {
+		t.Fatal(err)
+	}
+	start := h.now()
+	probe := func(want time.Duration) {
+		t.Helper()
+		o := h.advanceUntilOut(time.Minute)
+		if len(o) != 1 || o[0].flags != header.TCPFlagAck || len(o[0].payload) != 0 || o[0].seq != c.rcvNxt-1 || o[0].at-start != want {
+			t.Fatalf("%s; want a keepalive probe at %d, %v after the start", outsString(o), c.rcvNxt-1, want)
+		}
+		c.saw(o...)
+	}
+	probe(10 * time.Second)
+	probe(15 * time.Second)
+	c.send(header.TCPFlagAck, nil) // the answer
+	probe(25 * time.Second)
+	probe(30 * time.Second)
+	probe(35 * time.Second)
+	o := h.advanceUntilOut(time.Minute)
+	if len(o) != 1 || !o[0].has(header.TCPFlagRst) || o[0].at-start != 40*time.Second {
+		t.Fatalf("%s; want a reset 40s after the start, after three unanswered probes", outsString(o))
+	}
+	if _, err := c.read(); err == nil {
+		t.Errorf("read after keepalive gave up: no error; want ETIMEDOUT")
+	} else if _, ok := err.(*tcpip.ErrTimeout); !ok {
+		t.Errorf("read after keepalive gave up: %v; want ETIMEDOUT", err)
+	}
+}
+
+// Zero-window probes (tcp_probe_timer, tcp_send_probe0): with the peer's
+// window shut and data waiting, a probe one below snd_una after the RTO,
+// then at doubling intervals; a window update lets the data go.
+func TestZeroWindowProbe(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
+	c.write(fill(1000))
+	c.saw(h.take()...)
+	c.p.window = 0
+	h.advance(100 * time.Millisecond)
+	c.ackUpTo(c.rcvNxt)
+	c.write(fill(3000))
+	h.none("data with a shut window")
+	rto := c.ep.(*endpoint).TCPInfo().RTO
+	start := h.now()
+	var at []time.Duration
+	for range 4 {
+		o := h.advanceUntilOut(time.Minute)
+		if len(o) != 1 || len(o[0].payload) != 0 || o[0].seq != c.rcvNxt-1 {
+			t.Fatalf("%s; want a window probe at %d", outsString(o), c.rcvNxt-1)
+		}
+		at = append(at, o[0].at-start)
+		c.saw(o...)
+		c.send(header.TCPFlagAck, nil) // the answer: still shut
+	}
+	want := []time.Duration{rto, 3 * rto, 7 * rto, 15 * rto}
+	if !equalDurations(at, want) {
+		t.Errorf("probes at %v; want %v (the RTO, %v, doubling)", at, want, rto)
+	}
+	// A window smaller than a segment: sender SWS avoidance sends
+	// nothing at once (tcp_snd_wnd_test), the next probe carries what
+	// fits (tcp_write_wakeup).
+	c.p.window = 8
+	c.send(header.TCPFlagAck, nil)
+	h.none("a window of 1024 bytes, less than a segment")
+	o := h.advanceUntilOut(time.Minute)
+	if len(o) != 1 || o[0].seq != c.rcvNxt || len(o[0].payload) != 8<<7 || o[0].at-start != 31*rto {
+		t.Fatalf("after the window opened to 8 << 7 bytes: %s; want 1024 bytes at %d %v after the first probe", outsString(o), c.rcvNxt, 31*rto)
+	}
+	c.saw(o...)
+	c.p.window = 1000
+	c.ackUpTo(c.rcvNxt)
+	o = dataOuts(h.take())
+	if len(o) != 2 || len(o[0].payload)+len(o[1].payload) != 3000-1024 {
+		t.Errorf("after the window opened wide: %s; want the remaining %d bytes", outsString(o), 3000-1024)
+	}
+}
+
+// Nagle with Minshall's rule (RFC 896; tcp_nagle_check): with
+// TCP_NODELAY off, a partial segment waits while a partial segment is
+// unacknowledged; full segments go; the ACK of the small one releases
+// the rest. With TCP_NODELAY (the default here) nothing waits.
+func TestNagleMinshall(t *testing.T) {
+	h := newHarness(t, Options{})
+	c, _ := h.accept(linuxPeer)
+	c.ep.SocketOptions().SetDelayOption(true)
+	c.write(fill(100))
+	o := h.takeOne()
+	if len(o.payload) != 100 {
+		t.Fatalf("first small write: %v; want its 100 bytes at once (nothing in flight)", o)
+	}
+	small := o
+	c.write(fill(100))
+	h.none("a second small write while the first is unacknowledged")
+	c.write(fill(2000))
+	o = h.takeOne()
+	if len(o.payload) != 1448 || o.seq != small.seq+100 {
+		t.Fatalf("after 2100 bytes were queued: %v; want one full segment at %d", o, small.seq+100)
+	}
+	c.saw(small)
+	c.ackUpTo(small.seq + 100)
+	o = h.takeOne()
+	if len(o.payload) != 652 {
+		t.Errorf("after the small segment was ACKed: %v; want the remaining 652 bytes", o)
+	}
+
+	h2 := newHarness(t, Options{})
+	c2, _ := h2.accept(linuxPeer)
+	c2.write(fill(100))
+	c2.write(fill(100))
+	if o := h2.take(); len(o) != 2 {
+		t.Errorf("two small writes with TCP_NODELAY: %s; want both at once", outsString(o))
+	}
+}
+
+// The RTO gives up once tcp_retries2 (15) retransmissions' worth of time
+// has passed, as retransmits_timed_out models it from TCP_RTO_MIN:
+// 200 ms doubling to TCP_RTO_MAX, 924.6 s; it ends the connection with
+// ETIMEDOUT and sends nothing (tcp_write_err).
+func TestRetransmitGivesUp(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(noSACKPeer, 100*time.Millisecond)
+	start := h.now()
+	c.write(fill(100))
+	h.take()
+	var at []time.Duration
+	for {
+		o := h.advanceUntilOut(200 * time.Second)
+		if len(o) == 0 {
+			break
+		}
+		if len(o) != 1 || len(o[0].payload) != 100 {
+			t.Fatalf("%s; want the segment again", outsString(o))
+		}
+		at = append(at, o[0].at-start)
+	}
+	rto, t0 := 300*time.Millisecond, time.Duration(0)
+	var want []time.Duration
+	for range 15 {
+		t0 += rto
+		want = append(want, t0)
+		rto = min(2*rto, 120*time.Second)
+	}
+	if !equalDurations(at, want) {
+		t.Errorf("retransmissions at %v; want %v", at, want)
+	}
+	if c.state() != stateClosed {
+		t.Fatalf("state %v %v after the first send; want CLOSED", c.state(), h.now()-start)
+	}
+	if _, err := c.read(); err == nil {
+		t.Errorf("read after the RTO gave up: no error; want ETIMEDOUT")
+	} else if _, ok := err.(*tcpip.ErrTimeout); !ok {
+		t.Errorf("read after the RTO gave up: %v; want ETIMEDOUT", err)
+	}
+}
