@@ -122,10 +122,10 @@ type sender struct {
 	tlpHigh    bool
 	tlpRetrans bool
 
-	sndSml    seqnum.Value // the end of the last small segment (Minshall)
-	lsndtime  time.Duration
-	probesOut    int // unanswered zero-window probes (icsk_probes_out)
-	probeBackoff int // their backoff (icsk_backoff while probing)
+	sndSml       seqnum.Value // the end of the last small segment (Minshall)
+	lsndtime     time.Duration
+	probesOut    int  // unanswered zero-window probes (icsk_probes_out)
+	probeBackoff int  // their backoff (icsk_backoff while probing)
 	probing      bool // writeXmit sends a window probe: cut to the window
 
 	// Congestion window validation (tcp_cwnd_validate, RFC 7661).
