@@ -73,5 +73,19 @@ func sampleOf(c *net.TCPConn, at time.Time) (tcpstack.Sample, bool) {
 		MSS:         mss,
 		RcvWnd:      int(info.Rcv_wnd),
 		RcvSsthresh: int(info.Rcv_ssthresh),
+		CAState:     caStateName(info.Ca_state),
+		Sacked:      int(info.Sacked),
+		Lost:        int(info.Lost),
+		Retrans:     int(info.Retrans),
+		Delivered:   int(info.Delivered),
 	}, true
+}
+
+// caStateName names tcpi_ca_state (enum tcp_ca_state).
+func caStateName(s uint8) string {
+	names := [...]string{"Open", "Disorder", "CWR", "Recovery", "Loss"}
+	if int(s) < len(names) {
+		return names[s]
+	}
+	return ""
 }

@@ -22,10 +22,17 @@ type Sample struct {
 	MSS           int
 	RcvWnd        int // receive window last advertised to the peer, bytes
 	// RcvSsthresh is the receiver's window-growth threshold (Linux's
-	// rcv_ssthresh) where the stack has one: kernel samples. 0 for
-	// gVisor, whose receiver window the link's delayed-ACK stage models
-	// (link/window.go).
+	// rcv_ssthresh) where the stack has one: kernel TCP and netemu's. 0
+	// for gVisor, whose receiver window the link's delayed-ACK stage
+	// models (link/window.go).
 	RcvSsthresh int
+
+	// Loss recovery as tcp_info reports it, where the stack has it
+	// (kernel TCP and netemu's; "" and 0 for gVisor): the congestion
+	// state (Open, Disorder, CWR, Recovery, Loss) and packets SACKed,
+	// marked lost, retransmitted and in flight, and delivered in all.
+	CAState                          string
+	Sacked, Lost, Retrans, Delivered int
 }
 
 // sampleOf converts gVisor's probe state.
@@ -98,11 +105,16 @@ func sampleOfInfo(at time.Time, in *netemutcp.Info) Sample {
 		Remote:      in.Remote,
 		Cwnd:        int(in.SndCwnd) * mss,
 		Ssthresh:    satMul(int(in.SndSsthresh), mss),
-		InFlight:    int(in.InFlight) * mss,
+		InFlight:    int(in.Unacked) * mss, // tcpi_unacked, as kernel samples count it
 		SRTT:        in.RTT,
 		RTO:         in.RTO,
 		MSS:         mss,
 		RcvWnd:      int(in.RcvWnd),
 		RcvSsthresh: int(in.RcvSsthresh),
+		CAState:     in.CAState,
+		Sacked:      int(in.Sacked),
+		Lost:        int(in.Lost),
+		Retrans:     int(in.Retrans),
+		Delivered:   int(in.Delivered),
 	}
 }

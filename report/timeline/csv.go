@@ -36,8 +36,13 @@ import (
 //	queue_packets   packets waiting for the link or on the wire
 //	rcv_wnd_bytes   receive window the connection last advertised
 //	rcv_ssthresh_bytes the receiver's window-growth threshold, Linux's
-//	                rcv_ssthresh: kernel runs only (the emulated hosts'
+//	                rcv_ssthresh: kernel TCP and netemu's (gVisor's
 //	                receiver window growth is modelled by the link)
+//	ca_state        tcp_info's congestion state: Open, Disorder, CWR,
+//	                Recovery, Loss (kernel TCP and netemu's)
+//	sacked_packets, lost_packets, retrans_packets, delivered_packets
+//	                tcpi_sacked, tcpi_lost, tcpi_retrans, tcpi_delivered
+//	                (kernel TCP and netemu's)
 //
 // A cell that does not apply to the row's kind is empty. Link events come
 // in time order (the link emits them under its lock); a TCP sample taken
@@ -60,11 +65,11 @@ const maxEarly = 1 << 10
 
 // NewCSV starts a timeline on w and writes the header.
 func NewCSV(w io.Writer) *CSV {
-	c := &CSV{w: csv.NewWriter(w), rec: make([]string, 11)}
+	c := &CSV{w: csv.NewWriter(w), rec: make([]string, 16)}
 	c.queue.emit = func(dir link.Dir, p Point) {
-		c.row(p.At, "queue", DirName(dir), "", "", "", "", "", strconv.Itoa(int(p.Value)), "", "")
+		c.row(p.At, "queue", DirName(dir), "", "", "", "", "", strconv.Itoa(int(p.Value)), "", "", "", "", "", "", "")
 	}
-	c.w.Write([]string{"time_ms", "kind", "conn", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "srtt_ms", "rto_ms", "queue_packets", "rcv_wnd_bytes", "rcv_ssthresh_bytes"})
+	c.w.Write([]string{"time_ms", "kind", "conn", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "srtt_ms", "rto_ms", "queue_packets", "rcv_wnd_bytes", "rcv_ssthresh_bytes", "ca_state", "sacked_packets", "lost_packets", "retrans_packets", "delivered_packets"})
 	return c
 }
 
@@ -93,8 +98,13 @@ func (c *CSV) tcp(s tcpstack.Sample) {
 	if s.RcvSsthresh > 0 {
 		rcvSsthresh = strconv.Itoa(s.RcvSsthresh)
 	}
+	var sacked, lost, retrans, delivered string
+	if s.CAState != "" {
+		sacked, lost, retrans, delivered = strconv.Itoa(s.Sacked), strconv.Itoa(s.Lost), strconv.Itoa(s.Retrans), strconv.Itoa(s.Delivered)
+	}
 	c.row(at, "tcp", s.Local.String()+"→"+s.Remote.String(), strconv.Itoa(s.Cwnd), ssthresh,
-		strconv.Itoa(s.InFlight), ms(s.SRTT), ms(s.RTO), "", strconv.Itoa(s.RcvWnd), rcvSsthresh)
+		strconv.Itoa(s.InFlight), ms(s.SRTT), ms(s.RTO), "", strconv.Itoa(s.RcvWnd), rcvSsthresh,
+		s.CAState, sacked, lost, retrans, delivered)
 }
 
 // begin sets time zero and writes the samples that waited for it.

@@ -29,16 +29,17 @@ func TestCSV(t *testing.T) {
 	tl.TCP(tcpstack.Sample{At: zero.Add(3 * time.Millisecond), Local: server, Remote: client,
 		Cwnd: 14480, Ssthresh: NoSsthresh, InFlight: 1448, SRTT: 50 * time.Millisecond, RTO: 250 * time.Millisecond, RcvWnd: 65535})
 	tl.TCP(tcpstack.Sample{At: zero.Add(4 * time.Millisecond), Local: server, Remote: client,
-		Cwnd: 7240, Ssthresh: 7240, InFlight: 0, SRTT: 50 * time.Millisecond, RTO: 250 * time.Millisecond, RcvWnd: 64000, RcvSsthresh: 64000})
+		Cwnd: 7240, Ssthresh: 7240, InFlight: 0, SRTT: 50 * time.Millisecond, RTO: 250 * time.Millisecond, RcvWnd: 64000, RcvSsthresh: 64000,
+		CAState: "Recovery", Sacked: 3, Lost: 1, Retrans: 1, Delivered: 12})
 	if err := tl.Close(); err != nil {
 		t.Fatal(err)
 	}
 	want := strings.Join([]string{
-		"time_ms,kind,conn,cwnd_bytes,ssthresh_bytes,inflight_bytes,srtt_ms,rto_ms,queue_packets,rcv_wnd_bytes,rcv_ssthresh_bytes",
-		"1.000,queue,server→client,,,,,,1,,",
-		"2.000,queue,server→client,,,,,,0,,",
-		"3.000,tcp,198.18.0.2:80→198.18.0.1:40000,14480,,1448,50.000,250.000,,65535,",
-		"4.000,tcp,198.18.0.2:80→198.18.0.1:40000,7240,7240,0,50.000,250.000,,64000,64000",
+		"time_ms,kind,conn,cwnd_bytes,ssthresh_bytes,inflight_bytes,srtt_ms,rto_ms,queue_packets,rcv_wnd_bytes,rcv_ssthresh_bytes,ca_state,sacked_packets,lost_packets,retrans_packets,delivered_packets",
+		"1.000,queue,server→client,,,,,,1,,,,,,,",
+		"2.000,queue,server→client,,,,,,0,,,,,,,",
+		"3.000,tcp,198.18.0.2:80→198.18.0.1:40000,14480,,1448,50.000,250.000,,65535,,,,,,",
+		"4.000,tcp,198.18.0.2:80→198.18.0.1:40000,7240,7240,0,50.000,250.000,,64000,64000,Recovery,3,1,1,12",
 	}, "\n") + "\n"
 	if b.String() != want {
 		t.Errorf("CSV:\n%s\nwant\n%s", b.String(), want)
