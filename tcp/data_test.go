@@ -73,42 +73,88 @@ func TestDelayedACK(t *testing.T) {
 	h := newHarness(t, Options{})
 	// No timestamps: no receiver RTT, so no buffer auto-tuning moves the
 	// window while the test runs.
-	c, _ := h.accept(peerOpts{mss: 1460, ws: 7, sack: true, window: 64240})
-	quick := 0
-	for quick < 100 {
-		c.send(header.TCPFlagAck, fill(1460))
-		c.read()
-		o := h.take()
-		if len(o) == 0 {
-			break
-		}
-		if len(o) != 1 || o[0].ack != c.sndNxt {
-			t.Fatalf("segment %d: %s; want one ACK of %d", quick, outsString(o), c.sndNxt)
-		}
-		quick++
-	}
-	if quick < 16 {
+	c, _ := h.accept(quietPeer)
+	if quick := c.leaveQuickAck(); quick < 16 {
 		t.Errorf("%d segments ACKed at once at the start; want at least 16 (TCP_MAX_QUICKACKS)", quick)
 	}
 	// The first segment after quick-ACK mode waits; the second is ACKed
-	// with it, and so on.
+	// with it, on arrival, and so on.
 	for i := range 10 {
 		c.send(header.TCPFlagAck, fill(1460))
-		c.read()
-		o := h.take()
-		if len(o) != 1 || o[0].ack != c.sndNxt {
+		if o := h.take(); len(o) != 1 || o[0].ack != c.sndNxt {
 			t.Fatalf("pair %d: the second segment got %s; want one ACK of both, %d", i, outsString(o), c.sndNxt)
 		}
-		c.send(header.TCPFlagAck, fill(1460))
 		c.read()
+		h.none("reading a pair already ACKed")
+		c.send(header.TCPFlagAck, fill(1460))
 		if i < 9 {
 			h.none("the first segment of a pair")
+			c.read()
+			h.none("reading the first segment of a pair")
 		}
 	}
 	sent := h.now()
 	o := h.advanceUntilOut(time.Second)
 	if len(o) != 1 || o[0].ack != c.sndNxt || o[0].at-sent != 40*time.Millisecond {
 		t.Errorf("a lone segment's ACK: %s; want one ACK of %d 40ms after it", outsString(o), c.sndNxt)
+	}
+}
+
+// quietPeer negotiates SACK but no timestamps: with no receiver RTT
+// measurement, no buffer auto-tuning moves the window while a test
+// runs.
+var quietPeer = peerOpts{mss: 1460, ws: 7, sack: true, window: 64240}
+
+// leaveQuickAck sends full segments from the peer, each read at once,
+// until one is not ACKed on arrival: quick-ACK mode is over. It returns
+// how many were ACKed at once; the last segment's ACK is pending.
+func (c *conn) leaveQuickAck() int {
+	h := c.h
+	h.t.Helper()
+	quick := 0
+	for quick < 100 {
+		c.send(header.TCPFlagAck, fill(1460))
+		o := h.take()
+		c.read()
+		if len(o) == 0 {
+			return quick
+		}
+		if len(o) != 1 || o[0].ack != c.sndNxt {
+			h.t.Fatalf("segment %d: %s; want one ACK of %d", quick, outsString(o), c.sndNxt)
+		}
+		quick++
+	}
+	h.t.Fatalf("quick-ACK mode never ended")
+	return 0
+}
+
+// Out of quick-ACK mode, the segment that fills a hole is ACKed at once
+// (RFC 5681 section 4.2, tcp_data_queue's ICSK_ACK_NOW), as is the
+// out-of-order one before it (__tcp_ack_snd_check's dup_ack_counter),
+// even when both are small. The buffer is fixed and small, so that the
+// window is at its largest once quick-ACK mode ends, and no window growth
+// (tcp_grow_window's quick-ACK) hides the rule.
+func TestHoleFillACKedAtOnce(t *testing.T) {
+	h := newHarness(t, Options{ReceiveBuffer: 32768, MaxReceiveBuffer: 32768})
+	c, _ := h.accept(quietPeer)
+	c.leaveQuickAck()
+	c.send(header.TCPFlagAck, fill(1460)) // completes the pair
+	c.saw(h.take()...)
+	c.read()
+	// A small in-order segment takes the window to its largest for
+	// larger ones (tcp_grow_window stops at the free space).
+	c.send(header.TCPFlagAck, fill(130))
+	c.saw(h.take()...)
+	c.read()
+	h.none("reading")
+	base := c.sndNxt
+	c.sendAt(base+200, header.TCPFlagAck, fill(200))
+	if o := h.takeOne(); o.ack != base || len(o.opts.SACKBlocks) != 1 {
+		t.Fatalf("ACK of small out-of-order data: %v; want ack %d with a SACK block", o, base)
+	}
+	c.sendAt(base, header.TCPFlagAck, fill(200))
+	if o := h.takeOne(); o.ack != base+400 {
+		t.Errorf("ACK of the hole: %v; want an immediate ACK of %d", o, base+400)
 	}
 }
 
