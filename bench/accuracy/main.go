@@ -44,8 +44,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	runs := fs.Int("runs", 1, "runs per cell on the real clock and the kernel; the median is reported")
 	lossyRuns := fs.Int("lossy-runs", 10, "lossy cells: seeds per cell on the emulator; 0 leaves the lossy section out")
 	lossyKernelRuns := fs.Int("lossy-kernel-runs", 5, "lossy cells: seeds per cell on kernel TCP; 0 skips them")
+	grid := fs.Int("grid", 0, "instead of the report, draw this many random cells and measure netemu's TCP, gVisor's and the kernel's on each")
+	gridSeed := fs.Uint64("grid-seed", 0, "the grid's seed; 0 draws a new one, which the output names")
+	gridRuns := fs.Int("grid-runs", 10, "grid: seeds per lossy cell on each side")
+	gridKernelRuns := fs.Int("grid-kernel-runs", 3, "grid: kernel runs per lossless cell")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *grid < 0 || *grid > 10000 || *gridRuns < 1 || *gridKernelRuns < 1 {
+		fmt.Fprintf(stderr, "accuracy: -grid %d, -grid-runs %d, -grid-kernel-runs %d: want a grid of 1 to 10000 cells and at least one run per cell\n", *grid, *gridRuns, *gridKernelRuns)
+		return 2
+	}
+	if *grid > 0 {
+		seed := *gridSeed
+		if seed == 0 {
+			seed = uint64(time.Now().UnixNano())%1_000_000 + 1
+		}
+		cells := drawGrid(*grid, seed)
+		fmt.Fprintf(stderr, "accuracy: grid of %d cells, seed %d\n", *grid, seed)
+		rows, err := measureGrid(ctx, cells, *gridRuns, *gridKernelRuns, kernel.Via(*via), *kern, func(i int, what string) {
+			fmt.Fprintf(stderr, "accuracy: grid cell %d/%d: %s\n", i+1, len(cells), what)
+		})
+		gridMarkdown(stdout, rows, seed, *grid, *gridRuns, *gridKernelRuns)
+		if err != nil {
+			fmt.Fprintf(stderr, "accuracy: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	if fs.NArg() > 0 || *runs < 1 || *lossyRuns < 0 || *lossyKernelRuns < 0 {
 		fmt.Fprintf(stderr, "accuracy: takes only flags (-seed, -real, -kernel, -via, -runs ≥ 1); see -help\n")

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/kernel"
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
+	"github.com/netemu/netemu/workloads"
+)
+
+// The random grid: links nobody chose, drawn log-uniformly, on which
+// each TCP of the emulator is measured against kernel TCP on the same
+// link. Its ranges:
+const (
+	gridMinRTT, gridMaxRTT   = 2 * time.Millisecond, 400 * time.Millisecond
+	gridMinRate, gridMaxRate = 1e6, 500e6 // bits per second
+	gridMinBDP, gridMaxBDP   = 0.1, 4.0   // queue, in bandwidth-delay products
+	gridMinLoss, gridMaxLoss = 0.0005, 0.03
+	gridMinBulk, gridMaxBulk = 1 << 20, 50 << 20
+	// gridMaxSeconds bounds a bulk transfer: at most this long at the
+	// link's rate, so a cell at 1 mbit stays under a minute of real time.
+	gridMaxSeconds = 20
+)
+
+// gridCell is one drawn cell.
+type gridCell struct {
+	Workload workloads.Workload
+	Link     link.Config
+	Lossy    bool
+}
+
+// drawGrid draws n cells from seed: a third lossless; three in four bulk,
+// the rest page, keepalive and rpc with their defaults.
+func drawGrid(n int, seed uint64) []gridCell {
+	r := rand.New(rand.NewPCG(seed, 0x67726964))
+	logU := func(lo, hi float64) float64 { return math.Exp(math.Log(lo) + r.Float64()*(math.Log(hi)-math.Log(lo))) }
+	var cells []gridCell
+	for i := range n {
+		rtt := time.Duration(logU(float64(gridMinRTT), float64(gridMaxRTT))).Round(100 * time.Microsecond)
+		rate := math.Round(logU(gridMinRate, gridMaxRate)/1e5) * 1e5
+		bdp := rate * rtt.Seconds() / 8 / float64(link.DefaultMTU)
+		queue := max(2, int(math.Round(bdp*logU(gridMinBDP, gridMaxBDP))))
+		lc := link.Config{Delay: rtt / 2, Rate: rate, QueuePackets: queue, DelayedACK: link.LinuxDelayedACK}
+		lossy := i%3 != 0
+		if lossy {
+			lc.Loss = link.RandomLoss(math.Round(logU(gridMinLoss, gridMaxLoss)*1e4)/1e4, 0)
+		}
+		var w workloads.Workload
+		switch k := r.IntN(4); {
+		case k < 3:
+			size := int(logU(gridMinBulk, gridMaxBulk))
+			size = min(size, int(rate/8*gridMaxSeconds))
+			size = max(size, 64<<10) >> 10 << 10
+			w = workloads.Bulk{Size: size}.WithDefaults()
+		default:
+			w = []workloads.Workload{workloads.Page{}, workloads.KeepAlive{}, workloads.RPC{}}[r.IntN(3)].WithDefaults()
+		}
+		cells = append(cells, gridCell{Workload: w, Link: lc, Lossy: lossy})
+	}
+	return cells
+}
+
+// gridSide is one TCP's figures on a cell.
+type gridSide struct {
+	Spread experiment.Spread
+	Err    string
+}
+
+// gridRow is a cell with every TCP's figures.
+type gridRow struct {
+	Cell   gridCell
+	Sides  []gridSide // the emulator's TCPs in gridImpls order, then the kernel
+	Kernel string     // the kernel's facts
+}
+
+var gridImpls = []tcpstack.Impl{tcpstack.Netemu, tcpstack.GVisor}
+
+// measureGrid runs every cell: each emulated TCP once (lossless: the
+// virtual clock repeats itself) or over seeds 1..lossyRuns, and kernel
+// TCP kernelRuns times (lossless) or over the same seeds.
+func measureGrid(ctx context.Context, cells []gridCell, lossyRuns, kernelRuns int, via kernel.Via, kern bool, progress func(i int, what string)) ([]gridRow, error) {
+	var rows []gridRow
+	kernelWhy := ""
+	if !kern {
+		kernelWhy = "-kernel=false"
+	}
+	for i, cell := range cells {
+		row := gridRow{Cell: cell}
+		for _, impl := range gridImpls {
+			progress(i, string(impl))
+			c := experiment.Case{Workload: cell.Workload, Link: cell.Link, TCP: tcpstack.TCPConfig{Impl: impl}, Clock: emu.Virtual}
+			runs := 1
+			if cell.Lossy {
+				runs = lossyRuns
+			}
+			times, recs, _, err := experiment.Repeat(ctx, experiment.Emulated{}, c, runs, nil)
+			if err != nil {
+				return rows, fmt.Errorf("cell %d, %s: %w", i+1, impl, err)
+			}
+			row.Sides = append(row.Sides, gridSide{Spread: experiment.SpreadOf(times, recs)})
+		}
+		if kernelWhy != "" {
+			row.Sides = append(row.Sides, gridSide{Err: kernelWhy})
+			rows = append(rows, row)
+			continue
+		}
+		progress(i, "kernel")
+		c := experiment.Case{Workload: cell.Workload, Link: cell.Link}
+		runs := kernelRuns
+		if cell.Lossy {
+			runs = lossyRuns
+		}
+		times, recs, _, err := experiment.Repeat(ctx, experiment.Kernel{Via: via}, c, runs, nil)
+		switch {
+		case errors.Is(err, kernel.ErrUnsupported):
+			kernelWhy = err.Error()
+			row.Sides = append(row.Sides, gridSide{Err: kernelWhy})
+		case err != nil:
+			return rows, fmt.Errorf("cell %d, kernel: %w", i+1, err)
+		default:
+			row.Sides = append(row.Sides, gridSide{Spread: experiment.SpreadOf(times, recs)})
+			if recs[0].Kernel != nil {
+				row.Kernel = recs[0].Kernel.String()
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// delta is a's median against b's, in per cent; NaN without b.
+func delta(a, b gridSide) float64 {
+	if a.Err != "" || b.Err != "" || b.Spread.Median == 0 {
+		return math.NaN()
+	}
+	return (a.Spread.MedianMs/b.Spread.MedianMs - 1) * 100
+}
+
+// gridMarkdown writes the grid's table and its summary.
+func gridMarkdown(w io.Writer, rows []gridRow, seed uint64, n, lossyRuns, kernelRuns int) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("\n# A random grid\n\n")
+	p("%d cells drawn with grid seed %d (`go run ./bench/accuracy -grid %d -grid-seed %d`): RTT %v–%v, rate %s–%s, ", n, seed, n, seed,
+		gridMinRTT, gridMaxRTT, link.FormatRate(gridMinRate), link.FormatRate(gridMaxRate))
+	p("queue %.1f–%.0f BDP in packets, log-uniform; two cells in three with random loss of %.2f–%.0f %%; ", gridMinBDP, gridMaxBDP, gridMinLoss*100, gridMaxLoss*100)
+	p("three in four bulk of 1–50 MiB (at most %d s at the link's rate), the rest page, keepalive or rpc. ", gridMaxSeconds)
+	p("Lossless cells: one emulated run each (the virtual clock repeats itself), the kernel's median of %d; ", kernelRuns)
+	p("lossy cells: seeds 1–%d on each side, medians with p10–p90. Δ is each emulated TCP's median against the kernel's.\n\n", lossyRuns)
+	p("| # | link | workload | netemu | gvisor | kernel | Δ netemu | Δ gvisor | drops netemu / gvisor / kernel |\n")
+	p("|---:|---|---|---:|---:|---:|---:|---:|---:|\n")
+	var dn, dg [2][]float64 // [lossless, lossy]
+	for i, r := range rows {
+		cell := r.Cell
+		l := cell.Link
+		desc := fmt.Sprintf("%v, %s, queue %d", 2*l.Delay, link.FormatRate(l.Rate), l.QueuePackets)
+		if cell.Lossy {
+			desc += fmt.Sprintf(", loss %g%%", l.Loss.P*100)
+		}
+		fig := func(s gridSide) string {
+			if s.Err != "" {
+				return "—"
+			}
+			if s.Spread.Runs > 1 {
+				return fmt.Sprintf("%.0f ms (%.0f–%.0f)", s.Spread.MedianMs, s.Spread.P10Ms, s.Spread.P90Ms)
+			}
+			return fmt.Sprintf("%.0f ms", s.Spread.MedianMs)
+		}
+		pc := func(d float64) string {
+			if math.IsNaN(d) {
+				return "—"
+			}
+			return fmt.Sprintf("%+.1f %%", d)
+		}
+		drops := func(s gridSide) string {
+			if s.Err != "" || s.Spread.Drops < 0 {
+				return "—"
+			}
+			return fmt.Sprintf("%g", s.Spread.Drops)
+		}
+		k := r.Sides[len(r.Sides)-1]
+		a, b := delta(r.Sides[0], k), delta(r.Sides[1], k)
+		j := 0
+		if cell.Lossy {
+			j = 1
+		}
+		if !math.IsNaN(a) {
+			dn[j] = append(dn[j], math.Abs(a))
+			dg[j] = append(dg[j], math.Abs(b))
+		}
+		name := cell.Workload.Name()
+		if bw, ok := cell.Workload.(workloads.Bulk); ok {
+			name = fmt.Sprintf("bulk %.1f MiB", float64(bw.Size)/(1<<20))
+		}
+		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s |\n", i+1, desc, name, fig(r.Sides[0]), fig(r.Sides[1]), fig(k), pc(a), pc(b),
+			drops(r.Sides[0]), drops(r.Sides[1]), drops(k))
+	}
+	p("\n| cells | TCP | median \\|Δ\\| | worst \\|Δ\\| | within 5 %% | within 10 %% |\n|---|---|---:|---:|---:|---:|\n")
+	for j, name := range []string{"lossless", "lossy"} {
+		for _, s := range []struct {
+			tcp string
+			d   []float64
+		}{{"netemu", dn[j]}, {"gvisor", dg[j]}} {
+			p("| %s (%d) | %s | %s |\n", name, len(s.d), s.tcp, summarize(s.d))
+		}
+	}
+	if len(rows) > 0 && rows[0].Kernel != "" {
+		p("\nKernel: %s.\n", rows[0].Kernel)
+	}
+}
+
+// summarize writes the median, the worst and the shares within 5 and 10
+// per cent of absolute differences.
+func summarize(d []float64) string {
+	if len(d) == 0 {
+		return "— | — | — | —"
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	within := func(x float64) string {
+		n := 0
+		for _, v := range s {
+			if v <= x {
+				n++
+			}
+		}
+		return fmt.Sprintf("%d %%", n*100/len(s))
+	}
+	return strings.Join([]string{fmt.Sprintf("%.1f %%", s[(len(s)-1)/2]), fmt.Sprintf("%.1f %%", s[len(s)-1]), within(5), within(10)}, " | ")
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/workloads"
+)
+
+// TestDrawGrid: a grid seed names one grid; every cell lies in the
+// ranges the report states; a third of the cells are lossless.
+func TestDrawGrid(t *testing.T) {
+	a, b := drawGrid(60, 11), drawGrid(60, 11)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("two draws with seed 11 differ")
+	}
+	if reflect.DeepEqual(a, drawGrid(60, 12)) {
+		t.Fatal("seeds 11 and 12 draw the same grid")
+	}
+	lossless := 0
+	for i, c := range a {
+		l := c.Link
+		rtt := 2 * l.Delay
+		if rtt < gridMinRTT-time.Millisecond || rtt > gridMaxRTT+time.Millisecond {
+			t.Errorf("cell %d: RTT %v outside %v–%v", i, rtt, gridMinRTT, gridMaxRTT)
+		}
+		if l.Rate < gridMinRate*0.9 || l.Rate > gridMaxRate*1.01 {
+			t.Errorf("cell %d: rate %v outside the range", i, l.Rate)
+		}
+		bdp := l.Rate * rtt.Seconds() / 8 / float64(link.DefaultMTU)
+		if q := float64(l.QueuePackets); q > gridMaxBDP*bdp+1 || (q < gridMinBDP*bdp-1 && q > 2) {
+			t.Errorf("cell %d: queue %d packets for a BDP of %.1f", i, l.QueuePackets, bdp)
+		}
+		if !c.Lossy {
+			lossless++
+			if l.Loss.P != 0 {
+				t.Errorf("cell %d: lossless with loss %v", i, l.Loss.P)
+			}
+		} else if l.Loss.P < gridMinLoss*0.9 || l.Loss.P > gridMaxLoss*1.01 {
+			t.Errorf("cell %d: loss %v outside the range", i, l.Loss.P)
+		}
+		if bw, ok := c.Workload.(workloads.Bulk); ok && (bw.Size > gridMaxBulk || float64(bw.Size) > l.Rate/8*gridMaxSeconds+1024) {
+			t.Errorf("cell %d: bulk of %d bytes at %v bit/s", i, bw.Size, l.Rate)
+		}
+		if err := l.Validate(); err != nil {
+			t.Errorf("cell %d: %v", i, err)
+		}
+	}
+	if lossless != 20 {
+		t.Errorf("%d of 60 cells lossless; want a third", lossless)
+	}
+}
+
+// TestGridReport: a small grid without the kernel measures both TCPs and
+// writes a row per cell and the summary.
+func TestGridReport(t *testing.T) {
+	cells := drawGrid(3, 5)
+	for i := range cells {
+		cells[i].Workload = workloads.Bulk{Size: 64 << 10}.WithDefaults() // small, to stay quick
+	}
+	rows, err := measureGrid(context.Background(), cells, 2, 1, "", false, func(int, string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	gridMarkdown(&b, rows, 5, 3, 2, 1)
+	out := b.String()
+	for _, want := range []string{"grid seed 5", "| 1 |", "| 2 |", "| 3 |", "median \\|Δ\\|"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	for i, r := range rows {
+		if len(r.Sides) != 3 || r.Sides[0].Spread.Median == 0 || r.Sides[1].Spread.Median == 0 || r.Sides[2].Err == "" {
+			t.Errorf("row %d: %+v", i, r.Sides)
+		}
+	}
+}
