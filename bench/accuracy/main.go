@@ -7,6 +7,7 @@
 //	go run ./bench/accuracy > docs/ACCURACY.md
 //	go run ./bench/accuracy -real=false -kernel=false   # virtual clock only, about a second
 //	go run ./bench/accuracy -runs 3                     # median of 3 runs on the real clock and the kernel
+//	go run ./bench/accuracy -grid 40                    # 40 random links: netemu's TCP, gVisor's and the kernel's
 //
 // Each column is an experiment.Backend on a clock; a backend that cannot
 // run here (kernel mode without root) leaves its column not measured, with
