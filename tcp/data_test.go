@@ -495,3 +495,39 @@ func TestRetransmitGivesUp(t *testing.T) {
 		t.Errorf("read after the RTO gave up: %v; want ETIMEDOUT", err)
 	}
 }
+
+// SACK blocks a sender owes its peer take their room from the data
+// (tcp_current_mss counts tcp_established_options): while out-of-order
+// data waits, new segments are 12 bytes shorter for one block; a segment
+// cut before the blocks were due goes without them; nothing is ever
+// fragmented.
+func TestSACKBlocksTakeRoomFromData(t *testing.T) {
+	h := newHarness(t, Options{})
+	c, _ := h.accept(linuxPeer)
+	c.write(fill(28000))
+	first := h.take()
+	c.saw(first...)
+	// The peer's data arrives with a hole while it ACKs two segments.
+	c.rcvNxt = first[2].seq
+	c.sendAt(c.sndNxt+1000, header.TCPFlagAck, fill(500))
+	o := h.take()
+	var sawData bool
+	for _, s := range o {
+		if len(s.payload) == 0 {
+			continue
+		}
+		sawData = true
+		if len(s.opts.SACKBlocks) != 1 || len(s.payload) != 1448-12 {
+			t.Errorf("new data while a SACK block is owed: %v; want 1436 bytes and the block", s)
+		}
+	}
+	if !sawData {
+		t.Fatalf("the ACK of two segments sent no new data: %s", outsString(o))
+	}
+	// The head's retransmission was cut at 1448 bytes: it goes without
+	// the block (the harness fails on a fragment).
+	r := h.advanceUntilOut(5 * time.Second)
+	if len(r) == 0 || len(r[0].payload) != 1448 || r[0].seq != first[2].seq {
+		t.Fatalf("after a timeout: %s; want the head, 1448 bytes", outsString(r))
+	}
+}

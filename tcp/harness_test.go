@@ -190,6 +190,9 @@ func (h *harness) collect() {
 		}
 		b := pkt.ToView().AsSlice()
 		ip := header.IPv4(b)
+		if ip.More() || ip.FragmentOffset() != 0 || len(b) > 1500 {
+			h.t.Fatalf("the stack emitted an IP fragment or a packet over the MTU: %d bytes, offset %d, more fragments %v", len(b), ip.FragmentOffset(), ip.More())
+		}
 		tb := ip.Payload()
 		tc := header.TCP(tb)
 		o := out{

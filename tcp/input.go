@@ -368,9 +368,13 @@ func (e *endpoint) output(seq seqnum.Value, flags header.TCPFlags, payload buffe
 		n += putTS(e.snd.optBuf[n:], e.tsVal(), e.tsRecent)
 	}
 	if e.sackOK {
+		// As many blocks as fit the options and, beside the payload,
+		// the path's MTU: a segment cut before the blocks were due (a
+		// retransmission) carries fewer, never a fragment.
 		var blocks [maxSACKBlocks]sackBlock
 		room := (len(e.snd.optBuf) - n - 4) / 8
-		k := r.sackBlocks(blocks[:min(room, maxSACKBlocks)])
+		room = min(room, (int(e.route.MTU())-header.TCPMinimumSize-n-int(payload.Size())-4)/8)
+		k := r.sackBlocks(blocks[:max(0, min(room, maxSACKBlocks))])
 		if k > 0 {
 			n += putSACK(e.snd.optBuf[n:], blocks[:k])
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
 	"gvisor.dev/gvisor/pkg/waiter"
 )
@@ -871,6 +872,28 @@ func (r *receiver) ackSent(acksNew bool) {
 	e.tm.delack.stop()
 	e.tm.comp.stop()
 	r.dsackOn = false
+}
+
+// sackOptLen is the length of the SACK option the next segment carries
+// (tcp_established_options): 4 bytes and 8 per block, as many as fit
+// beside the timestamps; 0 with none to send.
+func (r *receiver) sackOptLen() int {
+	e := r.e
+	if !e.sackOK {
+		return 0
+	}
+	k := r.nsacks
+	if r.dsackOn {
+		k++
+	}
+	if k == 0 {
+		return 0
+	}
+	room := header.TCPOptionsMaximumSize - 4
+	if e.tsOK {
+		room -= 12
+	}
+	return 4 + 8*min(k, room/8, maxSACKBlocks)
 }
 
 // sackBlocks fills b with the blocks for the next segment: a D-SACK

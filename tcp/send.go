@@ -551,7 +551,9 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 	if !e.state.synchronized() || e.state == stateTimeWait {
 		return false
 	}
-	mss := int(s.cc.mss)
+	// tcp_current_mss: the SACK blocks the next segments will carry
+	// take their room from the data.
+	mss := int(s.cc.mss) - e.rcv.sackOptLen()
 	sent := 0
 	cwndLimited := false
 	for limit == 0 || sent < limit {
