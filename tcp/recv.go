@@ -285,8 +285,13 @@ func (r *receiver) grow(n int) {
 	r.buf, r.head = nb, 0
 }
 
+// free drops the buffer and what it held: nothing is left to read.
 func (r *receiver) free() {
 	r.buf, r.head, r.ofo = nil, 0, nil
+	r.copied = r.nxt
+	if r.finRcvd {
+		r.copied-- // the FIN is not data
+	}
 }
 
 // ---- the window ----
