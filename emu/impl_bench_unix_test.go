@@ -3,6 +3,7 @@
 package emu
 
 import (
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -43,6 +44,38 @@ func BenchmarkBulkTCP(b *testing.B) {
 			cpu := cpuTime(b) - cpu0
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(packets), "cpu-ns/packet")
 			b.ReportMetric(float64(packets)/float64(b.N), "packets/op")
+		})
+	}
+}
+
+// BenchmarkSteadyAllocs is the allocations per packet of a bulk transfer
+// in steady state: the difference between an 8 MiB and a 1 MiB transfer
+// on the same link, over the difference in packets, so that setting up
+// the stacks and the connection cancels out.
+//
+//	go test -run X -bench SteadyAllocs -benchtime 3x ./emu
+func BenchmarkSteadyAllocs(b *testing.B) {
+	for _, impl := range tcpstack.Impls {
+		b.Run(string(impl), func(b *testing.B) {
+			cfg := Config{Link: link.Config{Delay: 5 * time.Millisecond, Rate: 100e6, QueuePackets: 100}, TCP: tcpstack.TCPConfig{Impl: impl}, Seed: 1}
+			if impl == tcpstack.GVisor {
+				cfg.Link.DelayedACK = link.LinuxDelayedACK
+			}
+			run := func(size int) (allocs, packets uint64) {
+				var m0, m1 runtime.MemStats
+				runtime.ReadMemStats(&m0)
+				_, st := runBulk(b, cfg, size)
+				runtime.ReadMemStats(&m1)
+				return m1.Mallocs - m0.Mallocs, st.Link[0].Packets + st.Link[1].Packets
+			}
+			var da, dp float64
+			for b.Loop() {
+				a1, p1 := run(1 << 20)
+				a8, p8 := run(8 << 20)
+				da += float64(a8) - float64(a1)
+				dp += float64(p8) - float64(p1)
+			}
+			b.ReportMetric(da/dp, "allocs/packet")
 		})
 	}
 }
