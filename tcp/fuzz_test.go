@@ -31,6 +31,13 @@ func FuzzSegments(f *testing.F) {
 		// Garbage options, a FIN, close with unread data.
 		f.Add([]byte{st, 0, 0x11, 0, 0, 0, 0, 255, 3, 3, 4, 0xff, 0x02, 0x08, 1, 1, 30, 7, 1, 1, 255})
 	}
+	// Data in flight, SACKed in part: an ACK of two segments with a
+	// SACK block for the sixth.
+	f.Add([]byte{5, 0, 0x10, 0, 0, 0xd2, 0xc0, 0xff, 0, 2, 0, 0xe3, 0xb8, 0xb5})
+	// The same, then a timeout marks the rest lost, then all is ACKed.
+	f.Add([]byte{5, 0, 0x10, 0, 0, 0xd2, 0xc0, 0xff, 0, 2, 0, 0xe3, 0xb8, 0xb5, 1, 0x85, 6, 0xff})
+	// Our FIN, its ACK, the peer's FIN: TIME-WAIT.
+	f.Add([]byte{2, 4, 6, 0xff, 0, 0x11, 0, 0, 0, 0, 0xff, 0, 1})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) == 0 || len(b) > 400 {
 			return
