@@ -58,7 +58,7 @@ func (s *sender) onAck(seg *segment, flag int) bool {
 			s.sacktag(seg, priorUna, &st)
 			flag |= st.flag
 			if flag&flagDataSacked != 0 || s.ca != caOpen {
-				s.fastretransAlert(priorUna, flag, 0)
+				s.fastretransAlert(priorUna, &flag, 0)
 				s.xmitRecovery()
 			}
 		}
@@ -97,7 +97,7 @@ func (s *sender) onAck(seg *segment, flag int) bool {
 	delivered := s.delivered - priorDelivered
 	lostBefore := s.lost
 	if s.dubious(flag) {
-		s.fastretransAlert(priorUna, flag, priorSacked)
+		s.fastretransAlert(priorUna, &flag, priorSacked)
 	}
 	if flag&flagSetXmitTimer != 0 {
 		s.setXmitTimer()

@@ -531,3 +531,31 @@ func TestSACKBlocksTakeRoomFromData(t *testing.T) {
 		t.Fatalf("after a timeout: %s; want the head, 1448 bytes", outsString(r))
 	}
 }
+
+// RACK's reordering timer (RFC 8985 section 6.2, tcp_rack_mark_lost): an
+// ACK with a SACK of a segment sent with an unacknowledged one before it, with
+// fewer than three SACKed, leaves the earlier one a reordering window
+// of min_rtt/4; the timer for it, usecs_to_jiffies(25 ms) + 2 jiffies =
+// 36 ms at HZ 250, then marks it lost and retransmits it. The RTO or TLP
+// timer must not replace it (tcp_ack leaves it when
+// tcp_identify_packet_loss clears FLAG_SET_XMIT_TIMER).
+func TestRACKReorderTimer(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
+	c.write(fill(10 * 1448))
+	o := h.take()
+	c.saw(o...)
+	if len(o) != 10 {
+		t.Fatalf("sent %d segments; want 10", len(o))
+	}
+	h.advance(100 * time.Millisecond)
+	// The first segment is ACKed, the third SACKed: the second waits.
+	c.rcvNxt = o[1].seq
+	c.send(header.TCPFlagAck, nil, optSACK(o[2].seq, o[3].seq))
+	c.saw(h.take()...) // new data the ACK let out
+	sacked := h.now()
+	r := h.advanceUntilOut(time.Second)
+	if len(r) == 0 || r[0].seq != o[1].seq || r[0].at-sacked != 36*time.Millisecond {
+		t.Errorf("after the SACK: %s; want the second segment again 36ms after it", outsString(r))
+	}
+}

@@ -24,8 +24,12 @@ func (s *sender) setState(st caState) {
 }
 
 // fastretransAlert is tcp_fastretrans_alert: the state machine of loss
-// recovery, run on every dubious ACK.
-func (s *sender) fastretransAlert(priorUna seqnum.Value, flag int, priorSacked uint32) {
+// recovery, run on every dubious ACK. It updates the ACK's flags: RACK
+// clears flagSetXmitTimer when it arms its reordering timer, which the
+// caller must then leave in place.
+func (s *sender) fastretransAlert(priorUna seqnum.Value, ackFlag *int, priorSacked uint32) {
+	flag := *ackFlag
+	defer func() { *ackFlag = flag }()
 	if s.packetsOut == 0 && s.sackedOut > 0 {
 		s.sackedOut = 0
 	}

@@ -21,9 +21,6 @@ const (
 	defaultRatio      = 1 << (scaleShift - 1)
 )
 
-func atoMin(hz int) time.Duration {
-	return time.Second / time.Duration(hz) * time.Duration(hz/25) / time.Duration(max(hz/25, 1)) * time.Duration(max(hz/25, 1)) / time.Duration(max(hz/25, 1))
-}
 func delackMax(hz int) time.Duration  { return ticksOf(hz/5, hz) }
 func ticksOf(n, hz int) time.Duration { return time.Duration(n) * time.Second / time.Duration(hz) }
 

@@ -30,8 +30,6 @@ type txSeg struct {
 	sentAt   time.Duration // the latest transmission
 }
 
-func (s *txSeg) pcount() uint32 { return 1 }
-
 // initialCwnd is TCP_INIT_CWND (RFC 6928).
 const initialCwnd = 10
 

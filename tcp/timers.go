@@ -40,14 +40,6 @@ func (t *etimer) stop() {
 	}
 }
 
-// left is how long until the timer is due; 0 if it is not armed.
-func (t *etimer) left() time.Duration {
-	if !t.armed {
-		return 0
-	}
-	return max(t.due-t.e.now(), 0)
-}
-
 func (t *etimer) run() {
 	e := t.e
 	e.mu.Lock()
