@@ -58,7 +58,7 @@ func (s *sender) onAck(seg *segment, flag int) bool {
 			s.sacktag(seg, priorUna, &st)
 			flag |= st.flag
 			if flag&flagDataSacked != 0 || s.ca != caOpen {
-				s.fastretransAlert(priorUna, &flag, 0)
+				s.fastretransAlert(priorUna, &flag, 0, 0)
 				s.xmitRecovery()
 			}
 		}
@@ -97,7 +97,13 @@ func (s *sender) onAck(seg *segment, flag int) bool {
 	delivered := s.delivered - priorDelivered
 	lostBefore := s.lost
 	if s.dubious(flag) {
-		s.fastretransAlert(priorUna, &flag, priorSacked)
+		// tcp_ack: an ACK that moves nothing is a duplicate, which
+		// without SACK stands for a segment delivered.
+		dupack := 0
+		if flag&(flagSndUnaAdvanced|flagNotDup|flagDSACK) == 0 {
+			dupack = 1
+		}
+		s.fastretransAlert(priorUna, &flag, priorSacked, dupack)
 	}
 	if flag&flagSetXmitTimer != 0 {
 		s.setXmitTimer()
@@ -173,7 +179,7 @@ func (s *sender) cleanRtxQueue(priorUna seqnum.Value, st *sackState, seg *segmen
 		}
 		if f&segSacked != 0 {
 			s.sackedOut--
-		} else {
+		} else if e.sackOK {
 			s.delivered++
 			if !(f&segEverRetrans != 0 && s.spuriousRetrans(t)) {
 				s.rackAdvance(f, t.end, t.sentAt)
@@ -231,8 +237,15 @@ func (s *sender) cleanRtxQueue(priorUna seqnum.Value, st *sackState, seg *segmen
 	}
 	if flag&flagAcked != 0 {
 		flag |= flagSetXmitTimer
-		// A hole filled by data never retransmitted is reordering.
-		if hasReord && reord.LessThan(priorFack) {
+		if !e.sackOK {
+			s.removeRenoSacks(int(acked))
+			// Without SACK marks, progress after a retransmission
+			// cannot be credited to an original transmission.
+			if flag&flagRetransAcked != 0 {
+				flag &^= flagOrigSackAcked
+			}
+		} else if hasReord && reord.LessThan(priorFack) {
+			// A hole filled by data never retransmitted is reordering.
 			s.checkSackReordering(reord, priorFack, false)
 		}
 	} else if s.qn > 0 && rttUpdated && sackRTT >= 0 && sackRTT > now-s.seg(0).sentAt {

@@ -559,3 +559,75 @@ func TestRACKReorderTimer(t *testing.T) {
 		t.Errorf("after the SACK: %s; want the second segment again 36ms after it", outsString(r))
 	}
 }
+
+// Without SACK, duplicate ACKs count as SACKed segments (tcp_add_reno_sack)
+// and the third marks the head lost (tcp_newreno_mark_lost with
+// tcp_reordering 3): a fast retransmit at once (RFC 5681 section 3.2). In
+// Recovery a partial ACK marks the new head lost and retransmits it
+// (RFC 6582, NewReno); recovery ends with an ACK above what was sent
+// before it (tcp_try_undo_recovery holds Reno in Recovery until then).
+func TestNewRenoFastRetransmit(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(noSACKPeer, 100*time.Millisecond)
+	c.write(fill(20 * 1448))
+	o := h.take()
+	c.saw(o...)
+	h.advance(100 * time.Millisecond)
+	// The first and third segments were lost: the others draw dupacks.
+	c.rcvNxt = o[0].seq
+	for i := range 3 {
+		c.send(header.TCPFlagAck, nil)
+		// Each dupack lets a new segment out (it stands for one
+		// delivered); the third retransmits the head first.
+		r := dataOuts(h.take())
+		if i < 2 && (len(r) != 1 || !after(r[0].seq, o[9].seq)) {
+			t.Fatalf("dupack %d: %s; want one new segment", i+1, outsString(r))
+		}
+		if i == 2 && (len(r) == 0 || r[0].seq != o[0].seq) {
+			t.Fatalf("third dupack: %s; want the head, %d, again at once", outsString(r), o[0].seq)
+		}
+		c.saw(r...) // the ACK of the retransmission echoes its timestamp
+	}
+	if ca := c.ep.(*endpoint).TCPInfo().CAState; ca != "Recovery" {
+		t.Errorf("state %s after the fast retransmit; want Recovery", ca)
+	}
+	// More dupacks; then the retransmission's ACK covers the second
+	// segment only: a partial ACK.
+	c.send(header.TCPFlagAck, nil)
+	c.send(header.TCPFlagAck, nil)
+	c.saw(h.take()...)
+	h.advance(100 * time.Millisecond)
+	c.ackUpTo(o[2].seq)
+	r := dataOuts(h.take())
+	if len(r) == 0 || r[0].seq != o[2].seq {
+		t.Fatalf("after a partial ACK: %s; want the third segment again at once", outsString(r))
+	}
+	c.saw(r...)
+	if ca := c.ep.(*endpoint).TCPInfo().CAState; ca != "Recovery" {
+		t.Errorf("state %s after a partial ACK; want Recovery", ca)
+	}
+	h.advance(100 * time.Millisecond)
+	c.saw(h.take()...)
+	e := c.ep.(*endpoint)
+	e.mu.Lock()
+	high := e.snd.highSeq
+	e.mu.Unlock()
+	c.ackUpTo(high)
+	if ca := e.TCPInfo().CAState; ca != "Recovery" {
+		t.Errorf("state %s after the ACK of exactly what was sent before recovery; want Recovery still", ca)
+	}
+	for range 5 {
+		c.saw(h.take()...)
+		h.advance(100 * time.Millisecond)
+		c.saw(h.take()...)
+		c.ackUpTo(c.seen)
+		if e.TCPInfo().CAState != "Recovery" {
+			break
+		}
+	}
+	// CUBIC's ssthresh is 717/1024 of the window at the loss, 10: 7;
+	// the reduction ends at it, and the ACK that ends it may grow it.
+	if in := e.TCPInfo(); in.CAState != "Open" || in.SndSsthresh != 7 || in.SndCwnd < 7 {
+		t.Errorf("after everything was ACKed: %s with cwnd %d, ssthresh %d; want Open, ssthresh 7, cwnd at least 7", in.CAState, in.SndCwnd, in.SndSsthresh)
+	}
+}

@@ -399,6 +399,7 @@ type conn struct {
 	sndNxt   seqnum.Value // the peer's next sequence number
 	rcvNxt   seqnum.Value // what the peer acknowledges
 	tsRecent uint32       // the host's last TSval, which the peer echoes
+	seen     seqnum.Value // the end of the highest segment the peer saw
 	hostWS   int          // the shift the host announced
 }
 
@@ -459,6 +460,9 @@ func (c *conn) saw(outs ...out) {
 		}
 		if o.seq.LessThanEq(c.rcvNxt) && c.rcvNxt.LessThan(end) {
 			c.rcvNxt = end
+		}
+		if c.seen.LessThan(end) || c.seen == 0 {
+			c.seen = end
 		}
 	}
 }

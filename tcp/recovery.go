@@ -27,7 +27,7 @@ func (s *sender) setState(st caState) {
 // recovery, run on every dubious ACK. It updates the ACK's flags: RACK
 // clears flagSetXmitTimer when it arms its reordering timer, which the
 // caller must then leave in place.
-func (s *sender) fastretransAlert(priorUna seqnum.Value, ackFlag *int, priorSacked uint32) {
+func (s *sender) fastretransAlert(priorUna seqnum.Value, ackFlag *int, priorSacked uint32, dupacks int) {
 	flag := *ackFlag
 	defer func() { *ackFlag = flag }()
 	if s.packetsOut == 0 && s.sackedOut > 0 {
@@ -44,6 +44,9 @@ func (s *sender) fastretransAlert(priorUna seqnum.Value, ackFlag *int, priorSack
 				s.setState(caOpen)
 			}
 		case caRecovery:
+			if !s.e.sackOK {
+				s.sackedOut = 0 // tcp_reset_reno_sack
+			}
 			if s.tryUndoRecovery() {
 				return
 			}
@@ -53,10 +56,12 @@ func (s *sender) fastretransAlert(priorUna seqnum.Value, ackFlag *int, priorSack
 	// E. Process the state.
 	switch s.ca {
 	case caRecovery:
-		if flag&flagSndUnaAdvanced != 0 {
-			if s.tryUndoPartial(priorUna) {
-				return
+		if flag&flagSndUnaAdvanced == 0 {
+			if !s.e.sackOK {
+				s.addRenoSack(dupacks)
 			}
+		} else if s.tryUndoPartial(priorUna) {
+			return
 		}
 		if s.tryUndoDSACK() {
 			s.tryToOpen()
@@ -69,13 +74,19 @@ func (s *sender) fastretransAlert(priorUna seqnum.Value, ackFlag *int, priorSack
 			s.enterRecovery()
 		}
 	case caLoss:
-		s.processLoss(flag)
+		s.processLoss(flag, dupacks)
 		flag = s.identifyPacketLoss(flag)
 		if !(s.ca == caOpen || flag&flagLostRetrans != 0) {
 			return
 		}
 		fallthrough
 	default:
+		if !s.e.sackOK {
+			if flag&flagSndUnaAdvanced != 0 {
+				s.sackedOut = 0
+			}
+			s.addRenoSack(dupacks)
+		}
 		if s.ca <= caDisorder {
 			s.tryUndoDSACK()
 		}
@@ -95,6 +106,10 @@ func (s *sender) timeToRecover() bool { return s.lostOut > 0 }
 // identifyPacketLoss runs RACK (tcp_identify_packet_loss).
 func (s *sender) identifyPacketLoss(flag int) int {
 	if s.qn == 0 {
+		return flag
+	}
+	if !s.e.sackOK {
+		s.newrenoMarkLost(flag&flagSndUnaAdvanced != 0)
 		return flag
 	}
 	prior := s.retransOut
@@ -221,9 +236,17 @@ func (s *sender) undoCwndReduction(unmarkLoss bool) {
 }
 
 // tryUndoRecovery is tcp_try_undo_recovery, when high_seq is acked.
+// Without SACK the state holds until something above high_seq is ACKed,
+// against false fast retransmits (RFC 6582 section 3.2).
 func (s *sender) tryUndoRecovery() bool {
 	if s.mayUndo() {
 		s.undoCwndReduction(false)
+	}
+	if s.una == s.highSeq && !s.e.sackOK {
+		if !s.anyRetransDone() {
+			s.retransStamp = 0
+		}
+		return true
 	}
 	s.setState(caOpen)
 	return false
@@ -273,7 +296,7 @@ func (s *sender) tryUndoLoss(frtoUndo bool) bool {
 }
 
 // processLoss is tcp_process_loss, with F-RTO (RFC 5682, tcp_frto 2).
-func (s *sender) processLoss(flag int) {
+func (s *sender) processLoss(flag, dupacks int) {
 	recovered := !s.una.LessThan(s.highSeq)
 	if flag&flagSndUnaAdvanced != 0 && s.tryUndoLoss(false) {
 		return
@@ -286,10 +309,12 @@ func (s *sender) processLoss(flag int) {
 			return
 		}
 		if after(s.nxt, s.highSeq) {
-			if flag&flagDataSacked != 0 || recovered {
+			// Step 3.a: a SACK or a duplicate ACK after the new data
+			// means the loss was real.
+			if flag&flagDataSacked != 0 || dupacks > 0 {
 				s.frto = false
 			}
-		} else if flag&flagNotDup != 0 && !recovered {
+		} else if flag&flagSndUnaAdvanced != 0 && !recovered {
 			s.highSeq = s.nxt
 			if s.unsent() > 0 && after(s.wndEnd(), s.nxt) {
 				s.rexmitNew = true
@@ -301,6 +326,15 @@ func (s *sender) processLoss(flag int) {
 	if recovered {
 		s.tryUndoRecovery()
 		return
+	}
+	if !s.e.sackOK {
+		// A duplicate ACK after F-RTO's new data: it was delivered,
+		// which lowers what is in flight.
+		if after(s.nxt, s.highSeq) && dupacks > 0 {
+			s.addRenoSack(dupacks)
+		} else if flag&flagSndUnaAdvanced != 0 {
+			s.sackedOut = 0
+		}
 	}
 	s.rexmitLost = true
 }
@@ -329,6 +363,9 @@ func (s *sender) markLost(t *txSeg) {
 func (s *sender) enterLoss() {
 	newRecovery := s.ca < caRecovery
 	// tcp_timeout_mark_lost
+	if !s.e.sackOK {
+		s.sackedOut = 0
+	}
 	for i := 0; i < s.qn; i++ {
 		t := s.seg(i)
 		if i > 0 && s.rackSegTimeout(t, 0) > 0 {
@@ -722,5 +759,73 @@ func (s *sender) processTLPAck(ack seqnum.Value, flag int) {
 		s.tryKeepOpen()
 	case flag&(flagSndUnaAdvanced|flagNotDup|flagDataSacked) == 0:
 		s.tlpHigh = false
+	}
+}
+
+// ---- without SACK (tcp_is_reno) ----
+
+// Without SACK, sacked_out counts duplicate ACKs: each stands for a
+// segment that left the network (RFC 5681, RFC 6582; Linux's
+// tcp_add_reno_sack and its kin).
+
+// addRenoSack is tcp_add_reno_sack.
+func (s *sender) addRenoSack(dupacks int) {
+	if dupacks == 0 {
+		return
+	}
+	prior := s.sackedOut
+	s.sackedOut += uint32(dupacks)
+	s.checkRenoReordering(0)
+	if s.sackedOut > prior {
+		s.delivered += s.sackedOut - prior
+	}
+}
+
+// removeRenoSacks is tcp_remove_reno_sacks: a cumulative ACK fills one
+// hole; the rest of what it covers had drawn duplicate ACKs.
+func (s *sender) removeRenoSacks(acked int) {
+	if acked > 0 {
+		s.delivered += uint32(max(acked-int(s.sackedOut), 1))
+		if acked-1 >= int(s.sackedOut) {
+			s.sackedOut = 0
+		} else {
+			s.sackedOut -= uint32(acked - 1)
+		}
+	}
+	s.checkRenoReordering(acked)
+}
+
+// checkRenoReordering is tcp_check_reno_reordering: more duplicate ACKs
+// than holes can explain mean reordering, as deep as what is out.
+func (s *sender) checkRenoReordering(addend int) {
+	if !s.limitRenoSacked() {
+		return
+	}
+	s.reordering = min(s.packetsOut+uint32(addend), 300) // tcp_max_reordering
+	s.reordSeen++
+}
+
+// limitRenoSacked is tcp_limit_reno_sacked: at least one hole (or as
+// many as are marked lost) stays among the segments out.
+func (s *sender) limitRenoSacked() bool {
+	holes := min(max(s.lostOut, 1), s.packetsOut)
+	if s.sackedOut+holes > s.packetsOut {
+		s.sackedOut = s.packetsOut - holes
+		return true
+	}
+	return false
+}
+
+// newrenoMarkLost is tcp_newreno_mark_lost: the head is lost once
+// tcp_reordering duplicate ACKs arrived, or, in Recovery, on a partial
+// ACK (RFC 6582 section 3.2).
+func (s *sender) newrenoMarkLost(unaAdvanced bool) {
+	if s.qn == 0 {
+		return
+	}
+	if (s.ca < caRecovery && s.sackedOut >= s.reordering) || (s.ca == caRecovery && unaAdvanced) {
+		if head := s.seg(0); head.flags&segLost == 0 {
+			s.markLost(head)
+		}
 	}
 }
