@@ -275,9 +275,16 @@ func (s *sender) trimHead(t *txSeg) {
 }
 
 // spuriousRetrans is tcp_skb_spurious_retrans: a retransmitted segment
-// whose ACK echoes a timestamp from before the retransmission.
+// whose ACK echoes a timestamp from before its latest transmission
+// (tcp_tsopt_ecr_before), so the original was what arrived.
 func (s *sender) spuriousRetrans(t *txSeg) bool {
-	return false
+	e := s.e
+	ecr := e.rcv.lastTSEcr
+	if t.flags&(segRetrans|segEverRetrans) == 0 || !e.tsOK || ecr == 0 {
+		return false
+	}
+	sent := uint32(t.sentAt/time.Millisecond) + e.tsOff // tsVal at sentAt
+	return int32(ecr-sent) < 0
 }
 
 // highestSacked is tcp_highest_sack_seq: the end of the highest SACKed

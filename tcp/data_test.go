@@ -631,3 +631,31 @@ func TestNewRenoFastRetransmit(t *testing.T) {
 		t.Errorf("after everything was ACKed: %s with cwnd %d, ssthresh %d; want Open, ssthresh 7, cwnd at least 7", in.CAState, in.SndCwnd, in.SndSsthresh)
 	}
 }
+
+// An ACK that echoes a timestamp from before a segment's retransmission
+// acknowledges the original (tcp_skb_spurious_retrans): RACK must not
+// take the retransmission's send time, or its RTT, from it.
+func TestRACKIgnoresSpuriousRetransmission(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
+	c.write(fill(2 * 1448))
+	o := h.take()
+	c.saw(o...) // the peer echoes the originals' timestamp
+	echo := c.tsRecent
+	probe := h.advanceUntilOut(time.Second)
+	if len(probe) != 1 || probe[0].seq != o[1].seq {
+		t.Fatalf("%s; want the tail-loss probe of the second segment", outsString(probe))
+	}
+	// The ACK comes more than min_rtt after the probe, so that only the
+	// timestamp tells which transmission it answers.
+	h.advance(150 * time.Millisecond)
+	c.tsRecent = echo
+	c.ackUpTo(o[1].seq.Add(1448))
+	e := c.ep.(*endpoint)
+	e.mu.Lock()
+	mstamp, rtt := e.snd.rack.mstamp, e.snd.rack.rtt
+	e.mu.Unlock()
+	if mstamp != o[0].at || rtt != h.now()-o[0].at {
+		t.Errorf("RACK's segment sent at %v with RTT %v; want the first segment's, sent at %v, RTT %v", mstamp, rtt, o[0].at, h.now()-o[0].at)
+	}
+}
