@@ -263,9 +263,12 @@ func TestActiveCloseTimeWait(t *testing.T) {
 	if c.state() != stateFinWait2 {
 		t.Fatalf("state %v after the ACK of our FIN; want FIN-WAIT-2", c.state())
 	}
+	h.none("the ACK of our FIN")
 	c.send(header.TCPFlagAck|header.TCPFlagPsh, []byte("more"))
 	h.advance(time.Second)
-	c.saw(h.take()...)
+	if o := h.take(); len(o) != 1 || o[0].flags != header.TCPFlagAck || o[0].seq != c.rcvNxt || o[0].ack != c.sndNxt {
+		t.Fatalf("answer to data in FIN-WAIT-2: %s; want one ACK of %d at %d", outsString(o), c.sndNxt, c.rcvNxt)
+	}
 	if got, err := c.read(); string(got) != "more" || err != nil {
 		t.Fatalf("read in FIN-WAIT-2: %q, %v; want the peer's data", got, err)
 	}
@@ -657,5 +660,31 @@ func TestRACKIgnoresSpuriousRetransmission(t *testing.T) {
 	e.mu.Unlock()
 	if mstamp != o[0].at || rtt != h.now()-o[0].at {
 		t.Errorf("RACK's segment sent at %v with RTT %v; want the first segment's, sent at %v, RTT %v", mstamp, rtt, o[0].at, h.now()-o[0].at)
+	}
+}
+
+// A connection closed after its FIN was ACKed is an orphan in
+// FIN-WAIT-2 and lives tcp_fin_timeout, 60 s (tcp_close); a segment after
+// that is reset.
+func TestOrphanFinWait2Expires(t *testing.T) {
+	h := newHarness(t, Options{})
+	c, _ := h.accept(linuxPeer)
+	c.ep.Shutdown(tcpip.ShutdownWrite)
+	c.saw(h.take()...)
+	c.ackUpTo(c.rcvNxt)
+	h.advance(10 * time.Second)
+	c.ep.Close()
+	h.none("Close in FIN-WAIT-2")
+	h.advance(60*time.Second - time.Millisecond)
+	if c.state() != stateFinWait2 {
+		t.Fatalf("state %v just before tcp_fin_timeout; want FIN-WAIT-2", c.state())
+	}
+	h.advance(time.Millisecond)
+	if c.state() != stateClosed {
+		t.Fatalf("state %v 60 s after Close in FIN-WAIT-2; want CLOSED", c.state())
+	}
+	c.send(header.TCPFlagAck, []byte("late"))
+	if o := h.takeOne(); !o.has(header.TCPFlagRst) {
+		t.Errorf("answer to a segment after the orphan expired: %v; want a reset", o)
 	}
 }

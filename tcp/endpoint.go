@@ -447,8 +447,10 @@ func (e *endpoint) Close() {
 			return
 		}
 		e.sendFin()
-		if e.state == stateFinWait2 || e.state == stateTimeWait || e.state == stateClosed {
-			return
+		if e.state == stateFinWait2 {
+			// Closed after its FIN was ACKed: an orphan in FIN-WAIT-2
+			// lives tcp_fin_timeout (tcp_close).
+			e.tm.life.set(timeWaitLen)
 		}
 	}
 }

@@ -70,6 +70,7 @@ type sender struct {
 	head, n   int
 	limit     int // the send buffer, bytes of data (see sndbufLimit)
 	finQueued bool
+	finOut    bool // the FIN has been sent: it takes one sequence number, once
 
 	// The retransmission queue, a ring of segments from una to nxt.
 	q      []txSeg
@@ -556,7 +557,7 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 	cwndLimited := false
 	for limit == 0 || sent < limit {
 		avail := s.unsent()
-		fin := s.finQueued && !s.finSent() && avail <= mss
+		fin := s.finQueued && !s.finOut && avail <= mss
 		if avail == 0 && !fin {
 			break
 		}
@@ -585,6 +586,7 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 		if fin {
 			t.flags |= segFin
 			t.end++
+			s.finOut = true
 		}
 		s.appendSeg(t)
 		s.nxt = t.end
