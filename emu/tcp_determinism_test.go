@@ -10,23 +10,28 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestTCPNetemuDeterministic: on the virtual clock a run of netemu's TCP
-// is a function of its seed. Twenty runs at each of GOMAXPROCS 1, 2 and 4,
-// with loss, reordering and three connections at once in both directions,
-// give one trace hash (every packet, its instant and its bytes); another
-// seed gives another.
+// TestTCPNetemuDeterministic: on the virtual clock a run of netemu's TCP,
+// against itself or gVisor's in either role, is a function of its seed.
+// Twenty runs at each of GOMAXPROCS 1, 2 and 4, with loss, reordering and
+// three connections at once in both directions, give one trace hash
+// (every packet, its instant and its bytes); another seed gives another.
 func TestTCPNetemuDeterministic(t *testing.T) {
 	defer goleak.VerifyNone(t)
+	for _, p := range tcpPairs {
+		t.Run(p.name, func(t *testing.T) { checkDeterministic(t, p.client, p.server) })
+	}
+}
+
+func checkDeterministic(t *testing.T, client, server tcpstack.Impl) {
 	cfg := func(seed uint64) Config {
-		return Config{
+		return pairConfig(Config{
 			Link: link.Config{
 				Delay: 5 * time.Millisecond, Rate: 20e6, QueuePackets: 30,
 				Loss:    link.RandomLoss(0.03, 0),
 				Reorder: link.Chance{P: 0.1},
 			},
-			TCP:  tcpstack.TCPConfig{Impl: tcpstack.Netemu},
 			Seed: seed,
-		}
+		}, client, server)
 	}
 	runs := 20
 	if testing.Short() || raceEnabled() {
