@@ -302,8 +302,9 @@ func TestActiveCloseTimeWait(t *testing.T) {
 }
 
 // Resets (RFC 5961 section 3.2, tcp_validate_incoming): one outside the
-// window is ignored, one in it but not at rcv_nxt gets a challenge ACK,
-// one exactly at rcv_nxt ends the connection with ECONNRESET.
+// window is ignored, one in it but not at rcv_nxt gets a challenge ACK
+// (at most one per 500 ms), one exactly at rcv_nxt ends the connection
+// with ECONNRESET.
 func TestResetValidation(t *testing.T) {
 	h := newHarness(t, Options{})
 	c, _ := h.accept(linuxPeer)
@@ -316,6 +317,22 @@ func TestResetValidation(t *testing.T) {
 	}
 	if c.state() != stateEstablished {
 		t.Fatalf("state %v after a non-exact reset; want ESTABLISHED", c.state())
+	}
+	// Challenge ACKs and ACKs of out-of-window segments are rate limited
+	// to one per tcp_invalid_ratelimit, 500 ms (tcp_oow_rate_limited);
+	// out-of-window data is always answered.
+	c.sendAt(c.sndNxt.Add(2000), header.TCPFlagRst, nil)
+	h.none("a second in-window reset at once")
+	c.sendAt(c.sndNxt.Add(1<<30), header.TCPFlagAck, nil)
+	h.none("an out-of-window ACK right after a challenge ACK")
+	c.sendAt(c.sndNxt.Add(1<<30), header.TCPFlagAck, []byte("data"))
+	if o := h.takeOne(); o.ack != c.sndNxt {
+		t.Errorf("answer to out-of-window data: %v; want an ACK of %d", o, c.sndNxt)
+	}
+	h.advance(500 * time.Millisecond)
+	c.sendAt(c.sndNxt.Add(1000), header.TCPFlagRst, nil)
+	if o := h.takeOne(); o.flags != header.TCPFlagAck || o.ack != c.sndNxt {
+		t.Errorf("answer to an in-window reset 500 ms later: %v; want a challenge ACK", o)
 	}
 	c.sendAt(c.sndNxt, header.TCPFlagRst, nil)
 	h.none("an exact reset")

@@ -105,7 +105,11 @@ type endpoint struct {
 	kaSent          int
 
 	userTimeout time.Duration // TCP_USER_TIMEOUT; 0: none
-	info        Info          // reused for the probe
+
+	// The last ACK that answered an invalid segment (last_oow_ack_time).
+	lastOOWAck time.Duration
+	oowAckSent bool
+	info       Info // reused for the probe
 }
 
 func newEndpoint(p *Protocol, wq *waiter.Queue) *endpoint {

@@ -181,6 +181,40 @@ func (e *endpoint) handleTimeWait(s *segment) {
 	}
 }
 
+// invalidRateLimit is net.ipv4.tcp_invalid_ratelimit: at most one ACK
+// per this long answers invalid segments.
+const invalidRateLimit = 500 * time.Millisecond
+
+// oowRateLimited is tcp_oow_rate_limited: whether the ACK that answers an
+// out-of-window or PAWS-failed segment must be skipped, as one went less
+// than tcp_invalid_ratelimit ago. Data without SYN is never limited: it
+// cannot be part of an ACK loop.
+func (e *endpoint) oowRateLimited(s *segment) bool {
+	if len(s.payload) > 0 && !s.has(synFlag) {
+		return false
+	}
+	return e.oowLimited()
+}
+
+// oowLimited is __tcp_oow_rate_limited.
+func (e *endpoint) oowLimited() bool {
+	now := e.now()
+	if e.oowAckSent && now-e.lastOOWAck < invalidRateLimit {
+		return true
+	}
+	e.oowAckSent, e.lastOOWAck = true, now
+	return false
+}
+
+// challengeAck is tcp_send_challenge_ack (RFC 5961 section 7): rate
+// limited per connection (the host-wide tcp_challenge_ack_limit is
+// unlimited by default).
+func (e *endpoint) challengeAck() {
+	if !e.oowLimited() {
+		e.sendAckNow()
+	}
+}
+
 // sendAckNow sends a pure ACK whatever the state.
 func (e *endpoint) sendAckNow() {
 	if e.route == nil {
@@ -206,14 +240,18 @@ func (e *endpoint) handleSynchronized(s *segment) {
 	// PAWS (RFC 7323 section 5): an older timestamp than ts_recent marks
 	// an old duplicate.
 	if e.tsOK && s.hasTS && !s.has(rstFlag) && int32(s.tsVal-e.tsRecent) < 0 && e.now()-e.tsRecentStamp < 24*24*time.Hour {
-		if !s.has(rstFlag) {
+		if !e.oowRateLimited(s) {
 			r.enterQuickAck()
 			e.sendAckNow()
 		}
 		return
 	}
 	if !e.acceptable(s) {
-		if !s.has(rstFlag) {
+		switch {
+		case s.has(rstFlag):
+		case s.has(synFlag):
+			e.challengeAck()
+		case !e.oowRateLimited(s):
 			e.sendAckNow() // tcp_send_dupack
 		}
 		return
@@ -224,7 +262,7 @@ func (e *endpoint) handleSynchronized(s *segment) {
 		if s.seq == r.nxt || (e.state == stateSynRecv) {
 			e.onReset()
 		} else {
-			e.sendAckNow()
+			e.challengeAck()
 		}
 		return
 	}
@@ -238,7 +276,7 @@ func (e *endpoint) handleSynchronized(s *segment) {
 			snd.sendSynAck() // the SYN again: our SYN-ACK was lost
 			return
 		}
-		e.sendAckNow() // RFC 5961 section 4: a challenge ACK
+		e.challengeAck() // RFC 5961 section 4
 		return
 	}
 	if !s.has(ackFlag) {
