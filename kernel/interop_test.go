@@ -58,13 +58,6 @@ var interopLinks = []struct {
 	}, 2 << 20, 2 * time.Minute, true},
 }
 
-// dsackPanic is a bug of package tcp that the impaired link shows (in
-// about one run of three, it ends the test binary): the impaired cases
-// are skipped until it is mended.
-const dsackPanic = "tcp: a full-sized retransmission (1448 bytes) sent while a D-SACK is due panics: " +
-	"endpoint.output leaves no room for SACK blocks beside the payload and hands receiver.sackBlocks an empty slice, " +
-	"which writes the D-SACK to b[0] regardless (index out of range, tcp/recv.go sackBlocks)"
-
 // interopRoles put netemu's TCP on either side.
 var interopRoles = []struct {
 	name         string
@@ -235,9 +228,6 @@ func TestInterop(t *testing.T) {
 	for _, lk := range interopLinks {
 		for _, role := range interopRoles {
 			t.Run(lk.name+"/"+role.name, func(t *testing.T) {
-				if lk.impaired {
-					t.Skip(dsackPanic)
-				}
 				m, err := newMixed(lk.cfg, tcpstack.TCPConfig{Impl: tcpstack.Netemu}, role.kernelClient, 7)
 				if err != nil {
 					t.Fatal(err)

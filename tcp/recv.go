@@ -902,7 +902,7 @@ func (r *receiver) sackOptLen() int {
 // first, then the most recent (tcp_established_options).
 func (r *receiver) sackBlocks(b []sackBlock) int {
 	n := 0
-	if r.dsackOn {
+	if r.dsackOn && len(b) > 0 {
 		b[n] = r.dsack
 		n++
 	}
