@@ -61,6 +61,18 @@ func ListenAddr(s string) (string, error) {
 	return s, nil
 }
 
+// listen listens on addr: an IPv4 address on IPv4 only (0.0.0.0 is
+// every IPv4 interface, not every interface).
+func listen(addr string) (net.Listener, error) {
+	network := "tcp"
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		if a, err := netip.ParseAddr(host); err == nil && a.Is4() {
+			network = "tcp4"
+		}
+	}
+	return net.Listen(network, addr)
+}
+
 // Loopback reports whether a listen address (host:port) is reachable
 // from this machine only: a loopback address, or localhost.
 func Loopback(hostport string) bool {
@@ -271,7 +283,7 @@ func New(n *emu.Net, cfg Config) (*Proxy, error) {
 		if err != nil {
 			return fail(fmt.Errorf("proxy: forward %s: upstream %q: %v", f, f.Upstream, err))
 		}
-		ln, err := net.Listen("tcp", f.Listen)
+		ln, err := listen(f.Listen)
 		if err != nil {
 			return fail(fmt.Errorf("proxy: forward %s: %w", f, err))
 		}
@@ -281,7 +293,7 @@ func New(n *emu.Net, cfg Config) (*Proxy, error) {
 		}
 	}
 	if cfg.SOCKS5 != "" {
-		ln, err := net.Listen("tcp", cfg.SOCKS5)
+		ln, err := listen(cfg.SOCKS5)
 		if err != nil {
 			return fail(fmt.Errorf("proxy: SOCKS5: %w", err))
 		}
