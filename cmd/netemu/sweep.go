@@ -253,7 +253,7 @@ func (s *sweep) run(ctx context.Context, w, stderr io.Writer) error {
 	us := s.units(shardCells(len(s.cases), s.shard, s.shards))
 	emit := out.add
 	if s.o.out != "" {
-		rf, done, err := s.openResults(us)
+		rf, done, err := s.openResults(ctx, us)
 		if err != nil {
 			return err
 		}
