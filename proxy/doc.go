@@ -46,8 +46,8 @@
 // behaviour depends on its own TCP (Nagle with small writes, a tuned
 // congestion control, TCP_NOTSENT_LOWAT, keepalive timers) and for the
 // timing of the very first bytes: the client's connect() returns at once,
-// and a refused upstream of a forward is seen as a reset after the emulated handshake,
-// not as a refused connect. For those, run the program itself on an
-// emulated path in kernel mode (netemu shell), where its own TCP crosses
-// the link.
+// and a refused upstream of a forward is seen as a reset after the
+// emulated handshake, not as a refused connect. For those, run the
+// program itself on an emulated path in kernel mode (netemu shell), where
+// its own TCP crosses the link.
 package proxy
