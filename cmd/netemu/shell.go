@@ -259,7 +259,7 @@ type shellOptions struct {
 func shellFlags(fs *flag.FlagSet) *shellOptions {
 	var o shellOptions
 	fs.Var(&o.ports, "port", "also make the host's 127.0.0.1:`PORT` reachable at "+kernel.ServerAddr.String()+":PORT (comma-separated, repeatable), for services that start later")
-	fs.BoolVar(&o.isolated, "isolated", false, "no way out beyond the server's namespace: only the forwarded loopback ports answer")
+	fs.BoolVar(&o.isolated, "isolated", false, "no network way out beyond the server's namespace: only the forwarded loopback ports answer (the file system, with its Unix sockets, stays the host's)")
 	fs.Func("resolver", "the DNS server `ADDR` (IP or IP:PORT) the command's queries go to (default: the host's, the first nameserver of /etc/resolv.conf)", func(s string) error {
 		a, err := netip.ParseAddrPort(s)
 		if err != nil {
