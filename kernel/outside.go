@@ -63,8 +63,11 @@ func (n *Net) ForwardOutside(resolver netip.AddrPort, loopback []netip.Addr) err
 	}
 	n.serve(ln, func(c trackedConn) {
 		dst, err := originalDst(c.TCPConn)
+		if err == nil {
+			err = outsideAllowed(dst.Addr())
+		}
 		if err != nil {
-			c.SetLinger(0)
+			c.SetLinger(0) // a reset, as a refused connect gives
 			c.Close()
 			return
 		}
@@ -113,6 +116,29 @@ func (n *Net) ForwardOutside(resolver netip.AddrPort, loopback []netip.Addr) err
 		n.serve(ln, func(c trackedConn) {
 			n.forward(c, func(ctx context.Context) (net.Conn, error) { return fromClient(ctx, "tcp4") })
 		})
+	}
+	return nil
+}
+
+// outsideAllowed refuses the original destinations that are not the
+// outside but this host: loopback (127.0.0.0/8, which a command could
+// route over the link), 0.0.0.0/8 (this host, to connect), the link's
+// own addresses, and any address of this process's namespace's
+// interfaces. The host's loopback services are reachable only as
+// ForwardHost makes them, port by port.
+func outsideAllowed(dst netip.Addr) error {
+	dst = dst.Unmap()
+	if dst.IsLoopback() || dst.IsUnspecified() || netip.MustParsePrefix("0.0.0.0/8").Contains(dst) || dst == ServerAddr || dst == ClientAddr {
+		return fmt.Errorf("kernel: %v is this host, not the outside", dst)
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return fmt.Errorf("kernel: the host's own addresses: %w", err)
+	}
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Unmap() == dst {
+			return fmt.Errorf("kernel: %v is an address of this host, not the outside", dst)
+		}
 	}
 	return nil
 }

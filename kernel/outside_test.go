@@ -117,3 +117,30 @@ func TestDNSOverTCPLeavesThroughTheLink(t *testing.T) {
 		t.Errorf("a TCP query to %v:53 from the client: %q after %v, %v; want the resolver's answer after two RTTs (%v: the handshake, the query) or more", loop, got, took, err, 2*rtt)
 	}
 }
+
+// The relay for outside traffic refuses destinations that are this host:
+// loopback (a command could route 127.0.0.0/8 over the link), 0.0.0.0/8,
+// the link's own addresses and the host's interfaces' addresses, so the
+// host's services are reachable only as ForwardHost makes them.
+func TestOutsideRefusesThisHost(t *testing.T) {
+	refused := []string{"127.0.0.1", "127.1.2.3", "0.0.0.0", "0.1.2.3", ServerAddr.String(), ClientAddr.String(), "::ffff:127.0.0.1"}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			refused = append(refused, p.Addr().String())
+		}
+	}
+	for _, a := range refused {
+		if err := outsideAllowed(netip.MustParseAddr(a)); err == nil {
+			t.Errorf("outsideAllowed(%s): nil; want it refused, this host", a)
+		}
+	}
+	for _, a := range []string{"198.19.253.1", "192.0.2.1"} {
+		if err := outsideAllowed(netip.MustParseAddr(a)); err != nil {
+			t.Errorf("outsideAllowed(%s): %v; want it allowed, the outside", a, err)
+		}
+	}
+}

@@ -8,6 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"os/user"
+	"runtime"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -43,13 +46,26 @@ func ShellInit() int {
 	// A private copy of the mounts, then a /proc of this PID namespace.
 	// Without them the command still runs, with the host's /proc.
 	if unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "") == nil {
-		unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+		if unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "") == nil {
+			readOnly("/proc/sys", "/proc/sysrq-trigger")
+		}
+		readOnly("/sys")
 	}
 	sigs := make(chan os.Signal, 8)
 	// SIGINT and SIGQUIT are caught, not ignored: an ignored signal would
 	// stay ignored in the command.
 	signal.Notify(sigs, append(ShellSignals, relayInt, relayQuit, terminalInt, terminalQuit)...)
 	cmd := &exec.Cmd{Path: path, Args: args, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	// The command gets none of the host's privileges: the thread that
+	// starts it gives them up first (capabilities are a thread's), so
+	// that the child it forks has none.
+	runtime.LockOSThread()
+	cred, err := dropPrivileges()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "netemu: shell: dropping privileges: %v\n", err)
+		return 1
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "netemu: shell: %v\n", err)
 		if errors.Is(err, os.ErrPermission) {
@@ -100,6 +116,80 @@ func ShellInit() int {
 		}
 		return ws.ExitStatus()
 	}
+}
+
+// readOnly makes each path read-only in this mount namespace, by a
+// bind mount of itself remounted read-only: uid 0 without capabilities
+// may still write root's files, and these would change the host (global
+// sysctls, sysrq, sysfs), not the namespace. A path that is missing is
+// left alone.
+func readOnly(paths ...string) {
+	for _, p := range paths {
+		if unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, "") == nil {
+			unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+		}
+	}
+}
+
+// dropPrivileges takes from the calling thread, and so from what it
+// starts, every privilege over the host: it sets no_new_privs (no
+// setuid program or file capability gives any back), empties the
+// capability bounding set and the ambient set, and then either returns
+// the credentials of the user sudo(8) says invoked netemu (SUDO_UID,
+// SUDO_GID), for the command to run as, or, without them, empties the
+// thread's own capabilities, so that the command runs as uid 0 without
+// any. Without CAP_SYS_ADMIN the command cannot unmount its /proc or
+// enter another namespace; without CAP_NET_ADMIN it cannot change its
+// namespace's routes or addresses.
+func dropPrivileges() (*syscall.Credential, error) {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return nil, fmt.Errorf("no_new_privs: %w", err)
+	}
+	for c := 0; ; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+			if errors.Is(err, unix.EINVAL) && c > unix.CAP_SETPCAP {
+				break // past the last capability this kernel has
+			}
+			return nil, fmt.Errorf("the bounding set, capability %d: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return nil, fmt.Errorf("the ambient set: %w", err)
+	}
+	if cred, ok := sudoUser(); ok {
+		// The child changes its credentials after the fork, with the
+		// effective capabilities still held; a uid other than 0 then
+		// clears them.
+		return cred, nil
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		return nil, fmt.Errorf("capset: %w", err)
+	}
+	return nil, nil
+}
+
+// sudoUser is the user sudo says ran netemu, with their groups; false
+// outside sudo, or for root.
+func sudoUser() (*syscall.Credential, bool) {
+	uid, err1 := strconv.ParseUint(os.Getenv("SUDO_UID"), 10, 32)
+	gid, err2 := strconv.ParseUint(os.Getenv("SUDO_GID"), 10, 32)
+	if err1 != nil || err2 != nil || uid == 0 {
+		return nil, false
+	}
+	cred := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{uint32(gid)}}
+	if u, err := user.LookupId(strconv.FormatUint(uid, 10)); err == nil {
+		if ids, err := u.GroupIds(); err == nil {
+			cred.Groups = cred.Groups[:0]
+			for _, id := range ids {
+				if g, err := strconv.ParseUint(id, 10, 32); err == nil {
+					cred.Groups = append(cred.Groups, uint32(g))
+				}
+			}
+		}
+	}
+	return cred, true
 }
 
 // ShellSignals are the signals netemu shell passes on to its command

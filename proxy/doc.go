@@ -15,10 +15,16 @@
 // stream, so a capture of the link shows the application's own protocol,
 // on the upstream's port.
 //
+// Listeners have no authentication. A listen address without a host
+// (:8080) is loopback; the SOCKS5 listener reaches only the destinations
+// Config.Allow allows (loopback by default), checked on the addresses it
+// dials, and answers once the upstream is dialed, with the reply that
+// names the outcome (RFC 1928's codes, HTTP 200/403/502/504).
+//
 // A connection behaves as one real TCP path: a FIN is passed on as a FIN
 // (half-close, both ways), a reset as a reset (an abort with SO_LINGER 0),
-// an upstream that refuses or cannot be resolved closes the client's
-// connection with a reset as soon as the refusal is known, and a slow
+// an upstream that refuses or cannot be resolved closes a forward's
+// client connection with a reset as soon as the refusal is known, and a slow
 // reader holds the writer back through the emulated stack's windows
 // rather than through memory: each direction has one buffer of
 // Config.BufferSize, taken only while there is something to copy. An
@@ -40,8 +46,8 @@
 // behaviour depends on its own TCP (Nagle with small writes, a tuned
 // congestion control, TCP_NOTSENT_LOWAT, keepalive timers) and for the
 // timing of the very first bytes: the client's connect() returns at once,
-// and a refused upstream is seen as a reset after the emulated handshake,
-// not as a refused connect. For those, run the program itself on an
-// emulated path in kernel mode (netemu shell), where its own TCP crosses
-// the link.
+// and a refused upstream of a forward is seen as a reset after the
+// emulated handshake, not as a refused connect. For those, run the
+// program itself on an emulated path in kernel mode (netemu shell), where
+// its own TCP crosses the link.
 package proxy

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,23 +27,64 @@ type Forward struct {
 func (f Forward) String() string { return f.Listen + "=" + f.Upstream }
 
 // ParseForward reads a forward written LISTEN=UPSTREAM, each side
-// host:port (127.0.0.1:8080=127.0.0.1:80); a listen side that is a port
-// alone listens on 127.0.0.1.
+// host:port (127.0.0.1:8080=127.0.0.1:80); a listen side without a host
+// (8080 or :8080) listens on 127.0.0.1, as ListenAddr says.
 func ParseForward(s string) (Forward, error) {
 	listen, upstream, ok := strings.Cut(s, "=")
 	if !ok || strings.Contains(upstream, "=") {
 		return Forward{}, fmt.Errorf("forward %q: want LISTEN=UPSTREAM, like 127.0.0.1:8080=127.0.0.1:80", s)
 	}
-	if _, err := strconv.ParseUint(listen, 10, 16); err == nil {
-		listen = net.JoinHostPort("127.0.0.1", listen)
-	}
-	if _, _, err := splitPort(listen, true); err != nil {
-		return Forward{}, fmt.Errorf("forward %q: listen address %q: %v", s, listen, err)
+	listen, err := ListenAddr(listen)
+	if err != nil {
+		return Forward{}, fmt.Errorf("forward %q: listen address %v", s, err)
 	}
 	if _, _, err := splitPort(upstream, false); err != nil {
 		return Forward{}, fmt.Errorf("forward %q: upstream %q: %v", s, upstream, err)
 	}
 	return Forward{Listen: listen, Upstream: upstream}, nil
+}
+
+// ListenAddr reads a listen address: host:port, or a port alone (8080)
+// or without a host (:8080), which mean loopback, 127.0.0.1. Listening
+// on every interface takes an explicit 0.0.0.0:8080 or [::]:8080.
+func ListenAddr(s string) (string, error) {
+	if _, err := strconv.ParseUint(s, 10, 16); err == nil {
+		s = ":" + s
+	}
+	host, _, err := splitPort(s, true)
+	if err != nil {
+		return "", fmt.Errorf("%q: %v", s, err)
+	}
+	if host == "" {
+		s = "127.0.0.1" + s
+	}
+	return s, nil
+}
+
+// listen listens on addr: an IPv4 address on IPv4 only (0.0.0.0 is
+// every IPv4 interface, not every interface).
+func listen(addr string) (net.Listener, error) {
+	network := "tcp"
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		if a, err := netip.ParseAddr(host); err == nil && a.Is4() {
+			network = "tcp4"
+		}
+	}
+	return net.Listen(network, addr)
+}
+
+// Loopback reports whether a listen address (host:port) is reachable
+// from this machine only: a loopback address, or localhost.
+func Loopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
 }
 
 // splitPort splits host:port; the port is a number, 0 only if zeroOK,
@@ -71,8 +114,20 @@ type Config struct {
 
 	// SOCKS5, if not empty, is a host:port on which a SOCKS5 server
 	// (RFC 1928: no authentication, CONNECT) takes the upstream of each
-	// connection from the client.
+	// connection from the client; a port without a host (:1080) means
+	// 127.0.0.1.
 	SOCKS5 string
+
+	// Allow is the destination rule of the SOCKS5 listener: the
+	// upstreams a client may name, by address (a name is resolved first,
+	// and only its allowed addresses are dialed); nil means loopback
+	// only, 127.0.0.0/8 and ::1. Forwards' upstreams are the operator's
+	// and need no rule.
+	Allow []netip.Prefix
+
+	// LookupHost resolves a name a SOCKS5 client names; nil means
+	// net.DefaultResolver.LookupNetIP.
+	LookupHost func(ctx context.Context, host string) ([]netip.Addr, error)
 
 	// BufferSize is the buffer of each direction of each connection, in
 	// bytes, on each side of the link; 0 means 32 KiB. It bounds what a
@@ -85,7 +140,8 @@ type Config struct {
 	DialUpstream func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	// OnEnd, if set, receives each connection's record when it ends, on
-	// the connection's goroutine.
+	// the connection's goroutine. The proxy itself keeps only the totals
+	// and the last KeptRecords records.
 	OnEnd func(Record)
 
 	// Logf, if set, receives one line for each connection that fails
@@ -95,6 +151,32 @@ type Config struct {
 
 // defaultBufferSize is Config.BufferSize's default.
 const defaultBufferSize = 32 << 10
+
+// KeptRecords is how many records of ended connections Records returns:
+// the most recent. Older ones live on in Totals, so that a proxy's
+// memory is bounded by the connections open, not by those served.
+const KeptRecords = 1000
+
+// loopbackOnly is Config.Allow's default.
+var loopbackOnly = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+
+// Totals sums the records of every connection that ended.
+type Totals struct {
+	Conns              int // connections ended
+	Failed             int // of which ended abnormally (Record.Err not empty)
+	BytesUp, BytesDown int64
+	Retransmits        uint64
+}
+
+func (t *Totals) add(r Record) {
+	t.Conns++
+	if r.Err != "" {
+		t.Failed++
+	}
+	t.BytesUp += r.BytesUp
+	t.BytesDown += r.BytesDown
+	t.Retransmits += r.Retransmits
+}
 
 // claimTimeout bounds how long the server host's side of a connection
 // waits to learn, inside the process, which upstream it is for.
@@ -117,7 +199,9 @@ type Proxy struct {
 	serverPorts map[uint16]*tcpstack.Listener // the server host's listeners, by port
 	pending     map[uint16]*match             // connections the server side has not claimed, by the client host's port
 	live        map[*session]struct{}
-	records     []Record
+	records     []Record // the last KeptRecords, a ring from next
+	next        int
+	totals      Totals
 	nextID      uint64
 	closed      bool
 
@@ -163,6 +247,29 @@ func New(n *emu.Net, cfg Config) (*Proxy, error) {
 		d := &net.Dialer{Timeout: 10 * time.Second}
 		cfg.DialUpstream = d.DialContext
 	}
+	if cfg.Allow == nil {
+		cfg.Allow = loopbackOnly
+	}
+	if cfg.LookupHost == nil {
+		cfg.LookupHost = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	cfg.Forwards = slices.Clone(cfg.Forwards)
+	for i, f := range cfg.Forwards {
+		l, err := ListenAddr(f.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("proxy: forward %s: listen address %v", f, err)
+		}
+		cfg.Forwards[i].Listen = l
+	}
+	if cfg.SOCKS5 != "" {
+		l, err := ListenAddr(cfg.SOCKS5)
+		if err != nil {
+			return nil, fmt.Errorf("proxy: SOCKS5 address %v", err)
+		}
+		cfg.SOCKS5 = l
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{n: n, cfg: cfg, ctx: ctx, cancel: cancel,
 		serverPorts: map[uint16]*tcpstack.Listener{}, pending: map[uint16]*match{}, live: map[*session]struct{}{}}
@@ -176,7 +283,7 @@ func New(n *emu.Net, cfg Config) (*Proxy, error) {
 		if err != nil {
 			return fail(fmt.Errorf("proxy: forward %s: upstream %q: %v", f, f.Upstream, err))
 		}
-		ln, err := net.Listen("tcp", f.Listen)
+		ln, err := listen(f.Listen)
 		if err != nil {
 			return fail(fmt.Errorf("proxy: forward %s: %w", f, err))
 		}
@@ -186,7 +293,7 @@ func New(n *emu.Net, cfg Config) (*Proxy, error) {
 		}
 	}
 	if cfg.SOCKS5 != "" {
-		ln, err := net.Listen("tcp", cfg.SOCKS5)
+		ln, err := listen(cfg.SOCKS5)
 		if err != nil {
 			return fail(fmt.Errorf("proxy: SOCKS5: %w", err))
 		}
@@ -210,12 +317,19 @@ func (p *Proxy) Addrs() []net.Addr {
 	return out
 }
 
-// Records returns the records of the connections that have ended, in the
-// order they ended.
+// Records returns the records of the last KeptRecords connections that
+// have ended, in the order they ended.
 func (p *Proxy) Records() []Record {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]Record(nil), p.records...)
+	return append(slices.Clone(p.records[p.next:]), p.records[:p.next]...)
+}
+
+// Totals returns the sums over every connection that has ended.
+func (p *Proxy) Totals() Totals {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.totals
 }
 
 // Active returns the number of connections not yet ended.
@@ -369,25 +483,63 @@ func (p *Proxy) serverPort(port uint16) error {
 func (p *Proxy) serveClient(s *session, target string, port uint16, ready func(error) bool) {
 	s.target = target
 	defer s.end()
-	if err := p.serverPort(port); err != nil {
-		s.fail(fmt.Sprintf("the server host cannot listen on port %d: %v", port, err))
+	// A SOCKS5 or CONNECT client is answered once its upstream is
+	// dialed (resolved, allowed, connected), so that a refusal is
+	// answered as one rather than as a success and a reset. The dial
+	// runs beside the link's handshake: the reply comes after both, one
+	// RTT as a connect on a real path.
+	var upstream chan dialResult
+	if ready != nil {
+		upstream = make(chan dialResult, 1)
+		go func() {
+			u, err := p.dialAllowed(target)
+			upstream <- dialResult{u, err}
+		}()
+	}
+	// refuse answers the client with err, then closes its socket
+	// normally (the reply is the answer) and resets the rest.
+	refuse := func(err error) {
 		if ready != nil {
+			if r := <-upstream; r.c != nil {
+				r.c.Close()
+			}
 			ready(err)
+			s.client.Close()
 		}
 		s.abort("")
+	}
+	if err := p.serverPort(port); err != nil {
+		s.fail(fmt.Sprintf("the server host cannot listen on port %d: %v", port, err))
+		refuse(err)
 		return
 	}
 	ec, err := p.n.Client().Dial(p.ctx, p.n.Server().AddrPort(port))
 	if err != nil {
 		s.fail(fmt.Sprintf("across the link: %v", err))
-		if ready != nil {
-			ready(err)
-		}
-		s.abort("")
+		refuse(err)
 		return
 	}
 	if !s.add(ec) {
+		if upstream != nil {
+			if r := <-upstream; r.c != nil {
+				r.c.Close()
+			}
+		}
 		return
+	}
+	if upstream != nil {
+		r := <-upstream
+		if r.err != nil {
+			s.fail(fmt.Sprintf("upstream: %v", r.err))
+			ready(r.err)
+			s.client.Close()
+			s.abort("")
+			return
+		}
+		if !s.add(r.c) {
+			return
+		}
+		s.upstream = r.c
 	}
 	local := uint16(ec.LocalAddr().(*net.TCPAddr).Port)
 	p.register(local, s)
@@ -400,11 +552,23 @@ func (p *Proxy) serveClient(s *session, target string, port uint16, ready func(e
 	s.retransmits.Add(retransmits(ec))
 }
 
+// dialResult is an upstream dial's outcome.
+type dialResult struct {
+	c   net.Conn
+	err error
+}
+
 // serveUpstream is the server host's side of a connection: it learns
-// which session the connection is, opens the upstream and copies between
-// the link and the upstream.
+// which session the connection is, opens the upstream (unless the
+// client's side has, for SOCKS5) and copies between the link and the
+// upstream.
 func (p *Proxy) serveUpstream(ec *tcpstack.Conn) {
-	s := p.claim(uint16(ec.RemoteAddr().(*net.TCPAddr).Port))
+	ra, ok := ec.RemoteAddr().(*net.TCPAddr)
+	if !ok {
+		abort(ec) // reset already: its client side has ended
+		return
+	}
+	s := p.claim(uint16(ra.Port))
 	if s == nil {
 		abort(ec)
 		return
@@ -413,19 +577,72 @@ func (p *Proxy) serveUpstream(ec *tcpstack.Conn) {
 	if !s.add(ec) {
 		return
 	}
-	u, err := p.cfg.DialUpstream(p.ctx, "tcp", s.target)
-	if err != nil {
-		s.fail(fmt.Sprintf("upstream: %v", err))
-		// The client sees its connection reset, as a refused connect
-		// resets a real path's SYN.
-		s.abort("")
-		return
-	}
-	if !s.add(u) {
-		return
+	u := s.upstream
+	if u == nil {
+		var err error
+		if u, err = p.cfg.DialUpstream(p.ctx, "tcp", s.target); err != nil {
+			s.fail(fmt.Sprintf("upstream: %v", err))
+			// The client sees its connection reset, as a refused connect
+			// resets a real path's SYN.
+			s.abort("")
+			return
+		}
+		if !s.add(u) {
+			return
+		}
 	}
 	s.join(ec, u, "link", "upstream", &s.up, nil)
 	s.retransmits.Add(retransmits(ec))
+}
+
+// NotAllowedError is a SOCKS5 or CONNECT destination that Config.Allow
+// does not allow.
+type NotAllowedError struct {
+	Target string       // as the client named it
+	Addrs  []netip.Addr // what it resolved to
+}
+
+func (e *NotAllowedError) Error() string {
+	return fmt.Sprintf("%s (%v) is not an allowed destination; the proxy reaches loopback unless told otherwise (--allow)", e.Target, e.Addrs)
+}
+
+// upstreamTimeout bounds a SOCKS5 or CONNECT upstream's resolution and
+// dial, beside what Config.DialUpstream bounds itself.
+const upstreamTimeout = 15 * time.Second
+
+// dialAllowed resolves the target a SOCKS5 or CONNECT client named and
+// dials its addresses that Config.Allow allows, in order. The rule is
+// applied to the addresses dialed, so a name cannot lead past it.
+func (p *Proxy) dialAllowed(target string) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(p.ctx, upstreamTimeout)
+	defer cancel()
+	host, port, err := net.SplitHostPort(target)
+	if err != nil {
+		return nil, err
+	}
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else if addrs, err = p.cfg.LookupHost(ctx, host); err != nil {
+		return nil, err
+	}
+	var allowed []netip.Addr
+	for _, a := range addrs {
+		a = a.Unmap()
+		if slices.ContainsFunc(p.cfg.Allow, func(pr netip.Prefix) bool { return pr.Contains(a) }) {
+			allowed = append(allowed, a)
+		}
+	}
+	if len(allowed) == 0 {
+		return nil, &NotAllowedError{Target: target, Addrs: addrs}
+	}
+	for _, a := range allowed {
+		var u net.Conn
+		if u, err = p.cfg.DialUpstream(ctx, "tcp", net.JoinHostPort(a.String(), port)); err == nil {
+			return u, nil
+		}
+	}
+	return nil, err
 }
 
 // register hands the session to the server side of the connection from
@@ -488,7 +705,13 @@ func (p *Proxy) finish(s *session) {
 	r := s.record()
 	p.mu.Lock()
 	delete(p.live, s)
-	p.records = append(p.records, r)
+	p.totals.add(r)
+	if len(p.records) < KeptRecords {
+		p.records = append(p.records, r)
+	} else {
+		p.records[p.next] = r
+		p.next = (p.next + 1) % KeptRecords
+	}
 	p.mu.Unlock()
 	if r.Err != "" && p.cfg.Logf != nil {
 		p.cfg.Logf("connection %d (%s, %s → %s): %s", r.ID, r.Via, r.Client, r.Upstream, r.Err)

@@ -62,6 +62,10 @@ type session struct {
 	up, down    atomic.Int64
 	retransmits atomic.Uint64
 	sides       atomic.Int32 // sides still running: the client host's, and the server host's once registered
+	// upstream, for a SOCKS5 or CONNECT session, is the upstream's
+	// socket, dialed by the client host's side before its reply; set
+	// before the session is registered for the server host's side.
+	upstream net.Conn
 
 	mu      sync.Mutex
 	conns   []net.Conn // every socket of the session, to abort

@@ -26,6 +26,8 @@ const handshakeTimeout = 10 * time.Second
 const (
 	socksOK             = 0
 	socksFailure        = 1
+	socksNotAllowed     = 2
+	socksNetUnreach     = 3
 	socksHostUnreach    = 4
 	socksRefused        = 5
 	socksCmdUnsupported = 7
@@ -58,19 +60,39 @@ func (p *Proxy) serveSOCKS(s *session) {
 
 // handshake reads a SOCKS5 or HTTP CONNECT request from c. It returns
 // the target as host:port and a function that sends the reply: success
-// for a nil error, else the failure that fits it.
+// for a nil error, else the failure that fits it. Any other HTTP request
+// is answered with an HTTP error.
 func handshake(c net.Conn) (target string, reply func(error) error, err error) {
 	var b [1]byte
 	if _, err := io.ReadFull(c, b[:]); err != nil {
 		return "", nil, err
 	}
-	switch b[0] {
-	case 5:
+	switch {
+	case b[0] == 5:
 		return socks5(c)
-	case 'C':
-		return httpConnect(c)
+	case 'A' <= b[0] && b[0] <= 'Z':
+		return httpConnect(c, b[0])
 	}
-	return "", nil, fmt.Errorf("first byte 0x%02x is neither SOCKS5's version (5) nor HTTP's CONNECT", b[0])
+	return "", nil, fmt.Errorf("first byte 0x%02x is neither SOCKS5's version (5) nor an HTTP request's", b[0])
+}
+
+// socksCode is the SOCKS5 reply for an upstream dial's outcome.
+func socksCode(err error) byte {
+	var dns *net.DNSError
+	var na *NotAllowedError
+	switch {
+	case err == nil:
+		return socksOK
+	case errors.As(err, &na):
+		return socksNotAllowed
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return socksRefused
+	case errors.As(err, &dns), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ETIMEDOUT), isTimeout(err):
+		return socksHostUnreach
+	case errors.Is(err, syscall.ENETUNREACH):
+		return socksNetUnreach
+	}
+	return socksFailure
 }
 
 // socks5 reads the rest of a SOCKS5 greeting and request, its version
@@ -139,32 +161,33 @@ func socks5(c net.Conn) (string, func(error) error, error) {
 		return target, nil, errors.New("SOCKS5: port 0")
 	}
 	return target, func(err error) error {
-		code := byte(socksOK)
-		switch {
-		case err == nil:
-		case errors.Is(err, syscall.ECONNREFUSED):
-			code = socksRefused
-		case errors.Is(err, syscall.ETIMEDOUT), isTimeout(err):
-			code = socksHostUnreach
-		default:
-			code = socksFailure
-		}
 		// The bound address is not the client's business here: 0.0.0.0:0,
 		// as many servers answer.
-		_, werr := c.Write([]byte{5, code, 0, 1, 0, 0, 0, 0, 0, 0})
+		_, werr := c.Write([]byte{5, socksCode(err), 0, 1, 0, 0, 0, 0, 0, 0})
 		return werr
 	}, nil
 }
 
+// maxHTTPHead bounds an HTTP request's head on the SOCKS5 listener.
+const maxHTTPHead = 8 << 10
+
 // httpConnect reads the rest of an HTTP CONNECT request, its first byte
-// already read, up to the blank line that ends its header.
-func httpConnect(c net.Conn) (string, func(error) error, error) {
-	const maxHeader = 8 << 10
-	head := []byte{'C'}
+// already read, up to the blank line that ends its head, one byte at a
+// time so that nothing of the stream after it is consumed. Each byte is
+// looked at once: the head's end is found from the last four bytes. A
+// request other than CONNECT gets 405, naming what is served.
+func httpConnect(c net.Conn, first byte) (string, func(error) error, error) {
+	head := make([]byte, 1, 256)
+	head[0] = first
 	var b [1]byte
-	for !strings.HasSuffix(string(head), "\r\n\r\n") && !strings.HasSuffix(string(head), "\n\n") {
-		if len(head) > maxHeader {
-			return "", nil, fmt.Errorf("HTTP CONNECT: header longer than %d bytes", maxHeader)
+	for {
+		n := len(head)
+		if n >= 2 && head[n-1] == '\n' && (head[n-2] == '\n' || n >= 4 && string(head[n-4:n-1]) == "\r\n\r") {
+			break
+		}
+		if n >= maxHTTPHead {
+			c.Write([]byte("HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n"))
+			return "", nil, fmt.Errorf("HTTP: request head longer than %d bytes", maxHTTPHead)
 		}
 		if _, err := io.ReadFull(c, b[:]); err != nil {
 			return "", nil, err
@@ -174,7 +197,8 @@ func httpConnect(c net.Conn) (string, func(error) error, error) {
 	line, _, _ := strings.Cut(string(head), "\n")
 	f := strings.Fields(line)
 	if len(f) != 3 || f[0] != "CONNECT" || !strings.HasPrefix(f[2], "HTTP/1.") {
-		c.Write([]byte("HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\n\r\n"))
+		const body = "netemu proxy: this port serves SOCKS5 and HTTP CONNECT only, not plain HTTP proxying; use a https:// URL, or --forward\n"
+		fmt.Fprintf(c, "HTTP/1.1 405 Method Not Allowed\r\nAllow: CONNECT\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
 		return "", nil, fmt.Errorf("HTTP: %q is not a CONNECT request", strings.TrimSpace(line))
 	}
 	if _, _, err := splitPort(f[1], false); err != nil {
@@ -182,8 +206,14 @@ func httpConnect(c net.Conn) (string, func(error) error, error) {
 		return f[1], nil, fmt.Errorf("HTTP CONNECT %s: %v", f[1], err)
 	}
 	return f[1], func(err error) error {
+		var na *NotAllowedError
 		msg := "HTTP/1.1 200 Connection established\r\n\r\n"
-		if err != nil {
+		switch {
+		case errors.As(err, &na):
+			msg = "HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n"
+		case isTimeout(err):
+			msg = "HTTP/1.1 504 Gateway Timeout\r\nConnection: close\r\n\r\n"
+		case err != nil:
 			msg = "HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n"
 		}
 		_, werr := io.WriteString(c, msg)

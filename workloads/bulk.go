@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"net/http"
 	"time"
 
@@ -60,17 +61,31 @@ type Bulk struct {
 
 // BulkDetail is Bulk's own figure.
 type BulkDetail struct {
-	Goodput float64 // bits per second of payload; 0 when no time passed
+	// Goodput is bits per second of payload; NaN when no time passed
+	// (an ideal link on the virtual clock, or packets that skip delay and
+	// rate, as netem's reorder does), where it has no value: the table
+	// shows "—" and JSON null, never 0.
+	Goodput float64
 }
 
 // Summary implements Detail.
-func (d BulkDetail) Summary() string { return fmt.Sprintf("goodput %.2f Mbit/s", d.Goodput/1e6) }
+func (d BulkDetail) Summary() string {
+	if math.IsNaN(d.Goodput) {
+		return "goodput — (no time passed)"
+	}
+	return fmt.Sprintf("goodput %.2f Mbit/s", d.Goodput/1e6)
+}
 
-// MarshalJSON writes the record's bulk fields.
+// MarshalJSON writes the record's bulk fields: goodput_bps is null when
+// it has no value.
 func (d BulkDetail) MarshalJSON() ([]byte, error) {
+	var g *float64
+	if !math.IsNaN(d.Goodput) {
+		g = &d.Goodput
+	}
 	return json.Marshal(struct {
-		Goodput float64 `json:"goodput_bps"`
-	}{d.Goodput})
+		Goodput *float64 `json:"goodput_bps"`
+	}{g})
 }
 
 // Name implements Workload.
@@ -137,8 +152,17 @@ func (b Bulk) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 		Bytes:    n,
 		Conns:    cl.opened(),
 		Requests: 1,
-		Detail:   BulkDetail{Goodput: goodput(n, elapsed)},
+		Detail:   BulkDetail{Goodput: rate(n, elapsed)},
 	}, nil
+}
+
+// rate is payload bits per second; NaN when no time passed, where it has
+// no value.
+func rate(n int64, elapsed time.Duration) float64 {
+	if elapsed <= 0 {
+		return math.NaN()
+	}
+	return float64(n) * 8 / elapsed.Seconds()
 }
 
 // goodput is payload bits per second; 0 when no time passed (an ideal

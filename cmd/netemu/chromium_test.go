@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -79,17 +80,25 @@ func TestChromiumPage(t *testing.T) {
 	go srv.Serve(ln)
 	defer srv.Close()
 
-	// The proxy reaches the test's server under the name page.test and
-	// refuses every other upstream without looking it up.
+	// The proxy reaches the test's server under the name page.test, which
+	// resolves to 127.0.0.1 (inside the destination rule) and port 80
+	// stands for the server's; every other name is refused without a
+	// lookup, every other upstream without a dial.
 	server := ln.Addr().String()
-	old := proxyDialUpstream
+	oldDial, oldLookup := proxyDialUpstream, proxyLookupHost
+	proxyLookupHost = func(ctx context.Context, host string) ([]netip.Addr, error) {
+		if host != "page.test" {
+			return nil, &net.DNSError{Err: "not the test's server", Name: host, IsNotFound: true}
+		}
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	}
 	proxyDialUpstream = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if addr != "page.test:80" {
+		if addr != "127.0.0.1:80" {
 			return nil, fmt.Errorf("%s is not the test's server: %w", addr, syscall.ECONNREFUSED)
 		}
 		return (&net.Dialer{}).DialContext(ctx, network, server)
 	}
-	defer func() { proxyDialUpstream = old }()
+	defer func() { proxyDialUpstream, proxyLookupHost = oldDial, oldLookup }()
 	fakeInterrupts(t)
 	socks := freeAddr(t)
 	ctx, cancel := context.WithCancelCause(context.Background())

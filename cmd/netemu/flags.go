@@ -36,7 +36,13 @@ type listFlag[T any] struct {
 
 func (f *listFlag[T]) String() string { return strings.Join(f.raw, ",") }
 
+// rawAt is the text of the i-th value.
+func (f *listFlag[T]) rawAt(i int) string { return f.raw[i] }
+
 func (f *listFlag[T]) Set(s string) error {
+	if n := strings.Count(s, ",") + 1; n > maxCells {
+		return fmt.Errorf("%d values; a sweep has at most %d cells", n, maxCells)
+	}
 	var raw []string
 	var vals []T
 	for _, v := range strings.Split(s, ",") {
@@ -366,6 +372,9 @@ func parseFlags(fs *flag.FlagSet, args []string, workload string) error {
 		}
 		// flag's messages name the flag: "invalid value "x" for flag -rate: ...".
 		msg := strings.Replace(err.Error(), " for flag -", " for --", 1)
+		if v, rest, ok := strings.Cut(strings.TrimPrefix(msg, "invalid value "), " for --"); ok && len(v) > 80 {
+			msg = fmt.Sprintf("invalid value %.40s…\" (%d bytes) for --%s", v, len(v), rest) // one line, not the whole list
+		}
 		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 			msg = "unknown flag --" + name
 			ks := kindsOfFlag(name)
@@ -456,7 +465,7 @@ type axis struct {
 // axes are the list flags in the order they vary, outermost first.
 func (o *options) axes() []axis {
 	pct := func(v float64) string { return strconv.FormatFloat(v*100, 'g', -1, 64) + "%" }
-	raw := func(f interface{ String() string }, i int) string { return strings.Split(f.String(), ",")[i] }
+	raw := func(f interface{ rawAt(int) string }, i int) string { return f.rawAt(i) }
 	chance := func(name string, f *listFlag[float64], set func(*link.Config, float64)) axis {
 		return axis{name, len(f.vals), func(i int) string { return name + " " + pct(f.vals[i]) },
 			func(i int) string { return name + strings.ReplaceAll(pct(f.vals[i]), "%", "pct") },
@@ -641,6 +650,21 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 	}
 	if err := o.checkMTU(); err != nil {
 		return nil, err
+	}
+	// The cells are counted before any is built: a list too long is
+	// refused at once, not after minutes of building.
+	cells, why := len(ws), []string{}
+	if len(ws) > 1 {
+		why = append(why, fmt.Sprintf("%d variants", len(ws)))
+	}
+	for _, a := range axes {
+		cells = min(cells*a.n, maxCells+1) // a.n ≤ maxCells: no overflow
+		if a.n > 1 {
+			why = append(why, fmt.Sprintf("--%s %d", a.name, a.n))
+		}
+	}
+	if cells > maxCells {
+		return nil, usagef("%s: %s make more than %d cells, the most a sweep runs; split the study (--shard runs a part) or take fewer values", cmd, strings.Join(why, " × "), maxCells)
 	}
 	var cases []experiment.Case
 	idx := make([]int, len(axes))

@@ -320,8 +320,20 @@ func TestBulkOnAnIdealLinkIsValidJSON(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	rec := decode(t, out)[0]
-	if rec["elapsed_ms"].(float64) != 0 || rec["goodput_bps"] != nil && rec["goodput_bps"].(float64) != 0 {
-		t.Errorf("record %v", rec)
+	if v, ok := rec["goodput_bps"]; rec["elapsed_ms"].(float64) != 0 || !ok || v != nil {
+		t.Errorf("record %v; want elapsed 0 and goodput_bps null: no time passed, so it has no value", rec)
+	}
+}
+
+// A figure that cannot be computed is "—" in the table, never 0: with
+// --reorder 100% every packet skips delay and rate, as netem's do, and
+// no time passes.
+func TestUncomputableFigureIsADash(t *testing.T) {
+	for _, args := range [][]string{{"run", "bulk", "--reorder", "100%", "--size", "100KB"}, {"run", "bulk", "--rtt", "0", "--rate", "0", "--size", "100KB"}} {
+		code, out, errOut := runCmd(args...)
+		if code != 0 || !strings.Contains(out, "goodput —") || strings.Contains(out, "0.00 Mbit/s") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want goodput shown as —", args, code, out, errOut)
+		}
 	}
 }
 

@@ -29,7 +29,7 @@ func cmdMerge(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if len(files) == 0 {
 		return usagef("merge: which files? give the --out files of a sweep's shards: netemu merge part-*.jsonl")
 	}
-	h, ocs, err := mergeParts(files)
+	h, ocs, err := mergeParts(ctx, files)
 	if err != nil {
 		return err
 	}

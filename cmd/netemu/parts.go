@@ -1,7 +1,8 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,35 +73,87 @@ func (h partHeader) describe() string {
 	return fmt.Sprintf("the sweep %q, shard %d/%d", strings.Join(h.Args, " "), h.Shard, h.Shards)
 }
 
-// readPart reads a results file: its header, and the outcomes of its
-// complete lines with the byte offset where they end. A last line cut
-// short (an interruption) is left out.
-func readPart(path string) (partHeader, []outcome, int64, error) {
-	var h partHeader
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return h, nil, 0, err
-	}
-	first, rest, ok := bytes.Cut(b, []byte("\n"))
-	if !ok || json.Unmarshal(first, &h) != nil || h.Format != partFormat {
-		return h, nil, 0, usagef("%s is not a results file of netemu sweep --out (its first line is not its header)", path)
-	}
-	end := int64(len(first) + 1)
-	var ocs []outcome
-	for len(rest) > 0 {
-		line, after, ok := bytes.Cut(rest, []byte("\n"))
-		var oc outcome
-		if !ok || json.Unmarshal(line, &oc) != nil {
-			break
-		}
-		ocs = append(ocs, oc)
-		end += int64(len(line) + 1)
-		rest = after
-	}
-	return h, ocs, end, nil
+// maxResultLine bounds a line of a results file: a record with an
+// explanation is long, but not this long. A longer line (a file that is
+// not one, like /dev/zero) is refused once this much is read.
+const maxResultLine = 64 << 20
+
+// part is what a results file holds.
+type part struct {
+	header partHeader
+	ocs    []outcome
+	end    int64 // where the last complete line ends
+	cut    int   // the number of an unterminated last line, 0 if none
 }
 
-// resultsFile is an open --out file.
+// readPart reads a results file from r, a line at a time: its header,
+// and the outcome of each complete line with the byte offset where the
+// last ends. An unterminated last line (a write an interruption cut
+// short) is left out and its number given in cut; any other line that is
+// not an outcome is refused, naming the file and the line. ctx's end
+// stops the reading.
+func readPart(ctx context.Context, path string, r io.Reader) (part, error) {
+	var pt part
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	for n := 1; ; n++ {
+		if err := context.Cause(ctx); ctx.Err() != nil {
+			return pt, err
+		}
+		line = line[:0]
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = br.ReadSlice('\n')
+			line = append(line, chunk...)
+			if err != bufio.ErrBufferFull {
+				break
+			}
+			if len(line) > maxResultLine {
+				return pt, usagef("%s:%d: a line longer than %d MiB; this is not a results file of netemu sweep --out", path, n, maxResultLine>>20)
+			}
+		}
+		if err == io.EOF {
+			if len(line) > 0 {
+				if n == 1 {
+					return pt, usagef("%s is not a results file of netemu sweep --out (its first line is not its header)", path)
+				}
+				pt.cut = n
+			} else if n == 1 {
+				return pt, usagef("%s is empty, not a results file of netemu sweep --out", path)
+			}
+			return pt, nil
+		}
+		if err != nil {
+			return pt, err
+		}
+		body := line[:len(line)-1]
+		if n == 1 {
+			if json.Unmarshal(body, &pt.header) != nil || pt.header.Format != partFormat {
+				return pt, usagef("%s is not a results file of netemu sweep --out (its first line is not its header)", path)
+			}
+		} else {
+			var oc outcome
+			if err := json.Unmarshal(body, &oc); err != nil {
+				return pt, usagef("%s:%d: damaged: the line is not a run's outcome (%v); only a last line cut short is left out, so the file is refused: mend or remove the line", path, n, err)
+			}
+			pt.ocs = append(pt.ocs, oc)
+		}
+		pt.end += int64(len(line))
+	}
+}
+
+// readPartFile reads the results file at path (readPart).
+func readPartFile(ctx context.Context, path string) (part, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return part{}, err
+	}
+	defer f.Close()
+	return readPart(ctx, path, f)
+}
+
+// resultsFile is an open --out file, locked: one sweep writes it.
 type resultsFile struct {
 	f    *os.File
 	path string
@@ -109,32 +162,42 @@ type resultsFile struct {
 // openResults opens the --out file for this sweep's units: a new file,
 // or with --continue, the file of an earlier, interrupted run of the same
 // sweep, cut after its last complete line. It returns the outcomes the
-// file already holds.
-func (s *sweep) openResults(us []unit) (*resultsFile, []outcome, error) {
+// file already holds. The file is locked while the sweep writes it: a
+// second sweep on it is refused.
+func (s *sweep) openResults(ctx context.Context, us []unit) (*resultsFile, []outcome, error) {
 	path := s.o.out
 	h := s.header(len(us))
 	if _, err := os.Stat(path); err == nil {
 		if !s.o.resume {
 			return nil, nil, usagef("--out %s exists; add --continue to go on from the runs it holds, or give another file", path)
 		}
-		got, ocs, end, err := readPart(path)
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
 		if err != nil {
+			return nil, nil, usagef("--out %s: %v", path, err)
+		}
+		if err := lockFile(f); err != nil {
+			f.Close()
+			return nil, nil, usagef("--out %s: %v", path, err)
+		}
+		pt, err := readPart(ctx, path, f)
+		if err != nil {
+			f.Close()
 			return nil, nil, err
 		}
+		got, ocs, end := pt.header, pt.ocs, pt.end
 		if !got.sameStudy(h) || got.Shard != h.Shard {
+			f.Close()
 			return nil, nil, usagef("--continue: %s holds %s, not %s; give another --out", path, got.describe(), h.describe())
 		}
 		if len(ocs) > len(us) {
+			f.Close()
 			return nil, nil, usagef("--continue: %s holds %d runs; this sweep has %d", path, len(ocs), len(us))
 		}
 		for k, oc := range ocs {
 			if oc.unit != us[k] {
+				f.Close()
 				return nil, nil, usagef("--continue: %s: line %d is cell %d seed %d; this sweep's run %d is cell %d seed %d", path, k+2, oc.Cell, oc.Seed, k+1, us[k].Cell, us[k].Seed)
 			}
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return nil, nil, usagef("--out %s: %v", path, err)
 		}
 		if err := f.Truncate(end); err != nil {
 			f.Close()
@@ -148,6 +211,10 @@ func (s *sweep) openResults(us []unit) (*resultsFile, []outcome, error) {
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
+		return nil, nil, usagef("--out %s: %v", path, err)
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
 		return nil, nil, usagef("--out %s: %v", path, err)
 	}
 	rf := &resultsFile{f, path}
@@ -222,12 +289,13 @@ func shardCells(cells, i, n int) []int {
 
 // mergeParts reads the results files of a sweep's shards and returns the
 // outcomes of the whole sweep in its order, with the shared header.
-func mergeParts(paths []string) (partHeader, []outcome, error) {
+func mergeParts(ctx context.Context, paths []string) (partHeader, []outcome, error) {
 	var first partHeader
 	byShard := map[int]string{}
 	var all []outcome
 	for k, path := range paths {
-		h, ocs, _, err := readPart(path)
+		pt, err := readPartFile(ctx, path)
+		h, ocs := pt.header, pt.ocs
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return first, nil, usagef("merge: %s does not exist", path)
@@ -235,6 +303,9 @@ func mergeParts(paths []string) (partHeader, []outcome, error) {
 			var ue *usageError
 			if errors.As(err, &ue) {
 				return first, nil, usagef("merge: %v", err)
+			}
+			if ctx.Err() != nil {
+				return first, nil, err
 			}
 			return first, nil, fmt.Errorf("merge: %w", err)
 		}
@@ -247,6 +318,9 @@ func mergeParts(paths []string) (partHeader, []outcome, error) {
 			return first, nil, usagef("merge: %s and %s are both shard %d/%d; give each shard once", other, path, h.Shard, h.Shards)
 		}
 		byShard[h.Shard] = path
+		if pt.cut > 0 && len(ocs) >= h.Runs {
+			return first, nil, usagef("merge: %s:%d: an unterminated line after the shard's %d runs; the file is damaged", path, pt.cut, h.Runs)
+		}
 		if len(ocs) != h.Runs {
 			return first, nil, usagef("merge: %s holds %d of shard %d/%d's %d runs: the shard did not finish; run it again with --continue", path, len(ocs), h.Shard, h.Shards, h.Runs)
 		}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -166,5 +168,102 @@ func TestShardFromEnvironment(t *testing.T) {
 	code, got, errOut := runCmd(sweepArgs()...)
 	if code != 0 || got != want || !strings.Contains(errOut, "shard 1/3, from JOB_COMPLETION_INDEX") {
 		t.Errorf("exit %d, stderr %q, output\n%s\nwant --shard 1/3's:\n%s", code, errOut, got, want)
+	}
+}
+
+// A damaged line other than an unterminated last one is refused, by
+// sweep --continue and by merge alike, naming the file and the line; the
+// file is left as it was, and no run is measured again.
+func TestResultsFileDamageRefused(t *testing.T) {
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full.jsonl")
+	grid := sweepArgs("--seeds", "1-5")
+	runOK(t, append(grid, "--out", full)...)
+	want, _ := os.ReadFile(full)
+	lines := bytes.SplitAfter(want, []byte("\n"))
+	lines = lines[:len(lines)-1] // the empty piece after the last newline
+	damaged := func(name string, k int, with string) string {
+		ls := append([][]byte{}, lines...)
+		ls[k] = []byte(with)
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, bytes.Join(ls, nil), 0o644)
+		return path
+	}
+	for _, c := range []struct {
+		path, want string
+	}{
+		// Line 3 cut short, its newline kept (a bad copy, an editor).
+		{damaged("cut3", 2, string(lines[2][:len(lines[2])/2])+"\n"), ":3: damaged"},
+		// A garbage line at the end, terminated.
+		{damaged("garbage", len(lines)-1, "garbage\n"), ":" + itoa(len(lines)) + ": damaged"},
+	} {
+		before, _ := os.ReadFile(c.path)
+		code, out, errOut := runCmd(append(grid, "--out", c.path, "--continue")...)
+		after, _ := os.ReadFile(c.path)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.path+c.want) || !bytes.Equal(before, after) {
+			t.Errorf("sweep --continue on %s: exit %d, stderr %q, file changed %v; want exit 2, one line naming %s%s, the file untouched", c.path, code, errOut, !bytes.Equal(before, after), c.path, c.want)
+		}
+		code, out, errOut = runCmd("merge", c.path)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.path+c.want) {
+			t.Errorf("merge %s: exit %d, stderr %q; want exit 2 and one line naming %s%s", c.path, code, errOut, c.path, c.want)
+		}
+	}
+	// Every run there, then a fragment: merge refuses it too.
+	frag := filepath.Join(dir, "frag")
+	os.WriteFile(frag, append(append([]byte{}, want...), "{\"cell\""...), 0o644)
+	if code, _, errOut := runCmd("merge", frag); code != 2 || !strings.Contains(errOut, frag+":"+itoa(len(lines)+1)+": an unterminated line") {
+		t.Errorf("merge of a complete part with a fragment after it: exit %d, stderr %q; want 2 naming line %d", code, errOut, len(lines)+1)
+	}
+}
+
+// A file that is not one, endless and without a newline, is refused
+// once a line passes the bound, by merge and by sweep --continue, in a
+// line that says so; reading does not hold it all.
+func TestResultsFileUnboundedLine(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	for _, args := range [][]string{{"merge", "/dev/zero"}, sweepArgs("--out", "/dev/zero", "--continue")} {
+		code, out, errOut := runCmd(args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "/dev/zero:1: a line longer than") {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and one line: /dev/zero:1: a line longer than …", args, code, errOut)
+		}
+	}
+}
+
+// merge stops when interrupted (SIGTERM cancels the context): the
+// status of the signal, no output.
+func TestMergeInterrupted(t *testing.T) {
+	part := filepath.Join(t.TempDir(), "p.jsonl")
+	runOK(t, sweepArgs("--out", part)...)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(&signalError{syscall.SIGTERM})
+	var o, e strings.Builder
+	if code := run(ctx, []string{"merge", part}, &o, &e); code != 128+int(syscall.SIGTERM) || o.Len() != 0 {
+		t.Errorf("merge, interrupted: exit %d, stdout %q, stderr %q; want %d and no output", code, o.String(), e.String(), 128+int(syscall.SIGTERM))
+	}
+}
+
+// One sweep writes a results file at a time: while one holds it, a
+// second sweep on it is refused and changes nothing.
+func TestResultsFileLocked(t *testing.T) {
+	part := filepath.Join(t.TempDir(), "p.jsonl")
+	grid := sweepArgs("--seeds", "1-2")
+	runOK(t, append(grid, "--out", part)...)
+	b, _ := os.ReadFile(part)
+	os.WriteFile(part, b[:len(b)-10], 0o644) // interrupted: --continue would go on
+	cut, _ := os.ReadFile(part)
+	f, err := os.OpenFile(part, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := lockFile(f); err != nil { // the first sweep, still writing
+		t.Fatal(err)
+	}
+	code, _, errOut := runCmd(append(grid, "--out", part, "--continue")...)
+	after, _ := os.ReadFile(part)
+	if code != 2 || !strings.Contains(errOut, "another netemu sweep is writing it") || !bytes.Equal(after, cut) {
+		t.Errorf("a second sweep on a locked --out: exit %d, stderr %q, file changed %v; want exit 2 and the lock named", code, errOut, !bytes.Equal(after, cut))
 	}
 }

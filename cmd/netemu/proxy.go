@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"slices"
@@ -50,6 +51,9 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if len(po.forwards) == 0 && *socks == "" {
 		return usagef("proxy: nothing to listen on; give --forward 127.0.0.1:8080=127.0.0.1:80 (repeatable) or --socks5 127.0.0.1:1080")
 	}
+	if po.allow != nil && *socks == "" {
+		return usagef("proxy: --allow %s applies to --socks5, which is not given; forwards reach their own upstreams", po.allow.String())
+	}
 	if *grace < 0 {
 		return usagef("--grace %v: want 0 or more", *grace)
 	}
@@ -75,18 +79,39 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 	}
 	defer n.Close()
 	n.Observe(c.Observe)
-	p, err := proxy.New(n, proxy.Config{Forwards: po.forwards, SOCKS5: *socks, DialUpstream: proxyDialUpstream,
+	// With --json each connection's record is a line on stdout as it
+	// ends; the table keeps the last proxy.KeptRecords and the totals,
+	// so memory does not grow with the connections served.
+	var onEnd func(proxy.Record)
+	if o.json {
+		out := &lockedWriter{w: w}
+		enc := json.NewEncoder(out)
+		onEnd = func(r proxy.Record) { enc.Encode(r) }
+	}
+	p, err := proxy.New(n, proxy.Config{Forwards: po.forwards, SOCKS5: *socks, Allow: po.allow, DialUpstream: proxyDialUpstream,
+		LookupHost: proxyLookupHost, OnEnd: onEnd,
 		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "netemu proxy: "+format+"\n", args...) }})
 	if err != nil {
 		watch.Finish()
 		return usagef("%s", strings.TrimPrefix(err.Error(), "proxy: "))
 	}
 	path := fmt.Sprintf("RTT %s, %s", fmtDur(experiment.Case{Link: lc}.RTT()), experiment.Case{Link: lc}.RateLabel())
+	reach := "loopback only (--allow widens it)"
+	if po.allow != nil {
+		reach = po.allow.String()
+	}
 	for i, a := range p.Addrs() {
 		if i < len(po.forwards) {
 			fmt.Fprintf(stderr, "netemu proxy: %s → %s across the link (%s)\n", a, po.forwards[i].Upstream, path)
 		} else {
-			fmt.Fprintf(stderr, "netemu proxy: SOCKS5 and HTTP CONNECT on %s, across the link (%s)\n", a, path)
+			fmt.Fprintf(stderr, "netemu proxy: SOCKS5 and HTTP CONNECT on %s, across the link (%s), to %s\n", a, path, reach)
+		}
+		if !proxy.Loopback(a.String()) {
+			what := reach
+			if i < len(po.forwards) {
+				what = po.forwards[i].Upstream
+			}
+			fmt.Fprintf(stderr, "netemu proxy: warning: %s listens beyond loopback, without authentication: whoever reaches it reaches %s\n", a, what)
 		}
 	}
 	fmt.Fprintf(stderr, "netemu proxy: interrupt (Ctrl-C) to stop\n")
@@ -121,8 +146,10 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 	ferr := watch.Finish()
 	rec := experiment.Record{}
 	watch.Summarize(&rec)
-	if err := writeProxySummary(w, p.Records(), o.json); err != nil {
-		return err
+	if !o.json {
+		if err := writeProxySummary(w, p.Records(), p.Totals()); err != nil {
+			return err
+		}
 	}
 	st := n.Stats().Link
 	fmt.Fprintf(stderr, "netemu proxy: the link: %d packets delivered, %d dropped, %d retransmitted\n",
@@ -247,33 +274,53 @@ func checkUpstream(ctx context.Context, addr string) error {
 	return c.Close()
 }
 
-// writeProxySummary writes a row per connection and a total, or a JSON
-// line per connection.
-func writeProxySummary(w io.Writer, recs []proxy.Record, asJSON bool) error {
-	if asJSON {
-		enc := json.NewEncoder(w)
-		for _, r := range recs {
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+// writeProxySummary writes a row for each of the last connections kept
+// and a total over all of them.
+func writeProxySummary(w io.Writer, recs []proxy.Record, tot proxy.Totals) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "conn\tvia\tupstream\tduration\tbytes up\tbytes down\tretransmits\t  error")
-	var up, down int64
-	var retr uint64
+	if earlier := tot.Conns - len(recs); earlier > 0 {
+		fmt.Fprintf(tw, "…\t%d earlier connections, in the total only\t\t\t\t\t\t\n", earlier)
+	}
 	for _, r := range recs {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t  %s\n", r.ID, r.Via, r.Upstream, fmtDur(r.Duration), r.BytesUp, r.BytesDown, r.Retransmits, r.Err)
-		up, down, retr = up+r.BytesUp, down+r.BytesDown, retr+r.Retransmits
 	}
-	fmt.Fprintf(tw, "%d\t\t\t\t%d\t%d\t%d\t\n", len(recs), up, down, retr)
+	fmt.Fprintf(tw, "%d\t\t\t\t%d\t%d\t%d\t\n", tot.Conns, tot.BytesUp, tot.BytesDown, tot.Retransmits)
 	return tw.Flush()
+}
+
+// proxyLookupHost resolves the names SOCKS5 clients give; nil means
+// proxy's default, the system's resolver. Tests replace it.
+var proxyLookupHost func(ctx context.Context, host string) ([]netip.Addr, error)
+
+// prefixList is the repeatable --allow: an address or a prefix.
+type prefixList []netip.Prefix
+
+func (l *prefixList) String() string {
+	var s []string
+	for _, x := range *l {
+		s = append(s, x.String())
+	}
+	return strings.Join(s, ", ")
+}
+
+func (l *prefixList) Set(s string) error {
+	pr, err := netip.ParsePrefix(s)
+	if err != nil {
+		a, aerr := netip.ParseAddr(s)
+		if aerr != nil {
+			return fmt.Errorf("want an address or a prefix, like 127.0.0.1, 10.0.0.0/8 or ::/0")
+		}
+		pr = netip.PrefixFrom(a, a.BitLen())
+	}
+	*l = append(*l, pr.Masked())
+	return nil
 }
 
 // proxyOptions are the proxy's own flags.
 type proxyOptions struct {
 	forwards forwardList
+	allow    prefixList
 	socks    string
 	grace    time.Duration
 }
@@ -281,8 +328,9 @@ type proxyOptions struct {
 // proxyFlags adds the proxy's own flags to fs.
 func proxyFlags(fs *flag.FlagSet) *proxyOptions {
 	po := &proxyOptions{}
-	fs.Var(&po.forwards, "forward", "carry connections to LISTEN (a real address: 127.0.0.1:8080, or 8080) across the link to UPSTREAM (host:port); repeatable")
-	fs.StringVar(&po.socks, "socks5", "", "listen for SOCKS5 CONNECT (and HTTP CONNECT) on this address, like 127.0.0.1:1080: the client names the upstream")
+	fs.Var(&po.forwards, "forward", "carry connections to LISTEN (a real address: 127.0.0.1:8080; 8080 or :8080 is loopback) across the link to UPSTREAM (host:port); repeatable")
+	fs.StringVar(&po.socks, "socks5", "", "listen for SOCKS5 CONNECT (and HTTP CONNECT) on this address, like 127.0.0.1:1080 (a port alone is loopback): the client names the upstream")
+	fs.Var(&po.allow, "allow", "let SOCKS5 and CONNECT clients reach this address or prefix (10.0.0.0/8; 0.0.0.0/0 for any IPv4) instead of loopback only; repeatable")
 	fs.DurationVar(&po.grace, "grace", 5*time.Second, "after an interrupt, how long open connections may go on before they are reset")
 	return po
 }
@@ -296,10 +344,12 @@ func proxyHelp() string {
 	proxyFlags(fs)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fs.VisitAll(func(f *flag.Flag) {
-		arg := map[string]string{"forward": "LISTEN=UPSTREAM", "socks5": "ADDR", "grace": f.DefValue}[f.Name]
+		arg := map[string]string{"forward": "LISTEN=UPSTREAM", "socks5": "ADDR", "allow": "PREFIX", "grace": f.DefValue}[f.Name]
 		fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, arg, f.Usage)
 	})
 	tw.Flush()
 	b.WriteString("\nA connection's own TCP ends at the proxy, on loopback: the emulated stack's TCP\ncrosses the link in its place (Nagle, congestion control, timers); for a\nprogram's own TCP across the link, use kernel mode.\n")
+	b.WriteString("\nWho can use it: the listeners have no authentication. A port alone (8080,\n:8080) listens on loopback; another address (0.0.0.0:8080) is reachable by\nwhoever reaches this machine, and the proxy warns. SOCKS5 and CONNECT reach\nloopback only, unless --allow says more.\n")
+	b.WriteString("\nEvery connection takes one of the emulated client host's 49,536 ephemeral ports\n(16000 to 65535), held for 60 s of TIME_WAIT after it closes: past about 49,500\nconnections a minute, new ones fail with \"no ports are available\".\n")
 	return b.String()
 }

@@ -190,3 +190,42 @@ func TestProxySecondInterrupt(t *testing.T) {
 		t.Errorf("exit %d, summary %q; want 130 and the connection aborted", code, stdout)
 	}
 }
+
+// A port alone listens on loopback, quietly; an address beyond loopback
+// is taken as given, with a warning that says who can reach what.
+func TestProxyListenScope(t *testing.T) {
+	fakeInterrupts(t)
+	for _, c := range []struct {
+		args    []string
+		listen  string
+		warning bool
+	}{
+		{[]string{"--socks5", ":0"}, "SOCKS5 and HTTP CONNECT on 127.0.0.1:", false},
+		{[]string{"--socks5", "0.0.0.0:0"}, "SOCKS5 and HTTP CONNECT on 0.0.0.0:", true},
+	} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(&signalError{os.Interrupt}) // it lists its listeners, then stops
+		code, _, stderr := proxyRun(ctx, c.args...)()
+		if code != 130 || !strings.Contains(stderr, c.listen) {
+			t.Errorf("proxy %q: exit %d, stderr %q; want it to listen as %q", c.args, code, stderr, c.listen)
+		}
+		if warned := strings.Contains(stderr, "warning: ") && strings.Contains(stderr, "beyond loopback"); warned != c.warning {
+			t.Errorf("proxy %q: warned %v, stderr %q; want %v", c.args, warned, stderr, c.warning)
+		}
+	}
+	// A forward's port alone: the proxy listens on 127.0.0.1.
+	_, port, _ := net.SplitHostPort(freeAddr(t))
+	ctx, cancel := context.WithCancelCause(context.Background())
+	wait := proxyRun(ctx, "--forward", ":"+port+"="+echoUpstream(t))
+	dialRetry(t, "127.0.0.1:"+port).Close()
+	cancel(&signalError{os.Interrupt})
+	if code, _, stderr := wait(); code != 130 || !strings.Contains(stderr, "netemu proxy: 127.0.0.1:"+port+" → ") || strings.Contains(stderr, "warning") {
+		t.Errorf("proxy --forward :%s=…: exit %d, stderr %q; want it on 127.0.0.1:%s, without a warning", port, code, stderr, port)
+	}
+	if code, _, stderr := runCmd("proxy", "--forward", "127.0.0.1:0="+echoUpstream(t), "--allow", "10.0.0.0/8"); code != 2 || !strings.Contains(stderr, "--allow 10.0.0.0/8 applies to --socks5") {
+		t.Errorf("--allow without --socks5: exit %d, stderr %q; want 2 and a line saying so", code, stderr)
+	}
+	if code, _, stderr := runCmd("proxy", "--socks5", "127.0.0.1:0", "--allow", "10.0.0"); code != 2 || !strings.Contains(stderr, "want an address or a prefix") {
+		t.Errorf("--allow 10.0.0: exit %d, stderr %q; want 2 and a line saying what works", code, stderr)
+	}
+}

@@ -260,7 +260,7 @@ type shellOptions struct {
 func shellFlags(fs *flag.FlagSet) *shellOptions {
 	var o shellOptions
 	fs.Var(&o.ports, "port", "also make the host's 127.0.0.1:`PORT` reachable at "+kernel.ServerAddr.String()+":PORT (comma-separated, repeatable), for services that start later")
-	fs.BoolVar(&o.isolated, "isolated", false, "no way out beyond the server's namespace: only the host's loopback services answer")
+	fs.BoolVar(&o.isolated, "isolated", false, "no network way out beyond the server's namespace: only the forwarded loopback ports answer (the file system, with its Unix sockets, stays the host's)")
 	fs.Func("resolver", "the DNS server `ADDR` (IP or IP:PORT) the command's queries go to (default: the host's, the first nameserver of /etc/resolv.conf)", func(s string) error {
 		a, err := netip.ParseAddrPort(s)
 		if err != nil {
@@ -283,9 +283,21 @@ func shellHelp() string {
 	fmt.Fprintf(&b, "\nThe command runs in the client's network namespace (%v); the server's\n", kernel.ClientAddr)
 	fmt.Fprintf(&b, "(%v) passes connections on to the host's 127.0.0.1, on every port that\n", kernel.ServerAddr)
 	b.WriteString("listens there when the shell starts and on --port. NETEMU_SERVER, NETEMU_CLIENT\n")
-	b.WriteString("and NETEMU_PORTS tell the command. Its exit status is netemu's. TCP to any\n")
-	b.WriteString("other address, and DNS, leave through the server's namespace to the host's\n")
-	b.WriteString("network (--isolated: they do not). Needs root.\n\nShell flags (the link's flags below apply; --clock is real, --delack is kernel TCP's own):\n")
+	b.WriteString("and NETEMU_PORTS tell the command. Its exit status is netemu's. Needs root.\n")
+	b.WriteString("\nWhat the command can reach:\n")
+	b.WriteString("  - the host's loopback services on the ports listed, at " + kernel.ServerAddr.String() + ", across the link;\n")
+	b.WriteString("  - TCP to other addresses and DNS, across the link and on from the host's\n")
+	b.WriteString("    network, except this host's own addresses (127.0.0.0/8, 0.0.0.0/8, its\n")
+	b.WriteString("    interfaces'), which are refused; with --isolated, nothing beyond the\n")
+	b.WriteString("    server's namespace: only the forwarded ports answer;\n")
+	b.WriteString("  - the host's files, devices and Unix sockets, as its user: the user sudo\n")
+	b.WriteString("    names (SUDO_UID), or root without capabilities when netemu runs as root\n")
+	b.WriteString("    itself, who still owns root's files: run untrusted commands through sudo.\n")
+	b.WriteString("What it cannot: other protocols out (ICMP, UDP but DNS); its client namespace's\n")
+	b.WriteString("routes and addresses, the host's namespaces and processes (its /proc is its\n")
+	b.WriteString("own), sysctls and /sys (read-only): it has no capabilities and no_new_privs,\n")
+	b.WriteString("so no setuid program gives any back.\n")
+	b.WriteString("\nShell flags (the link's flags below apply; --clock is real, --delack is kernel TCP's own):\n")
 	fs := flag.NewFlagSet("shell", flag.ContinueOnError)
 	shellFlags(fs)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

@@ -463,3 +463,37 @@ func TestShellRelaysInterrupt(t *testing.T) {
 		t.Errorf("after one SIGINT to netemu the command wrote %q and netemu exited %d; want one INT, then done, and 0", rest, cmd.ProcessState.ExitCode())
 	}
 }
+
+// The command has none of the host's privileges: no capabilities (so it
+// can neither unmount its /proc to see the host's processes, nor enter
+// another namespace, nor route 127.0.0.0/8 over the link), no_new_privs
+// set, the host's sysctls and sysrq read-only; run under sudo, it runs
+// as the invoking user.
+func TestShellDropsPrivileges(t *testing.T) {
+	needShell(t)
+	script := `grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status | tr -d '\t'
+id -u
+umount -l /proc 2>/dev/null && echo umounted
+nsenter --net=/proc/1/ns/net true 2>/dev/null && echo entered
+ip route add 127.0.0.0/8 via 198.18.0.2 2>/dev/null && echo routed
+sysctl -qw kernel.core_pattern=core 2>/dev/null && echo sysctl
+echo > /proc/sysrq-trigger 2>/dev/null && echo sysrq
+true`
+	want := "CapInh:0000000000000000\nCapPrm:0000000000000000\nCapEff:0000000000000000\nCapBnd:0000000000000000\nCapAmb:0000000000000000\nNoNewPrivs:1\n"
+	for _, c := range []struct {
+		sudo string
+		uid  string
+	}{{"", "0"}, {"65534", "65534"}} {
+		if c.sudo != "" {
+			t.Setenv("SUDO_UID", c.sudo)
+			t.Setenv("SUDO_GID", c.sudo)
+		} else {
+			os.Unsetenv("SUDO_UID") // t.Setenv above restores it after the test
+			os.Unsetenv("SUDO_GID")
+		}
+		code, out, errOut := runCmd("shell", "--", "sh", "-c", script)
+		if code != 0 || out != want+c.uid+"\n" {
+			t.Errorf("SUDO_UID=%q: exit %d, stdout %q, stderr %q; want no capabilities, no_new_privs, uid %s, and every escape refused", c.sudo, code, out, errOut, c.uid)
+		}
+	}
+}

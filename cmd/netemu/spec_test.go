@@ -73,3 +73,81 @@ func TestSpecBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A study file cannot reach past what it measures: a key that is not a
+// flag's name (an "=" smuggling --out or --pcap), a flag that writes a
+// file, a second document, a quoted value with commas are refused, and
+// nothing is written.
+func TestSpecSmuggling(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(text), 0o644)
+		return p
+	}
+	victim := write("victim.txt", "keep me\n")
+	for _, c := range []struct {
+		name, text, want string
+	}{
+		{"out.yaml", "workload: bulk\n\"out=" + filepath.Join(dir, "x.jsonl") + "\": \"--rtt=10ms\"\n", `out.yaml:2: "out=`},
+		{"pcap.yaml", "workload: bulk\n\"pcap=" + victim + "\": 10ms\n", "is not a flag's name"},
+		{"dash.yaml", "workload: bulk\n-rtt: 10ms\n", "is not a flag's name"},
+		{"pcap2.yaml", "workload: bulk\npcap: " + victim + "\n", "pcap2.yaml:2: pcap writes a file"},
+		{"timeline.yaml", "workload: bulk\ntimeline: " + victim + "\n", "give --timeline on the command line"},
+		{"two.yaml", "workload: bulk\n---\nrtt: [10ms, 20ms]\n", "two.yaml:2: a second YAML document"},
+		{"quoted.yaml", "workload: bulk\nrtt: \"10ms,20ms\"\n", `quoted.yaml:2: rtt: "10ms,20ms" is quoted, so it is one value`},
+		{"elem.yaml", "workload: bulk\nrtt:\n  - 10ms,20ms\n", "elem.yaml:3: rtt: \"10ms,20ms\": an element of a list is one value"},
+	} {
+		code, out, errOut := runCmd("sweep", "--spec", write(c.name, c.text))
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", c.name, code, out, errOut, c.want)
+		}
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep me\n" {
+		t.Errorf("a study file overwrote %s: %q", victim, b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.jsonl")); err == nil {
+		t.Errorf("a study file wrote x.jsonl through its key")
+	}
+	// The unquoted form is a list, as on the command line: two cells.
+	plain := write("plain.yaml", "workload: bulk\nsize: 200KB\nrtt: 10ms,50ms\n")
+	if got, want := runOK(t, "sweep", "--spec", plain), runOK(t, "sweep", "bulk", "--size", "200KB", "--rtt", "10ms,50ms"); got != want {
+		t.Errorf("rtt: 10ms,50ms prints\n%s\n--rtt 10ms,50ms prints\n%s", got, want)
+	}
+}
+
+// Cells are bounded like seeds, and counted before any is built: lists
+// whose product is too large are refused at once, in one line, and so
+// is a single list or a study file too long.
+func TestCellsCapped(t *testing.T) {
+	many := func(n int, unit string) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(itoa(i+1) + unit)
+		}
+		return b.String()
+	}
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	os.WriteFile(big, []byte("workload: bulk\nrtt: ["+many(maxCells+1, "ms")+"]\n"), 0o644)
+	huge := filepath.Join(dir, "huge.yaml")
+	os.WriteFile(huge, []byte("workload: bulk\nrtt: ["+many(1_000_000, "ms")+"]\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep", "bulk", "--rtt", many(3000, "ms"), "--queue", many(3000, ""), "--rate", many(3000, "mbit")}, "--rtt 3000 × --rate 3000 × --queue 3000 make more than 100000 cells"},
+		{[]string{"sweep", "bulk", "--rtt", many(maxCells+1, "ms")}, "100001 values; a sweep has at most 100000 cells"},
+		{[]string{"sweep", "--spec", big}, "big.yaml:2: rtt: 100001 values"},
+		{[]string{"sweep", "--spec", huge}, "longer than 4 MiB"},
+		{[]string{"sweep", "bulk", "--rtt", many(11, "ms"), "--seeds", "1-100000"}, "is 1100000 runs; want at most 1000000"},
+	} {
+		code, out, errOut := runCmd(c.args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) || len(errOut) > 400 {
+			t.Errorf("%.60q: exit %d, stdout %q, stderr %.300q; want exit 2 and one short line containing %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}

@@ -84,6 +84,9 @@ func planSweep(args []string) (*sweep, error) {
 		}
 		s.multi = true
 	}
+	if runs := len(s.cases) * len(s.seeds); runs > maxRuns {
+		return nil, usagef("sweep: %d cells × %d seeds is %d runs; want at most %d per sweep: fewer seeds or values, or split the study (--shard)", len(s.cases), len(s.seeds), runs, maxRuns)
+	}
 	if s.b, err = o.newBackend(o.backend); err != nil {
 		return nil, err
 	}
@@ -120,6 +123,14 @@ func planSweep(args []string) (*sweep, error) {
 // maxSeeds bounds --seeds: a typo like 1-1000000 should not start a
 // week of runs.
 const maxSeeds = 100_000
+
+// maxCells bounds the cells of a sweep (the product of its lists' lengths
+// and the workload's variants), and maxRuns its runs (cells × seeds), for
+// the same reason; both are checked before anything is built.
+const (
+	maxCells = 100_000
+	maxRuns  = 1_000_000
+)
 
 // parseSeeds reads --seeds: a range "1-20", or a count "20" (seeds 1 to 20).
 func parseSeeds(v string) ([]uint64, error) {
@@ -253,7 +264,7 @@ func (s *sweep) run(ctx context.Context, w, stderr io.Writer) error {
 	us := s.units(shardCells(len(s.cases), s.shard, s.shards))
 	emit := out.add
 	if s.o.out != "" {
-		rf, done, err := s.openResults(us)
+		rf, done, err := s.openResults(ctx, us)
 		if err != nil {
 			return err
 		}

@@ -46,16 +46,35 @@ func workerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	// The study file was read by the sweep, which passes its arguments.
 	s.o.study, s.o.studyHash = os.Getenv(studyEnv), os.Getenv(studyHashEnv)
-	in := bufio.NewScanner(stdin)
+	// The units come on stdin; its end (the sweep closed it, or died)
+	// ends the run in progress too: nobody would read its outcome.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lines := make(chan []byte)
+	go func() {
+		defer cancel()
+		defer close(lines)
+		in := bufio.NewScanner(stdin)
+		for in.Scan() {
+			select {
+			case lines <- append([]byte(nil), in.Bytes()...):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	out := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(out)
-	for in.Scan() {
+	for line := range lines {
 		var u unit
-		if err := json.Unmarshal(in.Bytes(), &u); err != nil || u.Cell < 0 || u.Cell >= len(s.cases) {
-			fmt.Fprintf(stderr, "netemu worker: a unit %q that this sweep does not have\n", in.Bytes())
+		if err := json.Unmarshal(line, &u); err != nil || u.Cell < 0 || u.Cell >= len(s.cases) {
+			fmt.Fprintf(stderr, "netemu worker: a unit %q that this sweep does not have\n", line)
 			return 2
 		}
-		oc, err := s.runUnit(context.Background(), u)
+		oc, err := s.runUnit(ctx, u)
+		if ctx.Err() != nil {
+			return 1 // the sweep is gone
+		}
 		if err != nil {
 			oc = outcome{unit: u, Err: err.Error(), Fatal: true}
 		}
@@ -179,9 +198,21 @@ func (s *sweep) execute(ctx context.Context, us []unit, jobs int, stderr io.Writ
 
 // A worker is one worker process and its pipes.
 type worker struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Scanner
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	waited chan struct{} // closed once the process is waited for
+	once   sync.Once
+}
+
+// wait waits for the process, once, and frees the thread it started from.
+func (w *worker) wait() error {
+	var err error
+	w.once.Do(func() {
+		err = w.cmd.Wait()
+		close(w.waited)
+	})
+	return err
 }
 
 // startWorker starts a worker for the sweep of args; it is killed when
@@ -200,7 +231,23 @@ func startWorker(ctx context.Context, self string, args, env []string, stderr io
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	// On Linux the worker is killed when the thread that started it
+	// ends (Pdeathsig), so it starts from a thread of its own, locked
+	// until the worker is waited for: the runtime ends threads that
+	// other goroutines locked (kernel mode's), and the worker must not
+	// die with one of those, only with the sweep.
+	started := make(chan error)
+	waited := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			<-waited
+		}
+		runtime.UnlockOSThread()
+	}()
+	if err := <-started; err != nil {
 		return nil, fmt.Errorf("starting a worker process: %w", err)
 	}
 	if workerStarted != nil {
@@ -208,7 +255,7 @@ func startWorker(ctx context.Context, self string, args, env []string, stderr io
 	}
 	sc := bufio.NewScanner(out)
 	sc.Buffer(nil, 64<<20) // a record with an explanation can be long
-	return &worker{cmd: cmd, in: in, out: sc}, nil
+	return &worker{cmd: cmd, in: in, out: sc, waited: waited}, nil
 }
 
 // run has the worker run u and returns its outcome; an error means the
@@ -231,7 +278,7 @@ func (w *worker) run(u unit) (outcome, error) {
 // gone explains a worker process that stopped answering.
 func (w *worker) gone(err error) error {
 	w.in.Close()
-	werr := w.cmd.Wait()
+	werr := w.wait()
 	if werr == nil {
 		werr = err
 	}
@@ -245,9 +292,7 @@ func (w *worker) gone(err error) error {
 // when the sweep stopped); it is waited for.
 func (w *worker) stop() {
 	w.in.Close()
-	if w.cmd.ProcessState == nil {
-		w.cmd.Wait() // the outcome is known or no longer wanted
-	}
+	w.wait() // the outcome is known or no longer wanted
 }
 
 // lockedWriter serializes writes from several goroutines: the sweep
