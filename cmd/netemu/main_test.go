@@ -70,7 +70,7 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-func decode(t *testing.T, out string) []map[string]any {
+func decode(t testing.TB, out string) []map[string]any {
 	t.Helper()
 	var recs []map[string]any
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
