@@ -184,6 +184,16 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// writeFailed returns the error of an earlier write to w, when w is the
+// command's checked stdout and a write to it failed: a command of many
+// runs stops there instead of measuring what it cannot print.
+func writeFailed(w io.Writer) error {
+	if c, ok := w.(*checkedWriter); ok {
+		return c.err
+	}
+	return nil
+}
+
 func commandNames() string {
 	var names []string
 	for _, c := range commands {
