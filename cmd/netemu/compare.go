@@ -19,6 +19,7 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 		return err
 	}
 	o.printNotes(stderr)
+	defer o.announce(stderr)
 	emulated, err := o.newBackend(experiment.Emulated{}.Name())
 	if err != nil {
 		return err
@@ -51,9 +52,11 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 			return err
 		}
 		if o.plot != "" {
-			if err := experiment.CompareFigure(experiment.Title(c.Workload), er, kr, ewatch, kwatch).Save(variantPath(o.plot, vname)); err != nil {
+			path := variantPath(o.plot, vname)
+			if err := experiment.CompareFigure(experiment.Title(c.Workload), er, kr, ewatch, kwatch).Save(path); err != nil {
 				return err
 			}
+			o.wrote("plot", path)
 		}
 		if o.json {
 			if err := enc.Encode(erec); err != nil {

@@ -46,7 +46,7 @@ var commands = []command{
 	{"compare", "<workload> [flags]", "the same case on the emulator and on kernel TCP, side by side (needs root)", "netemu compare keepalive --rtt 55ms --rate 0", cmdCompare},
 	{"explain", "<workload> [flags]", "where the time went: round trips, serialization, delayed-ACK holds, timeouts", "netemu explain nagle --rtt 0 --nodelay false", cmdExplain},
 	{"reproduce", "[--json] [--lossy]", "every reference table of the published experiments: reference | netemu | model", "netemu reproduce --lossy --runs 10", cmdReproduce},
-	{"version", "", "the module, Go and gVisor versions", "netemu version", cmdVersion},
+	{"version", "", "the module version, the commit and its date as the build recorded them, and the Go and gVisor versions (also --version, -v)", "netemu version", cmdVersion},
 }
 
 // usageError is bad input: reported in one line, exit status 2.
@@ -130,6 +130,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
 		err = cmdHelp(args[1:], out)
+	case "--version", "-version", "-v":
+		err = cmdVersion(ctx, args[1:], out, stderr)
 	default:
 		err = usagef("unknown command %q; want %s or help", args[0], commandNames())
 		for _, c := range commands {
