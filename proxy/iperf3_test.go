@@ -33,10 +33,10 @@ func iperf3Through(tb testing.TB, reverse string, secs int) float64 {
 // iperf3Dirs are the two directions, by name and iperf3's flag.
 var iperf3Dirs = []struct{ name, flags string }{{"upload", ""}, {"download", "-R"}}
 
-// iperf3 through a forward, both ways: the receiving end never measures
-// more than the link's rate, and the link is kept full enough to carry
-// at least half of it (realclient.Iperf3Bounds). Both hold on a loaded
-// machine; how close it comes to a full link is BenchmarkIperf3's.
+// iperf3 through a forward, both ways: the transfer completes and the
+// receiving end never measures more than the link's rate
+// (realclient.Iperf3Bounds), which holds on a loaded machine; how close
+// it comes to a full link is BenchmarkIperf3's.
 func TestIperf3(t *testing.T) {
 	for _, dir := range iperf3Dirs {
 		t.Run(dir.name, func(t *testing.T) {

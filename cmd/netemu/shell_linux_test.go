@@ -121,10 +121,10 @@ func shellIperf3(tb testing.TB, reverse string, secs int) float64 {
 // shellIperf3Rate is the link's rate of shellIperf3.
 const shellIperf3Rate = 10e6
 
-// iperf3 in the shell, both ways: the command's own kernel TCP fills the
-// link, and the receiving end never measures more than its rate nor
-// under half of it (realclient.Iperf3Bounds), on a loaded machine too.
-// How close it comes to a full link is BenchmarkShellIperf3's.
+// iperf3 in the shell, both ways: the command's own kernel TCP crosses
+// the link, and the receiving end never measures more than its rate
+// (realclient.Iperf3Bounds), on a loaded machine too. How close it comes
+// to a full link is BenchmarkShellIperf3's.
 func TestShellIperf3(t *testing.T) {
 	needShell(t)
 	for _, dir := range []struct{ name, flags string }{{"upload", ""}, {"download", "-R"}} {

@@ -130,17 +130,15 @@ func ParseIperf3(out []byte) (float64, error) {
 // machine however loaded; nil if it does not. The link's rate counts IP
 // bytes and iperf3 counts payload, so a receiver can never measure more
 // than the rate (a full link shows as 1448/1500 of it, with TCP
-// timestamps). The lower bound, half the rate, catches a path that
-// stalls or loses its way, not a slow machine: how close a run comes to
-// the full link is a measurement (the Iperf3 benchmarks of proxy and
-// cmd/netemu), not a test.
+// timestamps). There is no lower bound beyond a rate above zero
+// (ParseIperf3 refuses none): the emulated stacks and the link's clock
+// need CPU time, and at load 11 under the race detector a proxy's
+// upload measured 2.2 Mbit/s of 10. How close a run comes to the full
+// link is a measurement (the Iperf3 benchmarks of proxy and cmd/netemu),
+// not a test.
 func Iperf3Bounds(got, rate float64) error {
-	switch {
-	case got > rate:
+	if got > rate {
 		return fmt.Errorf("iperf3 received %.3f Mbit/s, above the link's %.3g Mbit/s: the link carries at most its rate (a full link shows as %.3f)",
-			got/1e6, rate/1e6, Iperf3Full(rate)/1e6)
-	case got < rate/2:
-		return fmt.Errorf("iperf3 received %.3f Mbit/s, under half the link's %.3g Mbit/s; want a link that is kept full (%.3f on an idle machine)",
 			got/1e6, rate/1e6, Iperf3Full(rate)/1e6)
 	}
 	return nil
