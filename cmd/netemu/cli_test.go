@@ -223,7 +223,21 @@ func TestSIGTERM(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	// The signal goes once the run has begun: its pcap file exists (the
+	// handler is in place before the run starts), and packets have been
+	// written to it. A fixed wait would not do: on a loaded machine the
+	// process took more than a second to start, and SIGTERM killed it
+	// before netemu handled signals.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if st, err := os.Stat(pcap); err == nil && st.Size() > 24 { // more than the file header
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no packet in %s a minute after the start; stderr %q", pcap, errOut.String())
+		}
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	err := cmd.Wait()
 	if cmd.ProcessState.ExitCode() != 143 || !strings.Contains(errOut.String(), "interrupted by terminated") {

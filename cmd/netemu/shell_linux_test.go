@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -233,6 +234,7 @@ func TestShellSignals(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			started := bootTicks(t)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -251,13 +253,13 @@ func TestShellSignals(t *testing.T) {
 				t.Errorf("netemu exited %d; want %d", code, c.code)
 			}
 			deadline := time.Now().Add(5 * time.Second)
-			for len(holders(ns)) > 0 && time.Now().Before(deadline) {
+			for len(holders(ns, started)) > 0 && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}
-			if h := holders(ns); len(h) > 0 {
+			if h := holders(ns, started); len(h) > 0 {
 				t.Errorf("the command's namespace %s is still held by %v", ns, h)
-				for _, p := range h { // the processes this test started
-					if pid, err := strconv.Atoi(strings.Split(p, "/")[2]); err == nil {
+				for _, p := range h { // only processes this test started
+					if pid, err := strconv.Atoi(strings.Split(p, "/")[2]); err == nil && descends(pid, os.Getpid()) {
 						syscall.Kill(pid, syscall.SIGKILL)
 					}
 				}
@@ -266,11 +268,19 @@ func TestShellSignals(t *testing.T) {
 	}
 }
 
-// holders lists the processes that are in, or hold open, namespace ns.
-func holders(ns string) []string {
+// holders lists the processes started at or after the clock tick
+// started (procStart's unit) that are in, or hold open, namespace ns.
+// The kernel reuses a freed namespace's number at once, and on a shared
+// machine another program's namespace may get it: processes older than
+// the shell cannot hold the shell's namespace, and are left out.
+func holders(ns string, started uint64) []string {
 	var out []string
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range procs {
+		pid, err := strconv.Atoi(filepath.Base(p))
+		if err != nil || procStart(pid) < started {
+			continue
+		}
 		links, _ := filepath.Glob(p + "/task/*/ns/net")
 		fds, _ := filepath.Glob(p + "/fd/*")
 		for _, l := range append(links, fds...) {
@@ -280,6 +290,64 @@ func holders(ns string) []string {
 		}
 	}
 	return out
+}
+
+// procStat returns the fields of /proc/PID/stat after the command's
+// name (from the state on: field 3 of proc(5) is index 0), or nil.
+func procStat(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(b[i+1:]))
+}
+
+// procStart is when process pid started, in clock ticks since boot
+// (field 22 of /proc/PID/stat); 0 if it is gone.
+func procStart(pid int) uint64 {
+	f := procStat(pid)
+	if len(f) < 20 {
+		return 0
+	}
+	v, _ := strconv.ParseUint(f[19], 10, 64)
+	return v
+}
+
+// bootTicks is the time since boot in the clock ticks of procStart,
+// read as this process's newest thread would be stamped: a process
+// started now has a start time at least this.
+func bootTicks(t *testing.T) uint64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs, err := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hz = 100 // USER_HZ, the unit of /proc/PID/stat's times on Linux
+	return uint64(secs*hz) - 1
+}
+
+// descends reports whether process pid is ancestor itself or one of its
+// descendants (its chain of parents reaches ancestor).
+func descends(pid, ancestor int) bool {
+	for i := 0; i < 64 && pid > 1; i++ {
+		if pid == ancestor {
+			return true
+		}
+		f := procStat(pid)
+		if len(f) < 2 {
+			return false
+		}
+		pid, _ = strconv.Atoi(f[1])
+	}
+	return pid == ancestor
 }
 
 // outsideNS is a network namespace of the test's own, joined to the
