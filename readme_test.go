@@ -53,11 +53,11 @@ var readmeSkips = map[string]struct {
 	when string // always, short (under -short), long (unless -readme.long)
 	why  string
 }{
-	"go install github.com/netemu/netemu/cmd/netemu@latest": {"always", "needs the published module and the network"},
-	"git clone https://github.com/netemu/netemu":            {"always", "needs the network; the test runs in a clone"},
-	"cd netemu":                                           {"always", "the test runs in the clone's root"},
+	"cd netemu":                                           {"always", "the test runs in the source's root"},
 	"go build -o netemu ./cmd/netemu":                     {"always", "the test builds the command once, into a temporary directory, and runs the ./netemu lines with it"},
-	"go test -race -p 1 ./...":                            {"always", "the suite holds this test, which would run itself"},
+	"go test -race ./...":                                 {"always", "the suite holds this test, which would run itself"},
+	"go test -run Example -v ./emutest":                   {"always", "the suite runs emutest's examples itself; building them again here took half a minute"},
+	"go test -v ./examples/intest":                        {"always", "the suite runs examples/intest's tests itself; building them again here took half a minute"},
 	"go test -bench . ./bench/...":                        {"long", "about 15 s of benchmarks that keep the CPU busy; under go test ./... they would slow the kernel-mode tests that run beside them in real time"},
 	"go run ./bench/accuracy > docs/ACCURACY.md":          {"long", "minutes of real-clock runs (and, as root, about 8 minutes of kernel runs)"},
 	"sudo ./netemu reproduce --lossy":                     {"long", "about 7 minutes of kernel runs"},

@@ -71,6 +71,16 @@ func (v *Virtual) OnBusy(limit time.Duration, f func()) {
 	v.mu.Unlock()
 }
 
+// busyHook returns what OnBusy set. The scheduler asks while it waits for
+// the process to settle, not once before: OnBusy may come after the
+// scheduler's first wait has begun (NewVirtual starts it), and a busy loop
+// that starts then must still be reported.
+func (v *Virtual) busyHook() (time.Duration, func()) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.busyLimit, v.onBusy
+}
+
 // NewVirtual starts a virtual clock at Epoch. stallGrace is how long (wall
 // time) the scheduler waits with nothing to do before calling onStall; zero
 // means one second. onStall may be nil. Close stops the scheduler.
@@ -150,10 +160,7 @@ func (v *Virtual) loop() {
 	idle := newIdleProbe()
 	for {
 		stepMu.Lock()
-		v.mu.Lock()
-		limit, onBusy := v.busyLimit, v.onBusy
-		v.mu.Unlock()
-		idle.wait(limit, onBusy)
+		idle.wait(v.busyHook)
 		f := v.next()
 		if f != nil {
 			f()
@@ -268,6 +275,10 @@ func newIdleProbe() *idleProbe {
 	}}
 }
 
+// busyCheckEvery is how many of the idle probe's checks (each a yield or
+// a nap of microseconds) pass between two looks at the busy limit.
+const busyCheckEvery = 16
+
 // syscallPatience is how many checks in a row (several milliseconds) a
 // goroutine may stay in a system call, with nothing else running, before
 // the probe takes it to be blocked there for good.
@@ -275,23 +286,24 @@ const syscallPatience = 200
 
 // wait yields until the process has settled: nothing runnable, nothing
 // running but the caller and nothing in a system call, seen twice in a
-// row. If that takes longer than limit (wall time), busy is called once. A goroutine that stays in a system call for syscallPatience checks
+// row. If that takes longer than the limit hook returns (wall time), its
+// function is called once; hook is asked every busyCheckEvery checks, so
+// that a limit set while the wait runs counts too. A goroutine that stays in a system call for syscallPatience checks
 // is taken to be blocked there for good and no longer holds the run back.
 //
 // Yielding alone can starve a goroutine queued on another processor and
 // holds a processor the run could use, so after a few busy yields the
 // prober naps in nanosleep (a short time.Sleep can last until the
 // runtime's next millisecond poll), then yields again (docs/PERFORMANCE.md).
-func (p *idleProbe) wait(limit time.Duration, onBusy func()) {
+func (p *idleProbe) wait(hook func() (time.Duration, func())) {
 	calm, busy, syscall := 0, 0, 0
-	var start time.Time
-	if onBusy != nil && limit > 0 {
-		start = time.Now()
-	}
-	for calm < 2 {
-		if !start.IsZero() && time.Since(start) > limit {
-			onBusy()
-			start = time.Time{}
+	start, fired := time.Now(), false
+	for i := 1; calm < 2; i++ {
+		if !fired && i%busyCheckEvery == 0 {
+			if limit, onBusy := hook(); onBusy != nil && limit > 0 && time.Since(start) > limit {
+				onBusy()
+				fired = true
+			}
 		}
 		if busy > 8 {
 			nap(20 * time.Microsecond)

@@ -3,6 +3,7 @@ package clock
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -105,4 +106,36 @@ func TestCloseIdempotent(t *testing.T) {
 	if fired {
 		t.Error("an event ran after Close")
 	}
+}
+
+// A busy loop is reported also when OnBusy comes after the scheduler has
+// begun waiting for the process to settle: here the loop spins before
+// OnBusy is called, as a run that starts at once after NewVirtual does on
+// a loaded machine (the scheduler's first wait began without a limit and
+// never ended).
+func TestOnBusyAfterTheWaitBegan(t *testing.T) {
+	v := NewVirtual(time.Second, nil)
+	var stop atomic.Bool
+	spun := make(chan struct{})
+	go func() {
+		close(spun)
+		for !stop.Load() { // a busy loop, as a run that polls Now
+		}
+	}()
+	<-spun
+	time.Sleep(50 * time.Millisecond) // the scheduler waits for the spinning to end
+	busy := make(chan struct{}, 1)
+	v.OnBusy(100*time.Millisecond, func() {
+		select {
+		case busy <- struct{}{}:
+		default:
+		}
+	})
+	select {
+	case <-busy:
+	case <-time.After(10 * time.Second):
+		t.Error("OnBusy's function was not called within 10 s of a busy loop")
+	}
+	stop.Store(true)
+	v.Close()
 }

@@ -312,7 +312,7 @@ func TestImpairedDeterminism(t *testing.T) {
 	lc.BtoA = &down
 	cfg := Config{Link: lc, Seed: 42}
 	const conns, respSize = 6, 48 << 10
-	runs := 20
+	runs := 10
 	if testing.Short() {
 		runs = 5
 	}

@@ -101,14 +101,30 @@ func randomBytes(n int, seed uint64) []byte {
 // waitRecords waits until the proxy has filed n records.
 func waitRecords(t *testing.T, p *proxy.Proxy, n int) []proxy.Record {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(p.Records()) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d records after 10 s; want %d (%d connections still open)", len(p.Records()), n, p.Active())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitProgress(t, "records", func() int { return len(p.Records()) }, n, func() string { return fmt.Sprintf("%d connections still open", p.Active()) })
 	return p.Records()
+}
+
+// stuckAfter is how long waitProgress waits without progress: it catches
+// a hang, while a loaded machine that is merely slow keeps making
+// progress (1,000 connections took more than 10 s to close beside two
+// CPU-bound processes under the race detector).
+const stuckAfter = 10 * time.Second
+
+// waitProgress waits until count reaches want, and fails the test if the
+// count stops growing for stuckAfter first; more says what else to
+// report then.
+func waitProgress(t *testing.T, what string, count func() int, want int, more func() string) {
+	t.Helper()
+	last, since := count(), time.Now()
+	for last < want {
+		time.Sleep(5 * time.Millisecond)
+		if c := count(); c != last {
+			last, since = c, time.Now()
+		} else if time.Since(since) > stuckAfter {
+			t.Fatalf("%d %s, none more in %v; want %d (%s)", last, what, stuckAfter, want, more())
+		}
+	}
 }
 
 // Bytes arrive intact both ways, and a half-close from the client ends
@@ -312,11 +328,7 @@ func TestThousandConnections(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for deadline := time.Now().Add(10 * time.Second); p.Active() != conns; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d connections active after 10 s; want %d", p.Active(), conns)
-		}
-	}
+	waitProgress(t, "connections active", p.Active, conns, func() string { return "the rest never reached the proxy" })
 	b := make([]byte, 2)
 	for i, c := range cs {
 		c.SetReadDeadline(time.Now().Add(30 * time.Second))

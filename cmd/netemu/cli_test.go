@@ -6,12 +6,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/gopacket/pcapgo"
+	"github.com/netemu/netemu/workloads"
 )
 
 // help, <command> --help and help <command|workload> print to stdout and
@@ -31,10 +34,123 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// version, --version and -v print the same: the module's version, the
+// commit, and the Go and gVisor versions.
 func TestVersion(t *testing.T) {
 	code, out, _ := runCmd("version")
-	if code != 0 || !strings.HasPrefix(out, "netemu ") || !strings.Contains(out, "go1.") || !strings.Contains(out, "gvisor.dev/gvisor ") {
+	if code != 0 || !strings.HasPrefix(out, "netemu ") || !strings.Contains(out, "\ncommit ") || !strings.Contains(out, "go1.") || !strings.Contains(out, "gvisor.dev/gvisor ") {
 		t.Errorf("version: exit %d, %q", code, out)
+	}
+	for _, flag := range []string{"--version", "-version", "-v"} {
+		if c, o, e := runCmd(flag); c != 0 || o != out || e != "" {
+			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want what netemu version prints", flag, c, o, e)
+		}
+	}
+	if c, _, e := runCmd("--version", "extra"); c != 2 || !strings.Contains(e, `unexpected argument "extra"`) {
+		t.Errorf("netemu --version extra: exit %d, %q", c, e)
+	}
+}
+
+// The commit, its date and uncommitted changes come from the build's VCS
+// stamps; without them the line says why there is none.
+func TestVersionText(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.2.3"},
+		Deps:     []*debug.Module{{Path: "gvisor.dev/gvisor", Version: "v0.0.0-2026"}},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.time", Value: "2026-12-01T11:26:25Z"}, {Key: "vcs.modified", Value: "true"}}}
+	want := "netemu v1.2.3\ncommit abc123 of 2026-12-01T11:26:25Z, with changes not committed\ngo1.26.8 linux/amd64\ngvisor.dev/gvisor v0.0.0-2026\n"
+	if got := versionText(bi, "linux", "amd64"); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	bi.Settings = nil
+	if got := versionText(bi, "linux", "amd64"); !strings.Contains(got, "\ncommit (not recorded: ") {
+		t.Errorf("without VCS stamps:\n%s", got)
+	}
+}
+
+// help help explains help, like help of any command.
+func TestHelpHelp(t *testing.T) {
+	code, out, errOut := runCmd("help", "help")
+	if code != 0 || errOut != "" || !strings.HasPrefix(out, "netemu help [command|workload]") || !strings.Contains(out, "Example:") {
+		t.Errorf("help help: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// An unknown flag one slip away from a real one names it; one far from
+// every flag does not guess.
+func TestUnknownFlagSuggests(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "bulk", "--rrt", "10ms"}, "unknown flag --rrt; did you mean --rtt?"},
+		{[]string{"run", "--rtt", "10ms", "--ratee", "1mbit", "bulk"}, "unknown flag --ratee; did you mean --rate?"},
+		{[]string{"run", "bulk", "--szie", "1MB"}, "unknown flag --szie; did you mean --size?"},
+		{[]string{"run", "--szie", "1MB", "bulk"}, "unknown flag --szie; did you mean --size?"},
+		{[]string{"sweep", "bulk", "--seesd", "3"}, "did you mean --seeds?"},
+		{[]string{"proxy", "--forwrd", "127.0.0.1:0=127.0.0.1:1"}, "unknown flag --forwrd; did you mean --forward?"},
+		{[]string{"run", "bulk", "--bogus"}, "unknown flag --bogus (see netemu help run)"},
+	} {
+		code, out, errOut := runCmd(c.args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", strings.Join(c.args, " "), code, out, errOut, c.want)
+		}
+	}
+}
+
+// Every file a command writes is named on stderr, the files a command of
+// several cases writes beside the name given included.
+func TestWrittenFilesAnnounced(t *testing.T) {
+	dir := t.TempDir()
+	plot, pcap := filepath.Join(dir, "n.svg"), filepath.Join(dir, "n.pcap")
+	code, _, errOut := runCmd("run", "nagle", "--rtt", "0", "--rounds", "3", "--nodelay", "both", "--plot", plot, "--pcap", pcap)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(files) != 4 {
+		t.Fatalf("wrote %v; want a figure and a capture for each of the two cases", files)
+	}
+	for _, f := range files {
+		flag := "--plot"
+		if filepath.Ext(f) == ".pcap" {
+			flag = "--pcap"
+		}
+		if !strings.Contains(errOut, "netemu: wrote "+f+" ("+flag+")\n") {
+			t.Errorf("stderr %q does not name %s", errOut, f)
+		}
+	}
+	if strings.Count(errOut, "netemu: wrote ") != 4 {
+		t.Errorf("stderr %q; want 4 files named", errOut)
+	}
+}
+
+// The netem options' bytes-per-second rates get the note --rate gets, and
+// what the netem options leave out is said to keep netemu's defaults, not
+// tc's; --jobs beyond the CPUs says it will not help.
+func TestNotes(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "bulk", "--size", "100KB", "--netem", "delay 10ms rate 10Mbps"}, []string{"--netem's rate 10Mbps is bytes per second, as tc reads it: 80mbit; write 10mbit for bits"}},
+		{[]string{"run", "bulk", "--size", "100KB", "--netem", "delay 25ms"}, []string{"the netem options give no rate: the link keeps netemu's --rate 10mbit, where tc's netem would add no rate limit"}},
+		{[]string{"run", "bulk", "--size", "100KB", "--netem", "loss 1%"}, []string{"give no delay and no rate: the link keeps netemu's --rtt 50ms and --rate 10mbit"}},
+		{[]string{"run", "bulk", "--size", "100KB", "--netem", "loss 1%", "--rtt", "20ms", "--rate", "0"}, nil},
+		{[]string{"run", "bulk", "--size", "100KB", "--netem-up", "rate 1mbit delay 5ms", "--netem-down", "rate 20mbit delay 30ms"}, nil},
+		{[]string{"sweep", "bulk", "--size", "100KB", "--rtt", "10ms,20ms", "--jobs", itoa(availableCPUs() + 1)}, []string{"is more than the " + itoa(availableCPUs()) + " CPUs this process may use", "no faster"}},
+	} {
+		code, _, errOut := runCmd(c.args...)
+		if code != 0 {
+			t.Fatalf("netemu %s: exit %d: %s", strings.Join(c.args, " "), code, errOut)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("netemu %s: stderr %q; want %q", strings.Join(c.args, " "), errOut, w)
+			}
+		}
+		if c.want == nil && strings.Contains(errOut, "note:") {
+			t.Errorf("netemu %s: stderr %q; want no note", strings.Join(c.args, " "), errOut)
+		}
 	}
 }
 
@@ -107,7 +223,21 @@ func TestSIGTERM(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	// The signal goes once the run has begun: its pcap file exists (the
+	// handler is in place before the run starts), and packets have been
+	// written to it. A fixed wait would not do: on a loaded machine the
+	// process took more than a second to start, and SIGTERM killed it
+	// before netemu handled signals.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if st, err := os.Stat(pcap); err == nil && st.Size() > 24 { // more than the file header
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no packet in %s a minute after the start; stderr %q", pcap, errOut.String())
+		}
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	err := cmd.Wait()
 	if cmd.ProcessState.ExitCode() != 143 || !strings.Contains(errOut.String(), "interrupted by terminated") {
@@ -167,5 +297,37 @@ func TestH3NeedsRealClock(t *testing.T) {
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "quic-go reads the wall clock") || !strings.Contains(errOut, "--clock real") {
 			t.Errorf("netemu %s: exit %d, stderr %q; want exit 2 and one line naming the reason and --clock real", strings.Join(args, " "), code, errOut)
 		}
+	}
+}
+
+// Every flag that help lists for a command or a workload is one the
+// command accepts: help is read as a newcomer reads it, and each "--name"
+// it shows is given to the command (with a value no flag takes, so that
+// nothing runs) and must not be refused as unknown.
+func TestHelpFlagsAreAccepted(t *testing.T) {
+	listed := regexp.MustCompile(`(?m)^  --([a-z0-9-]+)`)
+	try := func(what string, help string, args func(flag string) []string) {
+		names := listed.FindAllStringSubmatch(help, -1)
+		if len(names) == 0 && what != "help version" {
+			t.Errorf("%s lists no flags:\n%s", what, help)
+		}
+		for _, m := range names {
+			a := args(m[1])
+			code, _, errOut := runCmd(a...)
+			if code == 0 {
+				continue
+			}
+			if strings.Contains(errOut, "unknown flag") || strings.Contains(errOut, " has no --") {
+				t.Errorf("%s lists --%s, but netemu %s says: %s", what, m[1], strings.Join(a, " "), errOut)
+			}
+		}
+	}
+	for _, c := range commands {
+		_, help, _ := runCmd("help", c.name)
+		try("help "+c.name, help, func(f string) []string { return []string{c.name, "--" + f + "=x"} })
+	}
+	for _, k := range workloads.Kinds() {
+		_, help, _ := runCmd("help", k.Name)
+		try("help "+k.Name, help, func(f string) []string { return []string{"run", k.Name, "--" + f + "=x"} })
 	}
 }

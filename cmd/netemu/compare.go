@@ -22,6 +22,7 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 		return err
 	}
 	o.printNotes(stderr)
+	defer o.announce(stderr)
 	emulated, err := o.newBackend(experiment.Emulated{}.Name())
 	if err != nil {
 		return err
@@ -82,9 +83,11 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 			return err
 		}
 		if o.plot != "" {
-			if err := experiment.CompareFigure(experiment.Title(c.Workload), ers[0], kr, ewatch0, kwatch).Save(variantPath(o.plot, vname)); err != nil {
+			path := variantPath(o.plot, vname)
+			if err := experiment.CompareFigure(experiment.Title(c.Workload), ers[0], kr, ewatch0, kwatch).Save(path); err != nil {
 				return err
 			}
+			o.wrote("plot", path)
 		}
 		if o.json {
 			for _, erec := range erecs {

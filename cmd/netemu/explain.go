@@ -22,6 +22,7 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 		return err
 	}
 	o.printNotes(stderr)
+	defer o.announce(stderr)
 	b, err := o.newBackend(o.backend)
 	if err != nil {
 		return err

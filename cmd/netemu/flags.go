@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -152,6 +153,28 @@ type options struct {
 	shardFlag string
 	study     string // the study file's name (--spec), for records
 	studyHash string // its contents' SHA-256, hex
+
+	written []writtenFile // the files the command wrote, in order, for announce
+}
+
+// writtenFile is a file a command wrote, and the flag that asked for it.
+type writtenFile struct{ flag, path string }
+
+// wrote records that the command wrote path for --flag; "" is no file.
+func (o *options) wrote(flag, path string) {
+	if path != "" {
+		o.written = append(o.written, writtenFile{flag, path})
+	}
+}
+
+// announce names on stderr every file the command wrote, one line each,
+// so that the files a command of several cases writes beside the one
+// typed (--plot x.svg: x-fifo.svg, x-codel.svg) are found.
+func (o *options) announce(stderr io.Writer) {
+	for _, f := range o.written {
+		fmt.Fprintf(stderr, "netemu: wrote %s (--%s)\n", f.path, f.flag)
+	}
+	o.written = nil
 }
 
 // sweepOnly are the flags only sweep takes.
@@ -171,7 +194,7 @@ func newFlagSet(name string, o *options) *flag.FlagSet {
 	o.reorder = newList(fs, "reorder", "0", "packets sent at once, ahead of the delay, as netem's reorder: 10%", parsePercent("reorder"))
 	o.duplicate = newList(fs, "duplicate", "0", "packets sent twice: 1%", parsePercent("duplicate"))
 	o.corrupt = newList(fs, "corrupt", "0", "packets with one bit flipped (the receiver's checksum drops them): 1%", parsePercent("corrupt"))
-	fs.StringVar(&o.netem[0], "netem", "", "tc's netem options for both directions: \"delay 25ms 5ms distribution normal loss 1% 25%\"")
+	fs.StringVar(&o.netem[0], "netem", "", "tc's netem options for both directions: \"delay 25ms 5ms distribution normal loss 1% 25%\"; what they leave out keeps netemu's flags and defaults (--rtt 50ms, --rate 10mbit), not tc's (no delay, no rate limit)")
 	fs.StringVar(&o.netem[1], "netem-up", "", "tc's netem options for the client→server direction only")
 	fs.StringVar(&o.netem[2], "netem-down", "", "tc's netem options for the server→client direction only")
 	fs.StringVar(&o.cc, "cc", string(tcpstack.Cubic), "congestion control of both hosts: cubic or reno")
@@ -247,7 +270,63 @@ func (o *options) notes() []string {
 			out = append(out, fmt.Sprintf("note: --rate %s is bytes per second, as tc reads it: %s; write %sbit for bits", r, link.FormatRate(v), strings.TrimSuffix(l, "bps")))
 		}
 	}
+	names := []string{"netem", "netem-up", "netem-down"}
+	for i, line := range o.netem {
+		words := strings.Fields(line)
+		for j, w := range words {
+			if w != "rate" || j+1 == len(words) {
+				continue
+			}
+			r := words[j+1]
+			if l := strings.ToLower(r); strings.HasSuffix(l, "bps") {
+				if v, err := link.ParseRate(r); err == nil {
+					out = append(out, fmt.Sprintf("note: --%s's rate %s is bytes per second, as tc reads it: %s; write %sbit for bits", names[i], r, link.FormatRate(v), strings.TrimSuffix(l, "bps")))
+				}
+			}
+		}
+	}
+	if n := o.netemLeavesOut(); n != "" {
+		out = append(out, n)
+	}
+	if o.set["jobs"] && o.jobs > availableCPUs() {
+		out = append(out, fmt.Sprintf("note: --jobs %d is more than the %d CPUs this process may use; a worker keeps about one core busy, so the workers beyond %d take turns and the sweep is no faster", o.jobs, availableCPUs(), availableCPUs()))
+	}
 	return out
+}
+
+// netemLeavesOut is a note for netem lines that set no delay or no rate
+// for a direction while --rtt or --rate is not given either: netemu's
+// defaults fill in (50 ms, 10mbit) where tc's netem would add no delay
+// and no rate limit. "" when there is nothing to say.
+func (o *options) netemLeavesOut() string {
+	if o.netem == [3]string{} {
+		return ""
+	}
+	sets := func(opt string, lines ...string) bool {
+		for _, l := range lines {
+			if _, given, err := link.ParseNetem(l); err == nil && slices.Contains(given, opt) {
+				return true
+			}
+		}
+		return false
+	}
+	var opts, kept, flags, tcs []string
+	for _, d := range []struct{ opt, flag, tc string }{{"delay", "rtt", "no delay"}, {"rate", "rate", "no rate limit"}} {
+		up := o.netem[0] != "" || o.netem[1] != ""
+		down := o.netem[0] != "" || o.netem[2] != ""
+		missing := up && !sets(d.opt, o.netem[0], o.netem[1]) || down && !sets(d.opt, o.netem[0], o.netem[2])
+		if missing && !o.set[d.flag] {
+			opts = append(opts, d.opt)
+			kept = append(kept, "--"+d.flag+" "+newFlagSet("defaults", &options{}).Lookup(d.flag).DefValue)
+			flags = append(flags, "--"+d.flag)
+			tcs = append(tcs, d.tc)
+		}
+	}
+	if len(kept) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("note: the netem options give no %s: the link keeps netemu's %s, where tc's netem would add %s; give them in the netem options or with %s",
+		strings.Join(opts, " and no "), strings.Join(kept, " and "), strings.Join(tcs, " and "), strings.Join(flags, " and "))
 }
 
 // printNotes writes the notes to stderr.
@@ -377,6 +456,9 @@ func parseFlags(fs *flag.FlagSet, args []string, workload string) error {
 		}
 		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 			msg = "unknown flag --" + name
+			if near := nearestFlag(fs, name, workload); near != "" {
+				msg += "; did you mean --" + near + "?"
+			}
 			ks := kindsOfFlag(name)
 			who := strings.Join(ks, " and ")
 			switch {
@@ -394,6 +476,71 @@ func parseFlags(fs *flag.FlagSet, args []string, workload string) error {
 		return usagef("%s: %s (see netemu help %s)", fs.Name(), msg, fs.Name())
 	}
 	return nil
+}
+
+// nearestFlag returns the flag whose name is closest to name, a flag
+// that does not exist, if it is close enough to be a slip of the fingers
+// (--rrt for --rtt, --ratee for --rate): at most one edit for a name of
+// up to four letters, two for a longer one, a swap of neighbours
+// counting as one. Before a workload's name (workload "") the
+// workloads' own flags count too. "" if none is that close.
+func nearestFlag(fs *flag.FlagSet, name, workload string) string {
+	name, _, _ = strings.Cut(name, "=")
+	limit := 1
+	if len(name) > 4 {
+		limit = 2
+	}
+	// Between names as close, the one of the typed length wins (--seesd:
+	// --seeds, not --seed), then the first in order.
+	best, bestD, bestL := "", limit+1, 0
+	consider := func(f *flag.Flag) {
+		d, l := editDistance(name, f.Name), abs(len(f.Name)-len(name))
+		if d < bestD || d == bestD && (l < bestL || l == bestL && f.Name < best) {
+			best, bestD, bestL = f.Name, d, l
+		}
+	}
+	fs.VisitAll(consider)
+	if workload == "" {
+		for _, k := range workloads.Kinds() {
+			kfs := flag.NewFlagSet(k.Name, flag.ContinueOnError)
+			k.Flags(kfs)
+			kfs.VisitAll(consider)
+		}
+	}
+	return best
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// insertions, deletions, substitutions and swaps of neighbours, one each.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 // timedKinds names the workloads that time their requests, for messages.
@@ -419,7 +566,12 @@ func (o *options) drawFigures(c experiment.Case, r workloads.Result, watch *expe
 	if o.plot == "" {
 		return nil
 	}
-	return experiment.RunFigure(experiment.Title(c.Workload), r, watch.Timeline()).Save(variantPath(o.plot, variant))
+	path := variantPath(o.plot, variant)
+	if err := experiment.RunFigure(experiment.Title(c.Workload), r, watch.Timeline()).Save(path); err != nil {
+		return err
+	}
+	o.wrote("plot", path)
+	return nil
 }
 
 // drawWaterfall draws r's waterfall to --waterfall's file for variant,
@@ -432,7 +584,12 @@ func (o *options) drawWaterfall(c experiment.Case, r workloads.Result, variant s
 	if !ok {
 		return fmt.Errorf("--waterfall: the run recorded no request timings")
 	}
-	return chart.Save(variantPath(o.waterfall, variant))
+	path := variantPath(o.waterfall, variant)
+	if err := chart.Save(path); err != nil {
+		return err
+	}
+	o.wrote("waterfall", path)
+	return nil
 }
 
 // kindsOfFlag returns the workloads that have flag name.
@@ -807,8 +964,13 @@ func outputUsage(err error) error {
 // A file that cannot be created and a kernel feature that is missing are
 // usage errors.
 func (o *options) measure(ctx context.Context, b experiment.Backend, c experiment.Case, variant string, explain bool) (workloads.Result, experiment.Record, *experiment.Watch, error) {
-	r, rec, w, err := experiment.Measure(ctx, b, c, o.instruments(variant, explain))
+	ins := o.instruments(variant, explain)
+	r, rec, w, err := experiment.Measure(ctx, b, c, ins)
 	var oe *experiment.OutputError
+	if !errors.As(err, &oe) { // the files were made, complete up to the error
+		o.wrote("pcap", ins.Pcap)
+		o.wrote("timeline", ins.Timeline)
+	}
 	switch {
 	case errors.As(err, &oe):
 		err = outputUsage(err)

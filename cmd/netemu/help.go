@@ -101,6 +101,10 @@ func cmdHelp(args []string, w io.Writer) error {
 		_, err := io.WriteString(w, usage())
 		return err
 	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		_, err := io.WriteString(w, "netemu help [command|workload]\n  every command, workload and flag; with a name, that command's or workload's flags, their defaults and an example\n\nExample:\n  netemu help sweep\n")
+		return err
+	}
 	for _, c := range commands {
 		if c.name == args[0] {
 			return commandHelp(c, w)
@@ -109,7 +113,7 @@ func cmdHelp(args []string, w io.Writer) error {
 	if k, ok := workloads.Lookup(args[0]); ok {
 		return workloadHelp(k, w)
 	}
-	return usagef("help %q: no such command or workload; want one of %s, or a workload: %s", args[0], commandNames(), workloads.Names())
+	return usagef("help %q: no such command or workload; want one of help, %s, or a workload: %s", args[0], commandNames(), workloads.Names())
 }
 
 // commandHelp prints one command's synopsis, an example and its flags

@@ -104,7 +104,7 @@ func reproduceLossy(ctx context.Context, o *options, clk emu.ClockMode, runs, ke
 			}
 			continue
 		}
-		tw := out.table(cell.Table, "\tnetemu\tp10–p90\tdrops\tretx\tkernel\tp10–p90\tdrops\tretx\tnetemu vs kernel\tmodel\tloss bound\t")
+		tw := out.table(cell.Table, "\tnetemu median\tp10–p90\tdrops\tretx\tkernel median\tp10–p90\tdrops\tretx\tnetemu vs kernel\tmodel\tloss bound\t")
 		kcols := "—\t\t\t\t—"
 		if ks.Runs > 0 {
 			// Against the kernel, the emulator's median over the same seeds.
@@ -135,7 +135,7 @@ func reproduceLossy(ctx context.Context, o *options, clk emu.ClockMode, runs, ke
 	if kernelWhy == "" {
 		kernelAbout += fmt.Sprintf(",\nseeds 1–%d; netemu vs kernel compares the medians over the same seeds (the link draws the same losses for both)", kernelRuns)
 	}
-	fmt.Fprintf(w, "\nnetemu: gVisor TCP on the emulated link, %s clock, median of seeds 1–%d with the 10th–90th percentiles; %s.\n"+
+	fmt.Fprintf(w, "\nnetemu: gVisor TCP on the emulated link, %s clock, median of seeds 1–%d with the 10th–90th percentiles (drops and retx: their medians); %s.\n"+
 		"model: round trips × RTT + bytes ÷ rate; loss bound: the rate limited also by Mathis et al., MSS/RTT · 1.22/√p.\n", clk, runs, kernelAbout)
 	return nil
 }

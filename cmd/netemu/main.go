@@ -46,7 +46,7 @@ var commands = []command{
 	{"compare", "<workload> [flags]", "the same case on the emulator and on kernel TCP, side by side (needs root)", "netemu compare keepalive --rtt 55ms --rate 0", cmdCompare},
 	{"explain", "<workload> [flags]", "where the time went: round trips, serialization, delayed-ACK holds, timeouts", "netemu explain nagle --rtt 0 --nodelay false", cmdExplain},
 	{"reproduce", "[--json] [--lossy]", "every reference table of the published experiments: reference | netemu | model", "netemu reproduce --lossy --runs 10", cmdReproduce},
-	{"version", "", "the module, Go and gVisor versions", "netemu version", cmdVersion},
+	{"version", "", "the module version, the commit and its date as the build recorded them, and the Go and gVisor versions (also --version, -v)", "netemu version", cmdVersion},
 }
 
 // usageError is bad input: reported in one line, exit status 2.
@@ -130,6 +130,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
 		err = cmdHelp(args[1:], out)
+	case "--version", "-version", "-v":
+		err = cmdVersion(ctx, args[1:], out, stderr)
 	default:
 		err = usagef("unknown command %q; want %s or help", args[0], commandNames())
 		for _, c := range commands {
@@ -182,6 +184,16 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.err = err
 	return n, err
+}
+
+// writeFailed returns the error of an earlier write to w, when w is the
+// command's checked stdout and a write to it failed: a command of many
+// runs stops there instead of measuring what it cannot print.
+func writeFailed(w io.Writer) error {
+	if c, ok := w.(*checkedWriter); ok {
+		return c.err
+	}
+	return nil
 }
 
 func commandNames() string {

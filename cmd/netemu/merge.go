@@ -49,6 +49,7 @@ func cmdMerge(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if len(us) != len(ocs) {
 		return usagef("merge: the parts hold %d runs; their sweep has %d", len(ocs), len(us))
 	}
+	defer s.o.announce(stderr)
 	out := s.newOutput(w, stderr)
 	for k, oc := range ocs {
 		if oc.unit != us[k] {

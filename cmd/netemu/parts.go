@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/netemu/netemu/workloads"
 )
 
 // A sweep's results file (--out) holds what its output is made of: a
@@ -64,6 +67,89 @@ func (s *sweep) header(runs int) partHeader {
 // sharding.
 func (h partHeader) sameStudy(o partHeader) bool {
 	return slices.Equal(h.Args, o.Args) && h.Study == o.Study && h.StudySHA256 == o.StudySHA256 && h.Shards == o.Shards
+}
+
+// difference names what differs between the studies of two headers (h's
+// value first) where sameStudy says they differ: the study file, its
+// contents, a flag of the sweep, or the number of shards.
+func (h partHeader) difference(o partHeader) string {
+	switch {
+	case h.Study != o.Study:
+		return fmt.Sprintf("the study file differs (%s against %s)", h.Study, o.Study)
+	case h.StudySHA256 != o.StudySHA256:
+		return fmt.Sprintf("the study file's contents differ (sha256 %.12s… against %.12s…)", h.StudySHA256, o.StudySHA256)
+	case !slices.Equal(h.Args, o.Args):
+		a, b := argValues(h.Args), argValues(o.Args)
+		for _, k := range append(slices.Clone(a.order), b.order...) {
+			va, ina := a.values[k]
+			vb, inb := b.values[k]
+			switch {
+			case ina && inb && va != vb:
+				return fmt.Sprintf("%s differs (%s against %s)", k, va, vb)
+			case ina != inb:
+				if !ina {
+					va = "not given"
+				}
+				if !inb {
+					vb = "not given"
+				}
+				return fmt.Sprintf("%s differs (%s against %s)", k, va, vb)
+			}
+		}
+		return fmt.Sprintf("the sweep's arguments differ (%q against %q)", strings.Join(h.Args, " "), strings.Join(o.Args, " "))
+	default:
+		return fmt.Sprintf("the number of shards differs (%d against %d)", h.Shards, o.Shards)
+	}
+}
+
+// argValues reads a sweep's arguments as what each names: "the workload"
+// for the word that is not a flag, "--rtt" for a flag, with its value
+// ("on" for a switch), in their order.
+func argValues(args []string) (v struct {
+	order  []string
+	values map[string]string
+}) {
+	v.values = map[string]string{}
+	set := func(k, val string) {
+		if _, ok := v.values[k]; !ok {
+			v.order = append(v.order, k)
+		}
+		v.values[k] = val
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			set("the workload", a)
+			continue
+		}
+		name, val, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !ok {
+			val = "on"
+			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !isSwitch(name) {
+				val, i = args[i+1], i+1
+			}
+		}
+		set("--"+name, val)
+	}
+	return v
+}
+
+// isSwitch reports whether --name, a shared flag or a workload's, takes
+// no value.
+func isSwitch(name string) bool {
+	sets := []*flag.FlagSet{newFlagSet("sweep", &options{})}
+	for _, k := range workloads.Kinds() {
+		fs := flag.NewFlagSet(k.Name, flag.ContinueOnError)
+		k.Flags(fs)
+		sets = append(sets, fs)
+	}
+	for _, fs := range sets {
+		if f := fs.Lookup(name); f != nil {
+			b, ok := f.Value.(interface{ IsBoolFlag() bool })
+			return ok && b.IsBoolFlag()
+		}
+	}
+	return false
 }
 
 func (h partHeader) describe() string {
@@ -312,7 +398,7 @@ func mergeParts(ctx context.Context, paths []string) (partHeader, []outcome, err
 		if k == 0 {
 			first = h
 		} else if !h.sameStudy(first) {
-			return first, nil, usagef("merge: %s holds %s; %s holds %s: parts of different studies", path, h.describe(), paths[0], first.describe())
+			return first, nil, usagef("merge: %s holds %s; %s holds %s: parts of different studies, %s", path, h.describe(), paths[0], first.describe(), h.difference(first))
 		}
 		if other, ok := byShard[h.Shard]; ok {
 			return first, nil, usagef("merge: %s and %s are both shard %d/%d; give each shard once", other, path, h.Shard, h.Shards)

@@ -67,7 +67,7 @@ func TestMergeRefuses(t *testing.T) {
 	}{
 		{[]string{"a0"}, "shard 1/2 missing: the parts given are of shards 0/2"},
 		{[]string{"a0", "a1", "a1"}, "are both shard 1/2"},
-		{[]string{"a0", "other"}, "parts of different studies"},
+		{[]string{"a0", "other"}, "parts of different studies, --rtt differs (20ms against 10ms,50ms)"},
 		{[]string{"a0", "cut"}, "the shard did not finish; run it again with --continue"},
 		{[]string{"a0", "text"}, "is not a results file of netemu sweep --out"},
 		{[]string{"a0", "nothing"}, "does not exist"},

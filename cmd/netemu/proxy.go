@@ -61,6 +61,9 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 		return err
 	}
 	for _, f := range po.forwards {
+		if !po.check {
+			break
+		}
 		if err := checkUpstream(ctx, f.Upstream); err != nil {
 			return usagef("--forward %s: %v", f, err)
 		}
@@ -253,6 +256,8 @@ func (o *options) realLink(cmd, clockWhy string, reject map[string]string) (link
 
 // checkUpstream resolves and connects to a forward's upstream once, so
 // that a typo fails at the start rather than on the first connection.
+// The upstream sees that connection open and close at once (--check=false
+// leaves it out).
 func checkUpstream(ctx context.Context, addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -323,6 +328,7 @@ type proxyOptions struct {
 	allow    prefixList
 	socks    string
 	grace    time.Duration
+	check    bool
 }
 
 // proxyFlags adds the proxy's own flags to fs.
@@ -332,6 +338,7 @@ func proxyFlags(fs *flag.FlagSet) *proxyOptions {
 	fs.StringVar(&po.socks, "socks5", "", "listen for SOCKS5 CONNECT (and HTTP CONNECT) on this address, like 127.0.0.1:1080 (a port alone is loopback): the client names the upstream")
 	fs.Var(&po.allow, "allow", "let SOCKS5 and CONNECT clients reach this address or prefix (10.0.0.0/8; 0.0.0.0/0 for any IPv4) instead of loopback only; repeatable")
 	fs.DurationVar(&po.grace, "grace", 5*time.Second, "after an interrupt, how long open connections may go on before they are reset")
+	fs.BoolVar(&po.check, "check", true, "at the start, open one connection to each --forward's upstream and close it, so that a typo fails at once; a server that serves one client (iperf3 -s -1) takes it for its client: give --check=false for those")
 	return po
 }
 
@@ -344,8 +351,8 @@ func proxyHelp() string {
 	proxyFlags(fs)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fs.VisitAll(func(f *flag.Flag) {
-		arg := map[string]string{"forward": "LISTEN=UPSTREAM", "socks5": "ADDR", "allow": "PREFIX", "grace": f.DefValue}[f.Name]
-		fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, arg, f.Usage)
+		arg := map[string]string{"forward": " LISTEN=UPSTREAM", "socks5": " ADDR", "allow": " PREFIX", "grace": " " + f.DefValue, "check": "=false"}[f.Name]
+		fmt.Fprintf(tw, "  --%s%s\t%s\n", f.Name, arg, f.Usage)
 	})
 	tw.Flush()
 	b.WriteString("\nA connection's own TCP ends at the proxy, on loopback: the emulated stack's TCP\ncrosses the link in its place (Nagle, congestion control, timers); for a\nprogram's own TCP across the link, use kernel mode.\n")

@@ -15,7 +15,7 @@ import (
 )
 
 // freeAddr returns a loopback address nobody listens on (for a moment).
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -50,7 +50,7 @@ func echoUpstream(t *testing.T) string {
 
 // fakeInterrupts replaces the process's interrupts with a channel the
 // test sends on.
-func fakeInterrupts(t *testing.T) chan os.Signal {
+func fakeInterrupts(t testing.TB) chan os.Signal {
 	ch := make(chan os.Signal, 4)
 	old := proxyInterrupts
 	proxyInterrupts = func() (<-chan os.Signal, func()) { return ch, func() {} }
@@ -71,7 +71,7 @@ func proxyRun(ctx context.Context, args ...string) func() (int, string, string) 
 }
 
 // dialRetry dials addr until the proxy listens there.
-func dialRetry(t *testing.T, addr string) net.Conn {
+func dialRetry(t testing.TB, addr string) net.Conn {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		c, err := net.Dial("tcp4", addr)

@@ -70,6 +70,9 @@ func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error
 	bar := newProgress(stderr, len(refs), true)
 	defer bar.close()
 	for _, ref := range refs {
+		if err := writeFailed(w); err != nil {
+			return err // a full disk: the cells left would be measured for nothing
+		}
 		c := experiment.ReferenceCase(ref, o.seed)
 		c.Clock = clk
 		bar.start(ref.Table + " " + ref.Label)

@@ -33,6 +33,7 @@ func cmdSweep(ctx context.Context, args []string, w, stderr io.Writer) error {
 		}
 	}
 	s.o.printNotes(stderr)
+	defer s.o.announce(stderr)
 	return s.run(ctx, w, stderr)
 }
 
@@ -269,6 +270,7 @@ func (s *sweep) run(ctx context.Context, w, stderr io.Writer) error {
 			return err
 		}
 		defer rf.close()
+		s.o.wrote("out", s.o.out)
 		for _, oc := range done {
 			if err := out.add(oc); err != nil {
 				return err
@@ -282,6 +284,14 @@ func (s *sweep) run(ctx context.Context, w, stderr io.Writer) error {
 			return out.add(oc)
 		}
 	}
+	// An interrupted sweep without --out loses its finished runs: say
+	// how to keep them, once the bar is gone.
+	defer func() {
+		var se *signalError
+		if errors.As(context.Cause(ctx), &se) && s.o.out == "" {
+			fmt.Fprintf(stderr, "netemu: sweep: the runs that finished are not kept without --out; run it with --out FILE to write each run as it ends, and again with --out FILE --continue to go on from them\n")
+		}
+	}()
 	bar := newProgress(stderr, len(us), true)
 	defer bar.close()
 	if err := s.execute(ctx, us, s.jobs, stderr, bar, emit); err != nil {
@@ -329,7 +339,7 @@ func (s *sweep) newOutput(w, stderr io.Writer) *sweepOutput {
 	if !s.o.json {
 		out.tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		if s.multi {
-			fmt.Fprintln(out.tw, "workload\trtt\trate\tcase\tmedian\tp10–p90\tmodel\tvs model\tconns\tdrops\t")
+			fmt.Fprintln(out.tw, "workload\trtt\trate\tcase\tmedian\tp10–p90\tmodel\tvs model\tconns\tmedian drops\t")
 		} else {
 			fmt.Fprintln(out.tw, tableHeader)
 		}
@@ -441,7 +451,7 @@ func (out *sweepOutput) close() error {
 			return err
 		}
 		if s.multi {
-			fmt.Fprintf(out.w, "\nmedian and 10th–90th percentiles (nearest rank) of each cell's %s over seeds %s; conns and the last column: the median run's.\n",
+			fmt.Fprintf(out.w, "\nmedian and 10th–90th percentiles (nearest rank) of each cell's %s over seeds %s, and the median of its drops; conns and the last column: the median run's.\n",
 				headlineName(s.cases[0]), strings.ReplaceAll(s.seedsLabel(), "-", "–"))
 		}
 	}
@@ -449,6 +459,7 @@ func (out *sweepOutput) close() error {
 		if err := experiment.SpreadFigure(out.plotCases, out.plotSpreads).Save(s.o.plot); err != nil {
 			return err
 		}
+		s.o.wrote("plot", s.o.plot)
 	}
 	if out.failed > 0 {
 		return fmt.Errorf("%d of %d runs failed; each is reported above with its cell's parameters", out.failed, out.total)

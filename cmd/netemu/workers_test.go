@@ -10,16 +10,18 @@ import (
 // JSON, with and without seeds.
 func TestJobsSameOutput(t *testing.T) {
 	for _, extra := range [][]string{nil, {"--json"}, {"--seeds", "1-3"}, {"--seeds", "3", "--json"}} {
-		var outs [3]string
-		for _, jobs := range []int{1, 2, 3} {
+		// One process against three worker processes for the four
+		// cells: the output must not depend on which worker ends first.
+		var outs [2]string
+		for i, jobs := range []int{1, 3} {
 			code, out, errOut := runCmd(sweepArgs(append(extra, "--jobs", itoa(jobs))...)...)
 			if code != 0 {
 				t.Fatalf("%v --jobs %d: exit %d: %s", extra, jobs, code, errOut)
 			}
-			outs[jobs-1] = out
+			outs[i] = out
 		}
-		if outs[0] != outs[1] || outs[0] != outs[2] {
-			t.Errorf("%v: the output differs with the number of jobs:\n--jobs 1:\n%s\n--jobs 2:\n%s\n--jobs 3:\n%s", extra, outs[0], outs[1], outs[2])
+		if outs[0] != outs[1] {
+			t.Errorf("%v: the output differs with the number of jobs:\n--jobs 1:\n%s\n--jobs 3:\n%s", extra, outs[0], outs[1])
 		}
 	}
 }

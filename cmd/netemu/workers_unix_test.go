@@ -13,7 +13,8 @@ import (
 )
 
 // SIGINT (here, its cancellation of the context) stops the sweep: every
-// worker process it started is killed and reaped before it returns.
+// worker process it started is killed and reaped before it returns, and
+// a sweep without --out says how to keep its runs.
 func TestJobsInterruptLeavesNoProcess(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -32,6 +33,11 @@ func TestJobsInterruptLeavesNoProcess(t *testing.T) {
 	code := run(ctx, sweepArgs("--seeds", "1-50", "--jobs", "2"), &o, &e)
 	if code != 130 || !strings.Contains(e.String(), "interrupted") {
 		t.Errorf("exit %d, stderr %q; want 130 and the interruption", code, e.String())
+	}
+	// Without --out the finished runs are gone: the message says how to
+	// keep them next time.
+	if !strings.Contains(e.String(), "not kept without --out; run it with --out FILE") || !strings.Contains(e.String(), "--continue") {
+		t.Errorf("stderr %q; want how to make the sweep resumable (--out, --continue)", e.String())
 	}
 	mu.Lock()
 	defer mu.Unlock()
