@@ -255,7 +255,6 @@ func (s *sender) cleanRtxQueue(priorUna seqnum.Value, st *sackState, seg *segmen
 		s.refreshCC()
 		s.ops.pktsAcked(&s.cc, acked+st.delivered, caRTT)
 	}
-	_ = priorUna
 	return flag
 }
 

@@ -8,7 +8,6 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
-	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
 	"gvisor.dev/gvisor/pkg/waiter"
 )
@@ -700,5 +699,3 @@ func (e *endpoint) sendReset() {
 // tsVal is the timestamp to send: milliseconds, as Linux's
 // tcp_time_stamp_ts, plus the connection's offset.
 func (e *endpoint) tsVal() uint32 { return uint32(e.now()/time.Millisecond) + e.tsOff }
-
-var _ = seqnum.Value(0)

@@ -233,11 +233,9 @@ func (r *receiver) cleanupRbuf(copied int) {
 // window is tcp_receive_window: what is left of the window last
 // advertised.
 func (r *receiver) window() uint32 {
-	w := int64(r.wup) + int64(r.wnd) - int64(r.nxt)
 	if d := int32(uint32(r.wup) + r.wnd - uint32(r.nxt)); d > 0 {
 		return uint32(d)
 	}
-	_ = w
 	return 0
 }
 
@@ -466,7 +464,6 @@ func (r *receiver) inQuickAck() bool { return r.quick > 0 && !r.inPingpong() }
 // data takes the payload of an acceptable segment (tcp_data_queue). It
 // reports whether anything new became readable.
 func (r *receiver) data(seg *segment) bool {
-	e := r.e
 	payload := seg.payload
 	seq := seg.seq
 	fin := seg.has(finFlag)
@@ -508,12 +505,10 @@ func (r *receiver) data(seg *segment) bool {
 		return r.queueInOrder(seg, payload[cut:], fin)
 	}
 	r.queueOfo(seq, payload, fin)
-	_ = e
 	return false
 }
 
 func (r *receiver) queueInOrder(seg *segment, payload []byte, fin bool) bool {
-	e := r.e
 	n := min(len(payload), int(r.window()))
 	if n < len(payload) {
 		fin = false
@@ -538,7 +533,6 @@ func (r *receiver) queueInOrder(seg *segment, payload []byte, fin bool) bool {
 	if seg.has(pshFlag) {
 		r.pending |= ackPushed
 	}
-	_ = e
 	return n > 0 || fin
 }
 

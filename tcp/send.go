@@ -7,7 +7,6 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
-	"gvisor.dev/gvisor/pkg/waiter"
 )
 
 // A sent segment's marks, Linux's TCP_SKB_CB(skb)->sacked bits.
@@ -758,5 +757,3 @@ func (s *sender) probeTimer() {
 }
 
 var errTimeout tcpip.Error = &tcpip.ErrTimeout{}
-
-var _ = waiter.EventIn
