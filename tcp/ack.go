@@ -407,6 +407,7 @@ func (s *sender) checkSackReordering(low, fack seqnum.Value, ts bool) {
 // congControl is tcp_cong_control: during a window reduction PRR sets
 // the window; otherwise congestion control may raise it.
 func (s *sender) congControl(ack seqnum.Value, ackedSacked uint32, flag int, newlyLost uint32, priorInFlight uint32) {
+	defer s.updatePacingRate()
 	if s.inCwndReduction() {
 		s.cwndReduction(int(ackedSacked), int(newlyLost), flag)
 		return
@@ -422,6 +423,33 @@ func (s *sender) congControl(ack seqnum.Value, ackedSacked uint32, flag int, new
 	s.refreshCC()
 	s.ops.congAvoid(&s.cc, ack, ackedSacked)
 	s.cwndStamp = s.e.now()
+}
+
+// Pacing ratios, per cent (net.ipv4.tcp_pacing_ss_ratio, _ca_ratio).
+const (
+	pacingSSRatio = 200
+	pacingCARatio = 120
+)
+
+// updatePacingRate is tcp_update_pacing_rate, which tcp_cong_control
+// ends with and the passive open's move to ESTABLISHED calls: twice the
+// window's rate (mss·max(cwnd, packets_out)/srtt) in slow start while
+// cwnd is under half of ssthresh, 1.2 times it otherwise. Linux divides
+// by srtt_us, srtt in eighths of a microsecond; the rate keeps Linux's
+// integer steps. netemu does not pace: the rate is read by HyStart.
+func (s *sender) updatePacingRate() {
+	c := &s.cc
+	rate := uint64(c.mss) * (10000 << 3) // mss · (USEC_PER_SEC/100) << 3
+	if c.cwnd < c.ssthresh/2 {
+		rate *= pacingSSRatio
+	} else {
+		rate *= pacingCARatio
+	}
+	rate *= uint64(max(c.cwnd, s.packetsOut))
+	if srtt8 := uint64(s.rtt.srtt * 8 / time.Microsecond); srtt8 > 0 {
+		rate /= srtt8
+	}
+	c.pacingRate = rate
 }
 
 // cwndReduction is PRR (RFC 6937) as Linux's tcp_cwnd_reduction: while

@@ -59,6 +59,11 @@ type ccConn struct {
 	// this is still the time of the last transmit before the idle period;
 	// cubictcp_cwnd_event shifts its epoch by now-lsndtime.
 	lsndtime time.Duration
+	// pacingRate is sk_pacing_rate in bytes per second, as
+	// tcp_update_pacing_rate last set it; 0 before the first update
+	// (Linux starts at ~0UL, which reads the same where it is used).
+	// netemu does not pace; CUBIC's HyStart reads it (hystart_ack_delay).
+	pacingRate uint64
 }
 
 const infiniteSsthresh = 0x7fffffff // TCP_INFINITE_SSTHRESH

@@ -344,6 +344,21 @@ func (ca *cubic) pktsAcked(c *ccConn, _ uint32, rtt time.Duration) {
 	}
 }
 
+// gsoMaxSize is sk_gso_max_size of a socket on a Linux device at its
+// default GSO limit (GSO_LEGACY_MAX_SIZE, a device's gso_ipv4_max_size).
+const gsoMaxSize = 65536
+
+// hystartAckDelay is hystart_ack_delay: the time a GSO-sized burst takes
+// at a quarter of the pacing rate, at most a millisecond; 0 before the
+// connection has a rate (Linux's ~0UL rounds to 0 there). It allows for
+// ACKs that GRO, TSO or a qdisc hold back.
+func hystartAckDelay(c *ccConn) uint32 {
+	if c.pacingRate == 0 {
+		return 0
+	}
+	return uint32(min(1000, gsoMaxSize*4*1000000/c.pacingRate))
+}
+
 // hystartUpdate is hystart_update. Either detector ends slow start by
 // setting ssthresh to the current cwnd.
 func (ca *cubic) hystartUpdate(c *ccConn, delay uint32) {
@@ -354,14 +369,13 @@ func (ca *cubic) hystartUpdate(c *ccConn, delay uint32) {
 
 	if hystartAckTrain {
 		// ACKs closely spaced since the round began, spanning more than
-		// half the minimum RTT, mean the pipe is full. Linux's threshold
-		// is delay_min plus hystart_ack_delay, halved when the socket
-		// does not pace (SK_PACING_NONE); hystart_ack_delay is 0 without a
-		// pacing rate, and netemu has none, so: delay_min/2.
+		// half the minimum RTT plus the ACK-delay cushion, mean the pipe
+		// is full. The threshold is halved because the socket does not
+		// pace (SK_PACING_NONE).
 		now := clockUS(c)
 		if int32(now-ca.lastAck) <= hystartAckDelta {
 			ca.lastAck = now
-			threshold := ca.delayMin >> 1
+			threshold := (ca.delayMin + hystartAckDelay(c)) >> 1
 			// Linux compares the signed difference with an unsigned
 			// threshold, so C's conversions make it unsigned.
 			if now-ca.roundStart > threshold {

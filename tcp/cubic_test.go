@@ -413,6 +413,51 @@ func TestHystartAckTrain(t *testing.T) {
 	}
 }
 
+// hystart_ack_delay: with a pacing rate the ACK train must also span half
+// of a cushion of min(1 ms, GSO_MAX_SIZE·4/rate) — 1 ms up to 262 MB/s, less
+// above — so at delay_min 10 ms it ends slow start past 5.5 ms, not 5 ms.
+func TestHystartAckDelayCushion(t *testing.T) {
+	for _, tc := range []struct {
+		rate uint64        // bytes per second
+		exit time.Duration // the train's span that ends slow start
+	}{
+		{rate: 19_300_000, exit: 5600 * time.Microsecond},      // cushion 1 ms: threshold 5.5 ms
+		{rate: 524_288_000, exit: 5300 * time.Microsecond},     // cushion 0.5 ms: threshold 5.25 ms
+		{rate: 0, exit: 5100 * time.Microsecond},               // no rate yet: threshold 5 ms
+		{rate: 1 << 40, exit: 5100 * time.Microsecond},         // cushion rounds to 0
+		{rate: 262_144_000 / 2, exit: 5600 * time.Microsecond}, // 2 ms, capped at 1 ms
+	} {
+		r := newHystartRig(t, 16, 10*time.Millisecond)
+		r.c.pacingRate = tc.rate
+		var span time.Duration
+		for span < 8*time.Millisecond && !r.ca.found {
+			r.ack(100*time.Microsecond, 10*time.Millisecond)
+			span += 100 * time.Microsecond
+		}
+		if span != tc.exit {
+			t.Errorf("pacing rate %d B/s: slow start ended after a %v train, want %v", tc.rate, span, tc.exit)
+		}
+	}
+}
+
+// tcp_update_pacing_rate: 200 % of mss·max(cwnd, packets_out)/srtt while cwnd
+// is under half of ssthresh, 120 % from there on.
+func TestPacingRate(t *testing.T) {
+	s := &sender{}
+	s.cc = ccConn{mss: 1448, cwnd: 10, ssthresh: infiniteSsthresh}
+	s.rtt.srtt = 10 * time.Millisecond
+	s.updatePacingRate()
+	if want := uint64(2 * 1448 * 10 * 100); s.cc.pacingRate != want { // 2·14480 B per 10 ms
+		t.Errorf("slow start: pacing rate %d, want %d", s.cc.pacingRate, want)
+	}
+	s.cc.ssthresh = 20 // cwnd 10 is half of it: no longer under
+	s.packetsOut = 15  // more out than cwnd (after a reduction)
+	s.updatePacingRate()
+	if want := uint64(1448 * 15 * 100 * 12 / 10); s.cc.pacingRate != want {
+		t.Errorf("congestion avoidance, 15 out: pacing rate %d, want %d", s.cc.pacingRate, want)
+	}
+}
+
 // hystart_update's delay detector: after HYSTART_MIN_SAMPLES samples in a
 // round, a round minimum above delay_min + clamp(delay_min/8, 4 ms, 16 ms)
 // ends slow start with ssthresh = cwnd.

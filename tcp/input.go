@@ -338,6 +338,7 @@ func (e *endpoint) completeHandshake(s *segment) {
 	snd.wnd = uint32(s.wnd) << snd.wscale
 	snd.wl1, snd.wl2 = s.seq, s.ack
 	snd.established()
+	snd.updatePacingRate() // tcp_rcv_state_process, TCP_SYN_RECV
 	e.rcv.established()
 	e.rcv.lrcvtime = e.now()
 	e.tm.resetKeepalive()
