@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/workloads"
 )
@@ -77,6 +78,35 @@ func TestGridReport(t *testing.T) {
 	for i, r := range rows {
 		if len(r.Sides) != 3 || r.Sides[0].Spread.Median == 0 || r.Sides[1].Spread.Median == 0 || r.Sides[2].Err == "" {
 			t.Errorf("row %d: %+v", i, r.Sides)
+		}
+	}
+}
+
+// TestGridUnreliableKernel: a kernel figure whose bridge delivered later
+// than one packet's time at the link's rate is marked and left out of
+// the summary.
+func TestGridUnreliableKernel(t *testing.T) {
+	cell := gridCell{Workload: workloads.Bulk{Size: 1 << 20}.WithDefaults(), Link: link.Config{Delay: 5 * time.Millisecond, Rate: 100e6, QueuePackets: 50}}
+	side := func(ms float64) gridSide {
+		return gridSide{Spread: experiment.Spread{Runs: 1, Median: time.Duration(ms * float64(time.Millisecond)), MedianMs: ms, Drops: -1}}
+	}
+	row := func(late time.Duration) gridRow {
+		return gridRow{Cell: cell, Sides: []gridSide{side(110), side(150), side(100)}, LateP99: late}
+	}
+	// 1500 bytes at 100 mbit: 120 µs.
+	if p := row(0).packetTime(); p != 120*time.Microsecond {
+		t.Fatalf("packet time at 100 mbit: %v, want 120µs", p)
+	}
+	good, bad := row(100*time.Microsecond), row(121*time.Microsecond)
+	if !good.reliable() || bad.reliable() {
+		t.Fatalf("reliable: %v at 100 µs late, %v at 121 µs; want true, false", good.reliable(), bad.reliable())
+	}
+	var b strings.Builder
+	gridMarkdown(&b, []gridRow{good, bad}, 1, 2, 1, 1)
+	out := b.String()
+	for _, want := range []string{"121 µs ✗", "1 cells left out", "| lossless (1) | netemu | 10.0 % |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
 }
