@@ -322,7 +322,7 @@ func (ca *cubic) undoCwnd(c *ccConn) uint32 {
 }
 
 // pktsAcked is cubictcp_acked: keep delay_min, the smallest RTT (µs), and
-// run HyStart in slow start from hystart_low_window packets on.
+// run HyStart in slow start (its detectors from hystart_low_window packets on).
 func (ca *cubic) pktsAcked(c *ccConn, _ uint32, rtt time.Duration) {
 	if rtt < 0 {
 		return // no RTT sample on this ACK
@@ -339,7 +339,7 @@ func (ca *cubic) pktsAcked(c *ccConn, _ uint32, rtt time.Duration) {
 	if ca.delayMin == 0 || ca.delayMin > delay {
 		ca.delayMin = delay
 	}
-	if !ca.found && inSlowStart(c) && c.cwnd >= hystartLowWindow {
+	if !ca.found && inSlowStart(c) {
 		ca.hystartUpdate(c, delay)
 	}
 }
@@ -365,6 +365,14 @@ func (ca *cubic) hystartUpdate(c *ccConn, delay uint32) {
 	// A round ends when snd_una passes the snd_nxt of the round's start.
 	if ca.endSeq.LessThan(c.sndUna) {
 		ca.hystartReset(c)
+	}
+	// Rounds are counted from the first ACK, so that they start where a
+	// flight's ACKs start; the detectors wait for hystart_low_window
+	// (Linux 6.14, "tcp_cubic: fix incorrect HyStart round start
+	// detection": before it, the first round began mid-flight at the ACK
+	// that brought cwnd to 16, and every later one with it).
+	if c.cwnd < hystartLowWindow {
+		return
 	}
 
 	if hystartAckTrain {

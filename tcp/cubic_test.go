@@ -553,6 +553,33 @@ func TestHystartRound(t *testing.T) {
 	}
 }
 
+// Rounds are counted from the first ACK of the connection, below
+// hystart_low_window too (Linux 6.14, "tcp_cubic: fix incorrect HyStart
+// round start detection"): a round that ends while cwnd is 10 starts the
+// next one there, and only the detectors wait for cwnd 16.
+func TestHystartRoundsBelowLowWindow(t *testing.T) {
+	r := newHystartRig(t, 10, 10*time.Millisecond)
+	if r.ca.sampleCnt != 0 {
+		t.Fatalf("a sample at cwnd 10 was counted (%d): the detectors start at 16", r.ca.sampleCnt)
+	}
+	end := r.ca.endSeq
+	r.c.sndUna = end
+	r.c.sndNxt = end + 20
+	r.ack(time.Millisecond, 10*time.Millisecond) // past end_seq at cwnd 10
+	if r.ca.endSeq != end+20 || r.ca.roundStart != clockUS(&r.c) {
+		t.Fatalf("snd_una past end_seq at cwnd 10: round ends at %d from %d; want a new round ending at snd_nxt %d from now %d",
+			r.ca.endSeq, r.ca.roundStart, end+20, clockUS(&r.c))
+	}
+	// cwnd reaches 16 within the round: the round goes on, the
+	// detectors start counting.
+	r.c.cwnd = 16
+	start := r.ca.roundStart
+	r.ack(time.Millisecond, 10*time.Millisecond)
+	if r.ca.roundStart != start || r.ca.sampleCnt != 1 {
+		t.Errorf("cwnd 16 mid-round: round start %d (was %d), samples %d; want the same round with its first sample", r.ca.roundStart, start, r.ca.sampleCnt)
+	}
+}
+
 // cubic_root: ⌊∛a⌋ for every size of a.
 func TestCubicRoot(t *testing.T) {
 	check := func(a uint64) {
