@@ -125,6 +125,8 @@ type Protocol struct {
 	seq  clock.Sequential // nil unless the clock is one
 	base time.Time
 
+	spare spares // rings the connections gave back (pool.go), under a lock of its own
+
 	mu        sync.Mutex // guards the fields below; never held while taking an endpoint's lock
 	conns     map[connKey]*endpoint
 	listeners map[uint16]*endpoint

@@ -49,7 +49,9 @@ type receiver struct {
 	advmss        uint32
 
 	// The ring holds the data from copied on: in order up to nxt, then
-	// out-of-order ranges (ofo) at their offsets.
+	// out-of-order ranges (ofo) at their offsets. It is given back when
+	// the application has read all and nothing is out of order
+	// (dropIfEmpty), so an idle connection holds none (pool.go).
 	buf  []byte
 	head int
 	ofo  []sackBlock // sorted, disjoint, above nxt
@@ -178,6 +180,7 @@ func (r *receiver) established() {
 func (r *receiver) read(dst io.Writer, peek bool) (int, tcpip.Error) {
 	avail := r.unread()
 	if avail == 0 {
+		r.dropIfEmpty()
 		return 0, nil
 	}
 	total := 0
@@ -196,9 +199,7 @@ func (r *receiver) read(dst io.Writer, peek bool) (int, tcpip.Error) {
 	}
 	r.head = at
 	r.copied = r.copied.Add(seqnum.Size(total))
-	if r.unread() == 0 && len(r.ofo) == 0 {
-		r.head = 0
-	}
+	r.dropIfEmpty()
 	r.spaceAdjust()
 	r.cleanupRbuf(total)
 	return total, nil
@@ -263,7 +264,8 @@ func (r *receiver) spaceAdjust() {
 	r.spaceTime = now
 }
 
-// grow makes the ring hold n bytes past copied.
+// grow makes the ring hold n bytes past copied: 64 KiB, doubled as
+// often as it takes, whatever ring it had or takes.
 func (r *receiver) grow(n int) {
 	if n <= len(r.buf) {
 		return
@@ -272,17 +274,37 @@ func (r *receiver) grow(n int) {
 	for c < n {
 		c *= 2
 	}
-	nb := make([]byte, c)
+	nb := r.e.p.spare.takeBytes(c)
 	if len(r.buf) > 0 {
 		k := copy(nb, r.buf[r.head:])
 		copy(nb[k:], r.buf[:r.head])
 	}
-	r.buf, r.head = nb, 0
+	r.dropBuf()
+	r.buf = nb
+}
+
+// dropIfEmpty gives the ring back, with the out-of-order list's memory,
+// once they hold nothing: all read and nothing out of order (fin empties
+// the list but keeps its memory).
+func (r *receiver) dropIfEmpty() {
+	if r.unread() == 0 && len(r.ofo) == 0 {
+		r.dropBuf()
+		r.ofo = nil
+	}
+}
+
+// dropBuf gives the ring back to the protocol's spares.
+func (r *receiver) dropBuf() {
+	if r.buf != nil {
+		r.e.p.spare.giveBytes(r.buf)
+	}
+	r.buf, r.head = nil, 0
 }
 
 // free drops the buffer and what it held: nothing is left to read.
 func (r *receiver) free() {
-	r.buf, r.head, r.ofo = nil, 0, nil
+	r.dropBuf()
+	r.ofo = nil
 	r.copied = r.nxt
 	if r.finRcvd {
 		r.copied-- // the FIN is not data

@@ -64,14 +64,16 @@ type sender struct {
 	everEstablished bool
 
 	// The data: a ring of bytes from una (the first unacknowledged) on,
-	// sent or not; the FIN comes after it.
+	// sent or not; the FIN comes after it. The ring is given back when n
+	// falls to 0 (popSeg), so an idle connection holds none (pool.go).
 	buf       []byte
 	head, n   int
 	limit     int // the send buffer, bytes of data (see sndbufLimit)
 	finQueued bool
 	finOut    bool // the FIN has been sent: it takes one sequence number, once
 
-	// The retransmission queue, a ring of segments from una to nxt.
+	// The retransmission queue, a ring of segments from una to nxt,
+	// given back, as the data's, when qn falls to 0.
 	q      []txSeg
 	qh, qn int
 
@@ -321,10 +323,14 @@ func (s *sender) write(src tcpip.Payloader) (int, tcpip.Error) {
 			break
 		}
 	}
+	if s.n == 0 {
+		s.dropBuf() // the source had nothing after all
+	}
 	return total, nil
 }
 
-// grow makes the ring hold at least n bytes.
+// grow makes the ring hold at least n bytes: 16 KiB, doubled as often as
+// it takes, whatever ring it had or takes.
 func (s *sender) grow(n int) {
 	if n <= len(s.buf) {
 		return
@@ -333,7 +339,7 @@ func (s *sender) grow(n int) {
 	for c < n {
 		c *= 2
 	}
-	nb := make([]byte, c)
+	nb := s.e.p.spare.takeBytes(c)
 	if s.n > 0 {
 		if s.head+s.n <= len(s.buf) {
 			copy(nb, s.buf[s.head:s.head+s.n])
@@ -342,7 +348,16 @@ func (s *sender) grow(n int) {
 			copy(nb[k:], s.buf[:s.n-k])
 		}
 	}
-	s.buf, s.head = nb, 0
+	s.dropBuf()
+	s.buf = nb
+}
+
+// dropBuf gives the byte ring back to the protocol's spares.
+func (s *sender) dropBuf() {
+	if s.buf != nil {
+		s.e.p.spare.giveBytes(s.buf)
+	}
+	s.buf, s.head = nil, 0
 }
 
 // payload copies the data of [seq, seq+n) into a buffer for a segment.
@@ -369,9 +384,11 @@ func (s *sender) dataStart() seqnum.Value {
 	return s.una
 }
 
+// free drops the data and the queue: the connection sends no more.
 func (s *sender) free() {
-	s.buf, s.n, s.head = nil, 0, 0
-	s.q, s.qh, s.qn = nil, 0, 0
+	s.dropBuf()
+	s.dropQueue()
+	s.n, s.qn = 0, 0
 	s.packetsOut, s.sackedOut, s.lostOut, s.retransOut = 0, 0, 0, 0
 }
 
@@ -387,24 +404,44 @@ func (s *sender) queueFin() {
 
 func (s *sender) seg(i int) *txSeg { return &s.q[(s.qh+i)%len(s.q)] }
 
+// appendSeg queues a segment sent for the first time. The ring holds 64
+// segments, doubled as often as it takes.
 func (s *sender) appendSeg(t txSeg) {
 	if s.qn == len(s.q) {
 		c := max(2*len(s.q), 64)
-		nq := make([]txSeg, c)
+		nq := s.e.p.spare.takeSegs(c)
 		for i := range s.qn {
 			nq[i] = *s.seg(i)
 		}
-		s.q, s.qh = nq, 0
+		s.dropQueue()
+		s.q = nq
 	}
 	s.q[(s.qh+s.qn)%len(s.q)] = t
 	s.qn++
 	s.packetsOut++
 }
 
+// popSeg removes the head segment, acknowledged, once the caller has
+// taken its data out of the byte ring. Whichever ring that empties goes
+// back to the spares.
 func (s *sender) popSeg() {
 	s.q[s.qh] = txSeg{}
 	s.qh = (s.qh + 1) % len(s.q)
 	s.qn--
+	if s.qn == 0 {
+		s.dropQueue()
+	}
+	if s.n == 0 {
+		s.dropBuf()
+	}
+}
+
+// dropQueue gives the ring of segments back to the protocol's spares.
+func (s *sender) dropQueue() {
+	if s.q != nil {
+		s.e.p.spare.giveSegs(s.q)
+	}
+	s.q, s.qh = nil, 0
 }
 
 // ---- output ----
