@@ -101,10 +101,16 @@ func TestGridUnreliableKernel(t *testing.T) {
 	if !good.reliable() || bad.reliable() {
 		t.Fatalf("reliable: %v at 100 µs late, %v at 121 µs; want true, false", good.reliable(), bad.reliable())
 	}
+	// Twice the mean lateness against 2 % of the 10 ms RTT: a mean of 100 µs.
+	slow := row(100 * time.Microsecond)
+	slow.LateMean = 101 * time.Microsecond
+	if good.LateMean = 100 * time.Microsecond; !good.reliable() || slow.reliable() {
+		t.Fatalf("reliable: %v at 100 µs mean, %v at 101 µs; want true, false", good.reliable(), slow.reliable())
+	}
 	var b strings.Builder
 	gridMarkdown(&b, []gridRow{good, bad}, 1, 2, 1, 1)
 	out := b.String()
-	for _, want := range []string{"121 µs ✗", "1 cells left out", "| lossless (1) | netemu | 10.0 % |"} {
+	for _, want := range []string{"0 / 121 µs ✗", "1 cells left out", "| lossless (1) | netemu | 10.0 % |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
