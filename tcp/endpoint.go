@@ -108,7 +108,6 @@ type endpoint struct {
 	// The last ACK that answered an invalid segment (last_oow_ack_time).
 	lastOOWAck time.Duration
 	oowAckSent bool
-	info       Info // reused for the probe
 }
 
 func newEndpoint(p *Protocol, wq *waiter.Queue) *endpoint {

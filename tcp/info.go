@@ -42,11 +42,10 @@ type Info struct {
 
 var caStateNames = [...]string{"Open", "Disorder", "CWR", "Recovery", "Loss"}
 
-// fillInfo takes the connection's state into e.info. e.mu is held.
-func (e *endpoint) fillInfo() *Info {
+// fillInfo returns the connection's state. e.mu is held.
+func (e *endpoint) fillInfo() Info {
 	s, r := &e.snd, &e.rcv
-	in := &e.info
-	*in = Info{
+	return Info{
 		At:           e.now(),
 		Local:        netip.AddrPortFrom(netip.AddrFrom4(e.localAddr.As4()), e.localPort),
 		Remote:       netip.AddrPortFrom(netip.AddrFrom4(e.remoteAddr.As4()), e.remotePort),
@@ -76,20 +75,19 @@ func (e *endpoint) fillInfo() *Info {
 		ATO:          r.ato,
 		Backoff:      s.backoff,
 	}
-	return in
 }
 
 // Info returns the connection's state now.
 func (e *endpoint) TCPInfo() Info {
 	e.mu.Lock()
 	defer e.unlock()
-	return *e.fillInfo()
+	return e.fillInfo()
 }
 
 // probe hands the state to the protocol's probe, if any. e.mu is held.
 func (e *endpoint) probe() {
 	if f := e.p.opts.Probe; f != nil && e.state.synchronized() {
-		f(*e.fillInfo())
+		f(e.fillInfo())
 	}
 }
 
