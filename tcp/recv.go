@@ -162,6 +162,13 @@ func (r *receiver) established() {
 		r.wscale = 0
 		r.clamp = min(r.clamp, 65535)
 	}
+	if r.e.tsOK {
+		// With timestamps every segment carries 12 bytes of options:
+		// tp->advmss loses TCPOLEN_TSTAMP_ALIGNED on both sides before
+		// the buffer is set up (tcp_rcv_synsent_state_process; for the
+		// passive side since Linux 6.16, tcp_create_openreq_child).
+		r.advmss -= 12
+	}
 	r.spaceTime = r.e.now()
 	r.spaceSeq = r.copied
 	maxwin := uint32(r.fullSpace())
@@ -240,28 +247,44 @@ func (r *receiver) window() uint32 {
 	return 0
 }
 
-// spaceAdjust is tcp_rcv_space_adjust (dynamic right-sizing): once per
-// receiver RTT, a buffer for twice what the application read in the
-// last RTT, plus growth, up to tcp_rmem[2].
+// spaceAdjust is tcp_rcv_space_adjust (dynamic right-sizing) as Linux
+// 6.18 has it: once per receiver RTT, what the application read in that
+// RTT, less what still waits to be read, becomes the new measure when it
+// is larger (rcvbufGrow).
 func (r *receiver) spaceAdjust() {
 	now := r.e.now()
 	if r.rttEst == 0 || now-r.spaceTime < r.rttEst/8 {
 		return
 	}
-	copied := uint32(r.spaceSeq.Size(r.copied))
-	if copied > r.space {
-		rcvwin := uint64(copied)<<1 + 16*uint64(r.advmss)
-		grow := rcvwin * uint64(copied-r.space) / uint64(max(r.space, 1))
-		rcvwin += grow << 1
-		buf := min(r.spaceFromWin(int(min(rcvwin, 1<<40))), r.e.p.opts.MaxReceiveBuffer)
-		if buf > r.rcvbuf {
-			r.rcvbuf = buf
-			r.clamp = uint32(r.winFromSpace(buf))
-		}
-		r.space = copied
+	copied := int64(r.spaceSeq.Size(r.copied)) - int64(r.unread())
+	if copied > int64(r.space) {
+		r.rcvbufGrow(uint32(copied))
 	}
 	r.spaceSeq = r.copied
 	r.spaceTime = now
+}
+
+// rcvbufGrow is tcp_rcvbuf_grow (Linux 6.18): the measure becomes
+// newval; the buffer is made to hold a window of twice it ("DRS is always
+// one RTT late"), plus twice that again in proportion to its growth since
+// the last measure (a sender in slow start doubles its rate), plus what
+// the out-of-order queue spans; never smaller, at most tcp_rmem[2]. The
+// window clamp follows the buffer.
+func (r *receiver) rcvbufGrow(newval uint32) {
+	oldval := max(r.space, 1)
+	r.space = newval
+	rcvwin := uint64(newval) << 1
+	if newval > oldval {
+		rcvwin += (rcvwin * uint64(newval-oldval) / uint64(oldval)) << 1
+	}
+	if len(r.ofo) > 0 {
+		rcvwin += uint64(r.nxt.Size(r.ofo[len(r.ofo)-1].end))
+	}
+	buf := min(r.spaceFromWin(int(min(rcvwin, 1<<40))), r.e.p.opts.MaxReceiveBuffer)
+	if buf > r.rcvbuf {
+		r.rcvbuf = buf
+		r.clamp = uint32(r.winFromSpace(buf))
+	}
 }
 
 // grow makes the ring hold n bytes past copied: 64 KiB, doubled as
@@ -630,6 +653,9 @@ func (r *receiver) queueOfo(seq seqnum.Value, payload []byte, fin bool) {
 	r.ofoInsert(seq, end)
 	r.sackNewOfo(seq, end)
 	r.growWindow(len(payload))
+	// Room for what the out-of-order queue spans (tcp_data_queue_ofo
+	// ends with tcp_rcvbuf_grow at the current measure, Linux 6.18).
+	r.rcvbufGrow(r.space)
 }
 
 // ofoInsert adds [s, e) to the out-of-order ranges, merging.
@@ -756,17 +782,25 @@ func (r *receiver) rttMeasureTS(seg *segment) {
 	if uint32(len(seg.payload)) < r.rcvMSS {
 		return
 	}
+	// tcp_rtt_tsopt_us with min 0: an echo from this very millisecond is
+	// no sample (Linux 6.16, "remove zero TCP TS samples for autotuning").
 	d := int32(e.tsVal() - seg.tsEcr)
-	if d < 0 {
+	if d <= 0 {
 		return
 	}
-	m := time.Duration(d) * time.Millisecond
-	if m == 0 {
-		m = time.Microsecond // Linux counts a same-tick echo as 1 us
-	}
-	if r.rttEst == 0 {
+	r.rttUpdate(time.Duration(d) * time.Millisecond)
+}
+
+// rttUpdate is tcp_rcv_rtt_update with win_dep 0, as Linux 6.16 has it:
+// a sample below the estimate replaces it at once (the minimum is what
+// counts); a larger one is smoothed in with gain 1/8, and only while
+// everything received has been read — with data waiting, the sample
+// measures the application, not the path.
+func (r *receiver) rttUpdate(m time.Duration) {
+	switch {
+	case r.rttEst == 0 || 8*m < r.rttEst:
 		r.rttEst = 8 * m
-	} else {
+	case r.unread() == 0:
 		r.rttEst += m - r.rttEst/8
 	}
 }
