@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/report/plot"
 	"github.com/netemu/netemu/report/timeline"
+	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -22,16 +22,39 @@ func Title(w workloads.Workload) string {
 	return w.Name()
 }
 
-// RunFigure is the plot of one run: the workload's own figures over time
-// where its Detail offers them (workloads.Plotter: loaded's probe RTT and
-// load goodput, share's goodput per flow), then the congestion window and
-// bytes in flight of each connection that sent data (a colour per
-// connection: the window solid, bytes in flight dashed), and the link's
-// queues.
-func RunFigure(title string, r workloads.Result, tl *timeline.Timeline) plot.Figure {
-	f := plot.Figure{Charts: detailCharts(title, r, tl)}
-	f.Charts = append(f.Charts, senderCharts(title, tl)...)
+// RunFigure is the plot of one run of c on the backend named backend,
+// under a title that names the workload and the link: the workload's own
+// figures over time where its Detail offers them (workloads.Plotter:
+// loaded's probe RTT and load goodput, share's goodput per flow), then
+// the congestion window and bytes in flight of each connection that sent
+// data (the window solid, bytes in flight dashed), and the link's queues,
+// all over one time axis. A connection has one name and one colour in
+// every chart: the Detail's name for it (workloads.ConnNamer: "flow 1")
+// where it has one.
+func RunFigure(c Case, backend string, r workloads.Result, tl *timeline.Timeline) plot.Figure {
+	f := plot.Figure{Title: Title(c.Workload) + " — " + linkLabel(asRun(c, backend), ""), SameX: true}
+	f.Charts = runCharts("", r, tl)
 	return f
+}
+
+// asRun returns c with its link as the backend named backend runs it:
+// without the delayed-ACK stage where the TCP delays its own ACKs (kernel
+// TCP, netemu's).
+func asRun(c Case, backend string) Case {
+	if backend == (Kernel{}).Name() || c.TCP.Impl == tcpstack.Netemu {
+		c.Link.DelayedACK = 0
+	}
+	return c
+}
+
+// runCharts are the charts of RunFigure, their titles after prefix.
+func runCharts(prefix string, r workloads.Result, tl *timeline.Timeline) []plot.Chart {
+	charts := detailCharts(prefix, r, tl)
+	var names map[uint16]string
+	if n, ok := r.Detail.(workloads.ConnNamer); ok {
+		names = n.ConnNames()
+	}
+	return append(charts, senderCharts(prefix, names, tl)...)
 }
 
 // units are the plot units of the workloads' quantities.
@@ -39,7 +62,7 @@ var units = map[workloads.Quantity]plot.Unit{workloads.Time: plot.Seconds, workl
 
 // detailCharts are the charts of the series r's Detail offers, in the
 // order their charts first appear, on the timeline's time axis.
-func detailCharts(title string, r workloads.Result, tl *timeline.Timeline) []plot.Chart {
+func detailCharts(prefix string, r workloads.Result, tl *timeline.Timeline) []plot.Chart {
 	p, ok := r.Detail.(workloads.Plotter)
 	if !ok {
 		return nil
@@ -56,10 +79,10 @@ func detailCharts(title string, r workloads.Result, tl *timeline.Timeline) []plo
 			i = len(charts)
 			index[s.Chart] = i
 			label := map[workloads.Quantity]string{workloads.Time: "RTT", workloads.BitRate: "goodput"}[s.Of]
-			charts = append(charts, plot.Chart{Title: title + ": " + s.Chart, XLabel: "time", XUnit: plot.Seconds,
+			charts = append(charts, plot.Chart{Title: prefix + s.Chart, XLabel: "time", XUnit: plot.Seconds,
 				YLabel: label, YUnit: units[s.Of], FromZero: true})
 		}
-		ps := plot.Series{Name: s.Name, Step: s.Step, Dots: s.Dots}
+		ps := plot.Series{Name: s.Name, Step: s.Step, Dots: s.Dots, Dashed: s.Dashed, Group: s.Flow, Neutral: s.Flow == ""}
 		for j, at := range s.At {
 			ps.X = append(ps.X, offset+at.Seconds())
 			ps.Y = append(ps.Y, s.Values[j])
@@ -69,9 +92,11 @@ func detailCharts(title string, r workloads.Result, tl *timeline.Timeline) []plo
 	return charts
 }
 
-// senderCharts are the TCP senders' windows and the link's queues.
-func senderCharts(title string, tl *timeline.Timeline) []plot.Chart {
-	tcp := plot.Chart{Title: title + ": TCP senders", XLabel: "time", XUnit: plot.Seconds,
+// senderCharts are the TCP senders' windows, each connection named as
+// names has it (by its client's port) or by its ends, and the link's
+// queues.
+func senderCharts(prefix string, names map[uint16]string, tl *timeline.Timeline) []plot.Chart {
+	tcp := plot.Chart{Title: prefix + "TCP senders", XLabel: "time", XUnit: plot.Seconds,
 		YLabel: "cwnd, in flight", YUnit: plot.Bytes, FromZero: true}
 	// The senders that carried the most: at most maxSenders, by their
 	// peak bytes in flight, drawn in connection order.
@@ -96,29 +121,29 @@ func senderCharts(title string, tl *timeline.Timeline) []plot.Chart {
 		}
 		conns, peaks = slices.Delete(conns, least, least+1), slices.Delete(peaks, least, least+1)
 	}
-	for _, c := range conns {
+	labels, groups := connNames(conns, names)
+	for i, c := range conns {
 		var xs, cw, fl []float64
 		for _, s := range c.Samples {
 			xs = append(xs, tl.Since(s.At).Seconds())
 			cw = append(cw, float64(s.Cwnd))
 			fl = append(fl, float64(s.InFlight))
 		}
-		name := connName(c)
 		tcp.Series = append(tcp.Series,
-			plot.Series{Name: "cwnd, " + name, X: xs, Y: cw, Step: true, Group: name},
-			plot.Series{Name: "in flight, " + name, X: xs, Y: fl, Step: true, Dashed: true, Group: name})
+			plot.Series{Name: "cwnd, " + labels[i], X: xs, Y: cw, Step: true, Group: groups[i]},
+			plot.Series{Name: "in flight, " + labels[i], X: xs, Y: fl, Step: true, Dashed: true, Group: groups[i]})
 	}
-	q := plot.Chart{Title: title + ": link queue (packets waiting or on the wire)", XLabel: "time", XUnit: plot.Seconds,
+	q := plot.Chart{Title: prefix + "link queue (packets waiting or on the wire)", XLabel: "time", XUnit: plot.Seconds,
 		YLabel: "packets", FromZero: true}
 	queued := false
-	for _, dir := range []link.Dir{link.AtoB, link.BtoA} {
+	for _, dir := range []link.Dir{link.BtoA, link.AtoB} { // the downloads' direction first
 		var xs, ys []float64
 		for _, p := range tl.Queue(dir) {
 			xs = append(xs, p.At.Seconds())
 			ys = append(ys, p.Value)
 			queued = queued || p.Value > 0
 		}
-		q.Series = append(q.Series, plot.Series{Name: timeline.DirName(dir), X: xs, Y: ys, Step: true})
+		q.Series = append(q.Series, plot.Series{Name: timeline.DirName(dir), X: xs, Y: ys, Step: true, Group: timeline.DirName(dir), Neutral: true})
 	}
 	var charts []plot.Chart
 	if len(tcp.Series) > 0 {
@@ -130,23 +155,67 @@ func senderCharts(title string, tl *timeline.Timeline) []plot.Chart {
 	return charts
 }
 
-// connName names a connection by its hosts' roles, sender→receiver:
-// "server:80→client:41409".
-func connName(c timeline.Conn) string {
-	if len(c.Samples) == 0 {
-		return c.Name
+// connNames names each sending connection in a chart's legend, and the
+// group that gives it its colour. A connection that names has a name for
+// (by its client's port) takes that name; the others are named by their
+// ends, sender→receiver, with the server's port only ("server:80→client":
+// the client's port changes from run to run and from backend to backend),
+// numbered where several share ends ("server:80→client #2"), so that the
+// same connections of two runs side by side share their names. Where
+// both ends of one named connection send, each gets its direction.
+func connNames(conns []timeline.Conn, names map[uint16]string) (labels, groups []string) {
+	es := make([]ends, len(conns))
+	count := map[string]int{}
+	for i, c := range conns {
+		es[i] = connEnds(c, names)
+		count[es[i].name]++
 	}
-	end := func(a netip.AddrPort) string {
-		switch a.Addr() {
-		case emu.ClientAddr:
-			return "client:" + strconv.Itoa(int(a.Port()))
-		case emu.ServerAddr:
-			return "server:" + strconv.Itoa(int(a.Port()))
+	nth := map[string]int{}
+	for _, e := range es {
+		label, group := e.name, e.name
+		switch {
+		case count[e.name] < 2:
+		case e.named: // one connection: one colour
+			label += " " + e.dir
+		default:
+			nth[e.name]++
+			label += " #" + strconv.Itoa(nth[e.name])
+			group = label
 		}
-		return a.String()
+		labels, groups = append(labels, label), append(groups, group)
 	}
-	s := c.Samples[0]
-	return end(s.Local) + "→" + end(s.Remote)
+	return labels, groups
+}
+
+// ends is what a figure says of a sending connection.
+type ends struct {
+	name  string // its name in names, or its ends: "server:80→client"
+	named bool   // the name is from names
+	dir   string // "client→server", "server→client"; "" between other hosts
+}
+
+// connEnds names a sending connection by the port of its client's end
+// in names, or else by its ends with the server's port.
+func connEnds(c timeline.Conn, names map[uint16]string) ends {
+	if len(c.Samples) == 0 {
+		return ends{name: c.Name}
+	}
+	local, remote := c.Samples[0].Local, c.Samples[0].Remote
+	client, server, dir := remote, local, timeline.DirName(link.BtoA)
+	if local.Addr() == emu.ClientAddr {
+		client, server, dir = local, remote, timeline.DirName(link.AtoB)
+	}
+	if client.Addr() != emu.ClientAddr || server.Addr() != emu.ServerAddr {
+		return ends{name: local.String() + "→" + remote.String()}
+	}
+	if name, ok := names[client.Port()]; ok {
+		return ends{name: name, named: true, dir: dir}
+	}
+	sp := "server:" + strconv.Itoa(int(server.Port()))
+	if dir == timeline.DirName(link.AtoB) {
+		return ends{name: "client→" + sp, dir: dir}
+	}
+	return ends{name: sp + "→client", dir: dir}
 }
 
 // sweepAxis is a setting a sweep can vary, as a figure's axis.
@@ -179,13 +248,20 @@ var sweepAxes = []sweepAxis{
 // delayed-ACK timer that takes several values. There is a line per value
 // of the other swept settings and per workload variant, a dot at each
 // cell's median and, where a cell ran more than once, the band of its
-// 10th to 90th percentiles shaded in the line's colour, and crosses of the
-// line's colour where a published reference cell matches a cell, named
-// after the line they belong to.
-func SpreadFigure(cases []Case, spreads []Spread) plot.Figure {
+// 10th to 90th percentiles shaded in the line's colour (named in the
+// legend: "p10–p90 of 20 seeds"), and crosses of the line's colour where
+// a published reference cell matches a cell, named after the line they
+// belong to. The title names the workload and the link settings all
+// cells share.
+func SpreadFigure(backend string, cases []Case, spreads []Spread) plot.Figure {
 	banded := false
+	lo, hi := 0, 0
 	for _, s := range spreads {
 		banded = banded || s.Runs > 1
+		if lo == 0 || s.Runs < lo {
+			lo = s.Runs
+		}
+		hi = max(hi, s.Runs)
 	}
 	var x sweepAxis
 	var others []sweepAxis
@@ -219,9 +295,15 @@ func SpreadFigure(cases []Case, spreads []Spread) plot.Figure {
 		return strings.Join(parts, ", ")
 	}
 	name := cases[0].Workload.Name()
-	ch := plot.Chart{Title: name + ": elapsed time", XLabel: x.label, XUnit: x.unit, YLabel: "elapsed", YUnit: plot.Seconds, FromZero: true}
+	ch := plot.Chart{Title: "elapsed time", XLabel: x.label, XUnit: x.unit, YLabel: "elapsed", YUnit: plot.Seconds, FromZero: true}
 	if k, ok := workloads.Lookup(name); ok && k.Headline != "" {
-		ch.Title, ch.YLabel = name+": "+k.Headline, k.Headline
+		ch.Title, ch.YLabel = k.Headline, k.Headline
+	}
+	if banded {
+		ch.Band = "p10–p90 of " + strconv.Itoa(hi) + " seeds"
+		if lo != hi {
+			ch.Band = "p10–p90 of " + strconv.Itoa(lo) + "–" + strconv.Itoa(hi) + " seeds"
+		}
 	}
 	index := map[string]int{}
 	var refs []plot.Series
@@ -249,15 +331,120 @@ func SpreadFigure(cases []Case, spreads []Spread) plot.Figure {
 		}
 	}
 	ch.Series = append(ch.Series, refs...) // the empty ones draw nothing
-	return plot.Figure{Charts: []plot.Chart{ch}}
+	title := name
+	if common := commonParts(backend, cases); len(common) > 0 {
+		title += " — " + strings.Join(common, ", ")
+	}
+	return plot.Figure{Title: title, Charts: []plot.Chart{ch}}
 }
 
-// CompareFigure shows one case on both backends: the workload's own
-// figures, the emulator's TCP senders and queue, and the kernel bridge's
-// queue.
-func CompareFigure(title string, er, kr workloads.Result, emulated, kern *Watch) plot.Figure {
-	f := RunFigure("emulated "+title, er, emulated.Timeline())
-	k := RunFigure("kernel "+title, kr, kern.Timeline())
-	f.Charts = append(f.Charts, k.Charts...)
+// commonParts are the link settings (linkParts) every case shares, as
+// the backend named backend runs them.
+func commonParts(backend string, cases []Case) []string {
+	common := linkParts(asRun(cases[0], backend))
+	for _, c := range cases[1:] {
+		parts := linkParts(asRun(c, backend))
+		common = slices.DeleteFunc(common, func(p string) bool { return !slices.Contains(parts, p) })
+	}
+	return common
+}
+
+// CompareFigure shows one case on both backends, the emulator's run
+// (with c's TCP) above the kernel's, over one time axis: of each, the
+// workload's own figures, the TCP senders and the link's queue (for the
+// kernel, the bridge's). A connection has one name and one colour in
+// both.
+func CompareFigure(c Case, er, kr workloads.Result, emulated, kern *Watch) plot.Figure {
+	c = asRun(c, Emulated{}.Name())
+	f := plot.Figure{Title: Title(c.Workload) + " — " + linkLabel(c, " on the emulated link"), SameX: true}
+	f.Charts = runCharts("emulated: ", er, emulated.Timeline())
+	f.Charts = append(f.Charts, runCharts("kernel: ", kr, kern.Timeline())...)
 	return f
+}
+
+// linkLabel describes c's link for a figure's title: its RTT, rate and
+// queue, netem's impairments, the delayed-ACK stage (followed by
+// delackNote) and what else is not netemu's default. "RTT 50.0 ms, rate
+// 10mbit, queue 1000 packets, delayed ACK 40.0 ms".
+func linkLabel(c Case, delackNote string) string {
+	parts := linkParts(c)
+	for i, p := range parts {
+		if strings.HasPrefix(p, delackPart) {
+			parts[i] += delackNote
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// delackPart begins linkParts' part on the delayed-ACK stage.
+const delackPart = "delayed ACK "
+
+// linkParts are the parts of linkLabel, each a setting: what differs
+// between the directions is given for each ("up …", "down …").
+func linkParts(c Case) []string {
+	parts := []string{"RTT " + link.FormatDuration(c.RTT()), "rate " + c.RateLabel()}
+	both := func(label func(link.Config) string) {
+		up, down := label(c.Link), label(c.down())
+		switch {
+		case up == down && up != "":
+			parts = append(parts, up)
+		case up != down:
+			if up != "" {
+				parts = append(parts, "up "+up)
+			}
+			if down != "" {
+				parts = append(parts, "down "+down)
+			}
+		}
+	}
+	both(queueLabel)
+	both(impairLabel)
+	if d := c.Link.DelayedACK; d > 0 {
+		parts = append(parts, delackPart+link.FormatDuration(d))
+	}
+	if m := c.Link.MTU; m != 0 && m != link.DefaultMTU {
+		parts = append(parts, "MTU "+strconv.Itoa(m))
+	}
+	for _, o := range c.Link.Outages {
+		parts = append(parts, "outage "+o.String())
+	}
+	return parts
+}
+
+// queueLabel describes a direction's queue: "queue 1000 packets", "queue
+// 150KB", or the qdisc as tc writes it ("fq_codel").
+func queueLabel(d link.Config) string {
+	if !d.Qdisc.IsFIFO() {
+		return d.Qdisc.String()
+	}
+	var limits []string
+	if d.QueuePackets != 0 || d.QueueBytes == 0 {
+		n := d.QueuePackets
+		if n == 0 {
+			n = link.DefaultQueuePackets
+		}
+		limits = append(limits, strconv.Itoa(n)+" packets")
+	}
+	if d.QueueBytes != 0 {
+		limits = append(limits, link.FormatSize(int64(d.QueueBytes)))
+	}
+	return "queue " + strings.Join(limits, " or ")
+}
+
+// impairLabel is a direction's impairments in netem's words ("netem
+// loss 1%"), the delay and rate only where netem's options on them go
+// beyond linkParts' RTT and rate (a jitter, an overhead); "" for none.
+func impairLabel(d link.Config) string {
+	imp := d
+	imp.QueuePackets, imp.Seed, imp.BtoA = 0, 0, nil
+	if imp.Jitter == 0 && imp.JitterCorr == 0 {
+		imp.Delay = 0
+	}
+	if imp.PacketOverhead == 0 && imp.CellSize == 0 && imp.CellOverhead == 0 {
+		imp.Rate = 0
+	}
+	if s := imp.NetemString(); s != "" {
+		return "netem " + s
+	}
+	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +47,7 @@ type flows struct {
 
 type flow struct {
 	send, recv net.Conn
+	port       uint16  // of the client's end
 	bins       []int64 // bytes received per flowBin since start; written by the receiver alone until stop returns
 	bytes      int64
 }
@@ -75,7 +77,7 @@ func dialFlows(ctx context.Context, env emu.Env, ln net.Listener, n int, dir Dir
 			f.close()
 			return nil, fmt.Errorf("flow %d: %w", i+1, err)
 		}
-		fl := flow{send: s, recv: c}
+		fl := flow{send: s, recv: c, port: localPort(c)}
 		if dir == Up {
 			fl.send, fl.recv = c, s
 		}
@@ -191,6 +193,27 @@ func (f *flows) binned(d time.Duration) [][]float64 {
 	}
 	return out
 }
+
+// ports returns each flow's client-side port.
+func (f *flows) ports() []uint16 {
+	out := make([]uint16, len(f.flows))
+	for i, fl := range f.flows {
+		out[i] = fl.port
+	}
+	return out
+}
+
+// localPort is the port of c's own end; 0 if its address has none.
+func localPort(c net.Conn) uint16 {
+	ap, err := netip.ParseAddrPort(c.LocalAddr().String())
+	if err != nil {
+		return 0
+	}
+	return ap.Port()
+}
+
+// flowName names flow i (from 0) in figures: "flow 1".
+func flowName(i int) string { return fmt.Sprintf("flow %d", i+1) }
 
 // received is the bytes every flow received.
 func (f *flows) received() int64 {

@@ -106,6 +106,10 @@ type LoadedDetail struct {
 	FlowGoodput     []float64   // each flow's
 	GoodputPerBin   [][]float64 // each flow's, per 100 ms from LoadStart
 	ProbesUnderLoad int
+	// ProbePort and FlowPorts are the client's ports of the probe's
+	// connection and of each flow's: their names in figures (ConnNames).
+	ProbePort uint16
+	FlowPorts []uint16
 }
 
 // Summary implements Detail.
@@ -134,31 +138,72 @@ func (d LoadedDetail) MarshalJSON() ([]byte, error) {
 		d.ProbesUnderLoad, d.Goodput, d.FlowGoodput})
 }
 
-// Series implements Plotter: the probe's RTT over time, and the load's
-// goodput per 100 ms.
+// loadedProbeName names the probe's connection in figures.
+const loadedProbeName = "probe"
+
+// Series implements Plotter: the probe's RTT over time, its base RTT
+// dashed in its colour, and the load's goodput per 100 ms, each flow's
+// and their total.
 func (d LoadedDetail) Series() []Series {
-	rtt := Series{Chart: "probe round-trip time", Name: "probe RTT", Of: Time, Dots: true}
+	rtt := Series{Chart: "probe round-trip time", Name: "probe RTT", Of: Time, Dots: true, Flow: loadedProbeName}
 	for _, p := range d.Probes {
 		rtt.At = append(rtt.At, p.At)
 		rtt.Values = append(rtt.Values, p.RTT.Seconds())
 	}
-	base := Series{Chart: rtt.Chart, Name: "base RTT (before the load)", Of: Time,
+	base := Series{Chart: rtt.Chart, Name: "base RTT (before the load)", Of: Time, Dashed: true, Flow: loadedProbeName,
 		At: []time.Duration{0, d.LoadStart + d.LoadDuration}, Values: []float64{d.Base.Seconds(), d.Base.Seconds()}}
 	out := []Series{rtt, base}
-	out = append(out, binSeries("load goodput", d.LoadStart, d.GoodputPerBin, true)...)
+	out = append(out, binSeries("load goodput", d.LoadStart, d.GoodputPerBin, nil, true)...)
 	return out
 }
 
-// binSeries is goodput per flowBin from start: a series per flow, and
-// their total when total is set.
-func binSeries(chart string, start time.Duration, bins [][]float64, total bool) []Series {
+// ConnNames implements ConnNamer: "probe", and "flow 1" and on.
+func (d LoadedDetail) ConnNames() map[uint16]string {
+	names := flowNames(d.FlowPorts, nil)
+	names[d.ProbePort] = loadedProbeName
+	return names
+}
+
+// flowNames names each flow's connection by its client's port: "flow
+// 1", with its congestion control where ccs has one ("flow 1 (cubic)").
+func flowNames(ports []uint16, ccs []string) map[uint16]string {
+	names := map[uint16]string{}
+	for i, p := range ports {
+		names[p] = flowLabel(i, ccs)
+	}
+	return names
+}
+
+// flowLabel is flow i's name in figures: "flow 1", or "flow 1 (cubic)"
+// where ccs gives its congestion control.
+func flowLabel(i int, ccs []string) string {
+	if i < len(ccs) {
+		return flowName(i) + " (" + ccs[i] + ")"
+	}
+	return flowName(i)
+}
+
+// binSeries is goodput per flowBin from start: a series per flow, named
+// as flowLabel names it, and their total when total is set. Each bin's
+// value holds to the bin's end.
+func binSeries(chart string, start time.Duration, bins [][]float64, ccs []string, total bool) []Series {
 	var out []Series
 	var sum []float64
-	for i, b := range bins {
-		s := Series{Chart: chart, Name: fmt.Sprintf("flow %d", i+1), Of: BitRate, Step: true}
-		for j, v := range b {
+	steps := func(s *Series, values []float64) {
+		for j, v := range values {
 			s.At = append(s.At, start+time.Duration(j)*flowBin)
 			s.Values = append(s.Values, v)
+		}
+		if n := len(values); n > 0 {
+			s.At = append(s.At, start+time.Duration(n)*flowBin)
+			s.Values = append(s.Values, values[n-1])
+		}
+	}
+	for i, b := range bins {
+		name := flowLabel(i, ccs)
+		s := Series{Chart: chart, Name: name, Of: BitRate, Step: true, Flow: name}
+		steps(&s, b)
+		for j, v := range b {
 			if j >= len(sum) {
 				sum = append(sum, 0)
 			}
@@ -168,10 +213,7 @@ func binSeries(chart string, start time.Duration, bins [][]float64, total bool) 
 	}
 	if total && len(bins) > 1 {
 		s := Series{Chart: chart, Name: "all flows", Of: BitRate, Step: true}
-		for j, v := range sum {
-			s.At = append(s.At, start+time.Duration(j)*flowBin)
-			s.Values = append(s.Values, v)
-		}
+		steps(&s, sum)
 		out = append([]Series{s}, out...)
 	}
 	return out
@@ -285,6 +327,8 @@ func (l Loaded) Run(ctx context.Context, env emu.Env, path Path) (Result, error)
 		FlowGoodput:   load.goodputs(l.Duration),
 		GoodputPerBin: load.binned(l.Duration),
 		Goodput:       goodput(load.received(), l.Duration),
+		ProbePort:     localPort(pc),
+		FlowPorts:     load.ports(),
 	}
 	var base, loaded []time.Duration
 	for i, rtt := range p.rtts {

@@ -99,6 +99,7 @@ type ShareDetail struct {
 	Jain          float64     // Jain's fairness index of FlowGoodput
 	GoodputPerBin [][]float64 // each flow's, per 100 ms from LoadStart
 	LoadStart     time.Duration
+	FlowPorts     []uint16 // the client's port of each flow's connection: its name in figures (ConnNames)
 }
 
 // Summary implements Detail: "Jain 0.99; 4.8, 4.8 Mbit/s".
@@ -127,14 +128,12 @@ func (d ShareDetail) MarshalJSON() ([]byte, error) {
 
 // Series implements Plotter: each flow's goodput per 100 ms.
 func (d ShareDetail) Series() []Series {
-	out := binSeries("goodput per flow", d.LoadStart, d.GoodputPerBin, false)
-	for i := range out {
-		if len(d.CCs) > 0 {
-			out[i].Name += " (" + d.CCs[i] + ")"
-		}
-	}
-	return out
+	return binSeries("goodput per flow", d.LoadStart, d.GoodputPerBin, d.CCs, false)
 }
+
+// ConnNames implements ConnNamer: "flow 1" and on, each with its
+// congestion control where the flows have their own.
+func (d ShareDetail) ConnNames() map[uint16]string { return flowNames(d.FlowPorts, d.CCs) }
 
 // Name implements Workload.
 func (Share) Name() string { return "share" }
@@ -251,6 +250,7 @@ func (s Share) Run(ctx context.Context, env emu.Env, path Path) (Result, error) 
 		Goodput:       goodput(load.received(), s.Duration),
 		GoodputPerBin: load.binned(s.Duration),
 		LoadStart:     load.start.Sub(start),
+		FlowPorts:     load.ports(),
 	}
 	d.Jain = jain(d.FlowGoodput)
 	return Result{

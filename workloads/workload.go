@@ -151,6 +151,14 @@ type Plotter interface {
 	Series() []Series
 }
 
+// ConnNamer is implemented by a Detail that names its connections
+// ("probe", "flow 1"), each by the port of its client's end. A run's
+// figure gives a connection's window that name, and the colour of the
+// Detail's series of the same Flow.
+type ConnNamer interface {
+	ConnNames() map[uint16]string
+}
+
 // Quantity is what the values of a Series measure.
 type Quantity uint8
 
@@ -171,6 +179,11 @@ type Series struct {
 	At     []time.Duration
 	Values []float64
 	// Step draws each value held until the next (a rate per bin); Dots
-	// marks each value (a sample).
-	Step, Dots bool
+	// marks each value (a sample); Dashed draws the line dashed.
+	Step, Dots, Dashed bool
+	// Flow is the connection the series is of, as ConnNames names it
+	// ("flow 1"): the series takes its colour, in every chart of the
+	// figure. "" is a series of no one connection (a total), drawn in
+	// black or grey.
+	Flow string
 }

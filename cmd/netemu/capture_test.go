@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,6 +113,43 @@ func TestPcapTimelinePlot(t *testing.T) {
 	if len(svg) < 10_000 || !bytes.Contains(svg, []byte("cwnd")) || !bytes.Contains(svg, []byte("link queue")) {
 		t.Errorf("plot: %d bytes", len(svg))
 	}
+	// The title names the link.
+	if title := "bulk — RTT 20.0 ms, rate 20mbit, queue 20 packets, delayed ACK 40.0 ms"; !strings.Contains(svgText(svg), title) {
+		t.Errorf("plot: no title %q", title)
+	}
+}
+
+// svgText is the text of an SVG figure, its lines joined by spaces (a
+// title that wraps reads as one).
+func svgText(svg []byte) string {
+	var lines []string
+	for _, m := range regexp.MustCompile(`<text[^>]*>([^<]*)</text>`).FindAllSubmatch(svg, -1) {
+		lines = append(lines, string(m[1]))
+	}
+	return strings.Join(lines, " ")
+}
+
+// loaded's figure names its flows "flow 1" to "flow 4" in the goodput
+// chart and the TCP senders' alike, never by their ports.
+func TestLoadedPlotNamesFlows(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "l.svg")
+	if code, _, errOut := runCmd("run", "loaded", "--duration", "1s", "--rtt", "20ms", "--rate", "20mbit", "--qdisc", "fq_codel", "--plot", svg); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := svgText(b)
+	for _, want := range []string{"loaded (down) — RTT 20.0 ms, rate 20mbit, fq_codel, delayed ACK 40.0 ms",
+		"all flows", "flow 4", "cwnd, flow 1", "in flight, flow 4", "probe RTT"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the figure lacks %q", want)
+		}
+	}
+	if bytes.Contains(b, []byte(":7101")) {
+		t.Error("the figure names a flow by its port")
+	}
 }
 
 func TestSweepAndComparePlots(t *testing.T) {
@@ -135,8 +173,11 @@ func TestSweepAndComparePlots(t *testing.T) {
 		t.Fatal(errOut)
 	}
 	b, _ := os.ReadFile(svg)
-	if !bytes.Contains(b, []byte("emulated bulk")) || !bytes.Contains(b, []byte("kernel bulk")) {
+	if !bytes.Contains(b, []byte("emulated: TCP senders")) || !bytes.Contains(b, []byte("kernel: TCP senders")) {
 		t.Errorf("compare plot lacks one backend (%d bytes)", len(b))
+	}
+	if title := "bulk — RTT 10.0 ms, rate 20mbit, queue 1000 packets, delayed ACK 40.0 ms on the emulated link"; !strings.Contains(svgText(b), title) {
+		t.Errorf("compare plot: no title %q", title)
 	}
 	for _, name := range []string{"c.pcap", "c-kernel.pcap"} {
 		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() < 200_000 {

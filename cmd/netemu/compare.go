@@ -84,7 +84,9 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 		}
 		if o.plot != "" {
 			path := variantPath(o.plot, vname)
-			if err := experiment.CompareFigure(experiment.Title(c.Workload), ers[0], kr, ewatch0, kwatch).Save(path); err != nil {
+			ec := c
+			ec.TCP.Impl = impls[0]
+			if err := experiment.CompareFigure(ec, ers[0], kr, ewatch0, kwatch).Save(path); err != nil {
 				return err
 			}
 			o.wrote("plot", path)

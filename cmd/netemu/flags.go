@@ -567,7 +567,7 @@ func (o *options) drawFigures(c experiment.Case, r workloads.Result, watch *expe
 		return nil
 	}
 	path := variantPath(o.plot, variant)
-	if err := experiment.RunFigure(experiment.Title(c.Workload), r, watch.Timeline()).Save(path); err != nil {
+	if err := experiment.RunFigure(c, o.backend, r, watch.Timeline()).Save(path); err != nil {
 		return err
 	}
 	o.wrote("plot", path)

@@ -456,7 +456,7 @@ func (out *sweepOutput) close() error {
 		}
 	}
 	if s.o.plot != "" && len(out.plotCases) > 0 {
-		if err := experiment.SpreadFigure(out.plotCases, out.plotSpreads).Save(s.o.plot); err != nil {
+		if err := experiment.SpreadFigure(s.o.backend, out.plotCases, out.plotSpreads).Save(s.o.plot); err != nil {
 			return err
 		}
 		s.o.wrote("plot", s.o.plot)

@@ -68,6 +68,9 @@ func TestSweepSeedsTable(t *testing.T) {
 	if !strings.Contains(string(svg), "fill-opacity") {
 		t.Errorf("the figure has no p10–p90 band")
 	}
+	if !strings.Contains(string(svg), "p10–p90 of 4 seeds") {
+		t.Errorf("the figure does not say what the band spans")
+	}
 }
 
 func TestSweepSeedsBadInput(t *testing.T) {

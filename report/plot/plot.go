@@ -9,6 +9,7 @@
 package plot
 
 import (
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -25,6 +26,9 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
+
+// errNothing is the error of a figure without charts.
+var errNothing = errors.New("plot: nothing to draw")
 
 // Unit is what an axis measures.
 type Unit int
@@ -79,10 +83,16 @@ type Series struct {
 	Step bool
 	// Dashed draws the line dashed.
 	Dashed bool
-	// Group: series with the same non-empty Group share a color (a
-	// connection's window and bytes in flight; a line and its reference
-	// markers). "" gives the series a color of its own.
+	// Group: series with the same non-empty Group share a colour in every
+	// chart of the figure (a flow's window, bytes in flight and goodput;
+	// a line and its reference markers). Series of different groups, and
+	// series without one, get colours of their own, as far as the palette
+	// goes.
 	Group string
+	// Neutral draws the series in black or a grey rather than a colour:
+	// a line that stands for no one flow, such as a total or the link's
+	// queue.
+	Neutral bool
 	// Lo and Hi, if set (one value per point each), shade the band
 	// between them under the line in its color: a spread over runs, such
 	// as the 10th to 90th percentiles around a median.
@@ -98,13 +108,23 @@ type Chart struct {
 	Series       []Series
 	// FromZero starts both axes at zero (time series).
 	FromZero bool
+	// Band names the shaded bands (Series.Lo, Hi) in the legend, once,
+	// with a grey swatch: "p10–p90 of 20 seeds". "" leaves them out of
+	// the legend.
+	Band string
 }
 
-// Figure is a column of charts saved as one file.
+// Figure is a column of charts saved as one file, under a title.
 type Figure struct {
+	// Title heads the figure: what ran, on which link. It wraps to the
+	// figure's width. "" for none.
+	Title  string
 	Charts []Chart
 	// Width and height of each chart; zero means 18 cm × 8 cm.
 	Width, Height vg.Length
+	// SameX gives every chart the one x range that covers them all:
+	// charts over one time axis, or two runs of one case side by side.
+	SameX bool
 }
 
 // Save writes the figure to path; the extension picks the format (.svg or
@@ -133,43 +153,23 @@ func SaveFile(what, path string, write func(w io.Writer, format string) error) e
 
 // Write renders the figure to w as "svg" or "png".
 func (f Figure) Write(w io.Writer, format string) error {
-	if len(f.Charts) == 0 {
-		return fmt.Errorf("plot: nothing to draw")
+	if format != "svg" && format != "png" {
+		return fmt.Errorf("plot: format %q; want svg or png", format)
 	}
-	width, height := f.Width, f.Height
-	if width == 0 {
-		width = 18 * vg.Centimeter
+	l, err := f.layout()
+	if err != nil {
+		return err
 	}
-	if height == 0 {
-		height = 8 * vg.Centimeter
-	}
-	total := height * vg.Length(len(f.Charts))
 	var canvas interface {
 		vg.CanvasSizer
 		io.WriterTo
 	}
-	switch format {
-	case "svg":
-		canvas = vgsvg.New(width, total)
-	case "png":
-		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, total), vgimg.UseDPI(120), vgimg.UseBackgroundColor(color.White))}
-	default:
-		return fmt.Errorf("plot: format %q; want svg or png", format)
+	if format == "svg" {
+		canvas = vgsvg.New(l.width, l.height)
+	} else {
+		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(l.width, l.height), vgimg.UseDPI(120), vgimg.UseBackgroundColor(color.White))}
 	}
-	rows := make([][]*plot.Plot, len(f.Charts))
-	for i, c := range f.Charts {
-		p, err := c.plot()
-		if err != nil {
-			return err
-		}
-		rows[i] = []*plot.Plot{p}
-	}
-	tiles := draw.Tiles{Rows: len(rows), Cols: 1, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2,
-		PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4, PadY: vg.Millimeter * 4}
-	canvases := plot.Align(rows, tiles, draw.New(canvas))
-	for i := range rows {
-		rows[i][0].Draw(canvases[i][0])
-	}
+	l.draw(draw.New(canvas))
 	if _, err := canvas.WriteTo(w); err != nil {
 		return fmt.Errorf("plot: write %s: %w", format, err)
 	}
@@ -188,27 +188,62 @@ var palette = []color.RGBA{
 	{0x00, 0x00, 0x00, 0xff}, // black
 }
 
-func (c Chart) plot() (*plot.Plot, error) {
+// neutrals are the colours of Neutral series.
+var neutrals = []color.RGBA{
+	{0x00, 0x00, 0x00, 0xff}, // black
+	{0x77, 0x77, 0x77, 0xff}, // grey
+	{0xAA, 0xAA, 0xAA, 0xff}, // light grey
+}
+
+// bandGrey is the swatch of Chart.Band in the legend.
+var bandGrey = color.NRGBA{0x77, 0x77, 0x77, 0x40}
+
+// colours returns the colour of each series of each chart. A group gets
+// its colour where it first appears, and keeps it in every chart; every
+// other series takes the next colour not yet given in the figure (of the
+// palette, or of the neutrals for a Neutral series).
+func (f Figure) colours() [][]color.Color {
+	groups := map[string]color.Color{}
+	var next, nextNeutral int
+	out := make([][]color.Color, len(f.Charts))
+	for i, c := range f.Charts {
+		out[i] = make([]color.Color, len(c.Series))
+		for j, s := range c.Series {
+			col, ok := groups[s.Group]
+			if !ok || s.Group == "" {
+				if s.Neutral {
+					col = neutrals[nextNeutral%len(neutrals)]
+					nextNeutral++
+				} else {
+					col = palette[next%len(palette)]
+					next++
+				}
+				if s.Group != "" {
+					groups[s.Group] = col
+				}
+			}
+			out[i][j] = col
+		}
+	}
+	return out
+}
+
+// plot builds the chart's plot in the given colours (one per series):
+// its grid, bands, lines and markers, and the axes' ranges. It returns
+// what it draws as marks, for placing the legend, and the legend's
+// entries, in the order of the series.
+func (c Chart) plot(colours []color.Color) (*plot.Plot, []mark, []entry, error) {
 	p := plot.New()
 	p.Title.Text = c.Title
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	p.Legend.XOffs = vg.Millimeter
-	colors := map[string]color.Color{}
-	next := 0
-	entries := 0
-	for _, s := range c.Series {
+	var marks []mark
+	var entries []entry
+	banded := false
+	for i, s := range c.Series {
 		if len(s.X) != len(s.Y) {
-			return nil, fmt.Errorf("plot: series %q has %d x and %d y values", s.Name, len(s.X), len(s.Y))
+			return nil, nil, nil, fmt.Errorf("plot: series %q has %d x and %d y values", s.Name, len(s.X), len(s.Y))
 		}
-		col, ok := colors[s.Group]
-		if !ok || s.Group == "" {
-			col = palette[next%len(palette)]
-			next++
-			colors[s.Group] = col
-		}
+		col := colours[i]
 		if len(s.X) == 0 {
 			continue
 		}
@@ -216,10 +251,9 @@ func (c Chart) plot() (*plot.Plot, error) {
 		for j := range s.X {
 			xy[j].X, xy[j].Y = s.X[j], s.Y[j]
 		}
-		entries++
 		if s.Lo != nil || s.Hi != nil {
 			if len(s.Lo) != len(s.X) || len(s.Hi) != len(s.X) {
-				return nil, fmt.Errorf("plot: series %q has %d points and %d low, %d high band values", s.Name, len(s.X), len(s.Lo), len(s.Hi))
+				return nil, nil, nil, fmt.Errorf("plot: series %q has %d points and %d low, %d high band values", s.Name, len(s.X), len(s.Lo), len(s.Hi))
 			}
 			band := make(plotter.XYs, 0, 2*len(s.X))
 			for j := range s.X {
@@ -230,28 +264,31 @@ func (c Chart) plot() (*plot.Plot, error) {
 			}
 			poly, err := plotter.NewPolygon(band)
 			if err != nil {
-				return nil, err
+				return nil, nil, nil, err
 			}
 			r, g, b, _ := col.RGBA()
 			poly.Color = color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 0x40}
 			poly.LineStyle.Width = 0
 			p.Add(poly)
+			marks = append(marks, mark{xy: band, area: true})
+			banded = true
 		}
 		if s.Points {
 			sc, err := plotter.NewScatter(xy)
 			if err != nil {
-				return nil, err
+				return nil, nil, nil, err
 			}
 			sc.GlyphStyle.Color = col
 			sc.GlyphStyle.Radius = vg.Points(5)
 			sc.GlyphStyle.Shape = crossGlyph{}
 			p.Add(sc)
-			p.Legend.Add(s.Name, sc)
+			marks = append(marks, mark{xy: xy, radius: sc.GlyphStyle.Radius})
+			entries = append(entries, entry{s.Name, []plot.Thumbnailer{sc}})
 			continue
 		}
 		l, err := plotter.NewLine(xy)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		l.Color = col
 		l.Width = vg.Points(1.2)
@@ -262,35 +299,45 @@ func (c Chart) plot() (*plot.Plot, error) {
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 		}
 		p.Add(l)
+		m := mark{xy: xy, line: true, step: s.Step}
 		if !s.Dots {
-			p.Legend.Add(s.Name, l)
+			marks = append(marks, m)
+			entries = append(entries, entry{s.Name, []plot.Thumbnailer{l}})
 			continue
 		}
 		sc, err := plotter.NewScatter(xy)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		sc.GlyphStyle.Color = col
 		sc.GlyphStyle.Radius = vg.Points(2.5)
 		sc.GlyphStyle.Shape = draw.CircleGlyph{}
 		p.Add(sc)
-		p.Legend.Add(s.Name, l, sc)
+		m.radius = sc.GlyphStyle.Radius
+		marks = append(marks, m)
+		entries = append(entries, entry{s.Name, []plot.Thumbnailer{l, sc}})
+	}
+	if banded && c.Band != "" {
+		swatch := &plotter.Polygon{Color: bandGrey}
+		entries = append(entries, entry{c.Band, []plot.Thumbnailer{swatch}})
 	}
 	if c.FromZero {
 		p.X.Min, p.Y.Min = math.Min(0, p.X.Min), math.Min(0, p.Y.Min)
 	}
+	return p, marks, entries, nil
+}
+
+// label names the plot's axes and sets their ticks for their ranges,
+// first widening an empty range.
+func (c Chart) label(p *plot.Plot) {
 	if p.X.Max <= p.X.Min {
 		p.X.Max = p.X.Min + 1
 	}
 	if p.Y.Max <= p.Y.Min {
 		p.Y.Max = p.Y.Min + 1
 	}
-	// Headroom above the data for the legend: one line of 9-point text
-	// (and padding) per entry on a chart some 6 cm high.
-	p.Y.Max += 0.075 * float64(entries) * (p.Y.Max - p.Y.Min) / max(1-0.075*float64(entries), 0.3)
 	p.X.Label.Text, p.X.Tick.Marker = axis(c.XLabel, c.XUnit, p.X.Min, p.X.Max)
 	p.Y.Label.Text, p.Y.Tick.Marker = axis(c.YLabel, c.YUnit, p.Y.Min, p.Y.Max)
-	return p, nil
 }
 
 // crossGlyph is an ×, drawn bold enough to show over a line's dots.

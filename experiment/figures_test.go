@@ -1,0 +1,230 @@
+package experiment
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/report/plot"
+	"github.com/netemu/netemu/report/timeline"
+	"github.com/netemu/netemu/tcpstack"
+	"github.com/netemu/netemu/workloads"
+)
+
+// chartOf returns the chart of f whose title ends with suffix.
+func chartOf(t *testing.T, f plot.Figure, suffix string) plot.Chart {
+	t.Helper()
+	for _, c := range f.Charts {
+		if strings.HasSuffix(c.Title, suffix) {
+			return c
+		}
+	}
+	t.Fatalf("no chart titled …%q", suffix)
+	return plot.Chart{}
+}
+
+// In a run's figure a flow has one name and one colour group in every
+// chart: loaded's goodput chart and the TCP senders' chart both call the
+// connection of the client's port FlowPorts[i] "flow i+1", whatever the
+// order the timeline met the connections in.
+func TestRunFigureNamesEachFlowOnce(t *testing.T) {
+	c := Case{Workload: workloads.Loaded{Duration: time.Second}, Seed: 1,
+		Link: link.Config{Delay: 10 * time.Millisecond, Rate: 20e6, DelayedACK: link.LinuxDelayedACK}}
+	r, _, w, err := Measure(context.Background(), Emulated{}, c, Instruments{KeepTimeline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.Detail.(workloads.LoadedDetail)
+	f := RunFigure(c, Emulated{}.Name(), r, w.Timeline())
+	if !f.SameX {
+		t.Error("the run's charts do not share their time axis")
+	}
+
+	goodput := chartOf(t, f, "load goodput")
+	var flows []string
+	for _, s := range goodput.Series {
+		switch {
+		case s.Name == "all flows":
+			if s.Group != "" || !s.Neutral {
+				t.Errorf("all flows: group %q, neutral %v; want a neutral line of no flow", s.Group, s.Neutral)
+			}
+		case s.Group != s.Name:
+			t.Errorf("goodput series %q in group %q; want its own name", s.Name, s.Group)
+		default:
+			flows = append(flows, s.Name)
+		}
+	}
+	if want := []string{"flow 1", "flow 2", "flow 3", "flow 4"}; !slices.Equal(flows, want) {
+		t.Fatalf("goodput of %q; want %q", flows, want)
+	}
+	probe := chartOf(t, f, "probe round-trip time")
+	for _, s := range probe.Series {
+		if s.Group != "probe" {
+			t.Errorf("probe chart: %q in group %q; want the probe's", s.Name, s.Group)
+		}
+	}
+
+	// Each sender's window is the flow's of its port, named and grouped
+	// as the flow.
+	cwnd := map[uint16][]float64{}
+	for _, conn := range w.Timeline().Conns() {
+		if s := conn.Samples[0]; s.Local.Addr() == emu.ServerAddr {
+			for _, x := range conn.Samples {
+				cwnd[s.Remote.Port()] = append(cwnd[s.Remote.Port()], float64(x.Cwnd))
+			}
+		}
+	}
+	senders := chartOf(t, f, "TCP senders")
+	var groups []string
+	for _, s := range senders.Series {
+		name, ok := strings.CutPrefix(s.Name, "cwnd, ")
+		if !ok {
+			if name, ok = strings.CutPrefix(s.Name, "in flight, "); !ok || s.Group != name {
+				t.Errorf("sender series %q in group %q", s.Name, s.Group)
+			}
+			continue
+		}
+		if s.Group != name || !slices.Contains(flows, name) {
+			t.Errorf("sender series %q in group %q; want a flow's name and group", s.Name, s.Group)
+			continue
+		}
+		groups = append(groups, name)
+		i := slices.Index(flows, name)
+		if port := d.FlowPorts[i]; port == 0 || !slices.Equal(s.Y, cwnd[port]) {
+			t.Errorf("%q: not the window of the connection of client port %d, %s's", s.Name, port, name)
+		}
+	}
+	slices.Sort(groups)
+	if !slices.Equal(groups, flows) {
+		t.Errorf("TCP senders %q; want one window per flow, %q", groups, flows)
+	}
+	for _, ch := range f.Charts {
+		for _, s := range ch.Series {
+			if strings.Contains(s.Name, ":") && !strings.HasPrefix(ch.Title, "link queue") {
+				t.Errorf("%s: series %q named by a port", ch.Title, s.Name)
+			}
+		}
+	}
+}
+
+// Connections no Detail names are named by their ends without the
+// client's port, so that two runs' connections (two backends) share
+// their names and colours.
+func TestConnNamesAcrossRuns(t *testing.T) {
+	client := func(port uint16) netip.AddrPort { return netip.AddrPortFrom(emu.ClientAddr, port) }
+	server := netip.AddrPortFrom(emu.ServerAddr, 80)
+	conn := func(local, remote netip.AddrPort) timeline.Conn {
+		return timeline.Conn{Samples: []tcpstack.Sample{{Local: local, Remote: remote}}}
+	}
+	run := func(base uint16) []timeline.Conn {
+		return []timeline.Conn{conn(client(base), server), conn(server, client(base)), conn(server, client(base+7))}
+	}
+	want := []string{"client→server:80", "server:80→client #1", "server:80→client #2"}
+	for _, base := range []uint16{41409, 51754} {
+		labels, groups := connNames(run(base), nil)
+		if !slices.Equal(labels, want) || !slices.Equal(groups, want) {
+			t.Errorf("client ports from %d: %q, groups %q; want %q", base, labels, groups, want)
+		}
+	}
+	// A named connection whose two ends send: one name, one colour, the
+	// direction to tell them apart.
+	labels, groups := connNames(run(7000)[:2], map[uint16]string{7000: "probe"})
+	if want := []string{"probe client→server", "probe server→client"}; !slices.Equal(labels, want) || groups[0] != "probe" || groups[1] != "probe" {
+		t.Errorf("named: %q, groups %q; want %q in the probe's group", labels, groups, want)
+	}
+}
+
+// Every figure's title names the workload and the link: RTT, rate,
+// queue, impairments, and the delayed-ACK stage where the backend's TCP
+// has the link's.
+func TestFigureTitles(t *testing.T) {
+	bulk := workloads.Bulk{Size: 1 << 20}
+	base := link.Config{Delay: 25 * time.Millisecond, Rate: 10e6, DelayedACK: link.LinuxDelayedACK}
+	impaired := base
+	impaired.QueueBytes, impaired.Loss, impaired.MTU = 150_000, link.RandomLoss(0.01, 0), 9000
+	impaired.Outages = []link.Outage{{Start: time.Second, End: 2 * time.Second}}
+	fq, err := link.ParseQdisc("fq_codel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := base
+	down.DelayedACK, down.Rate, down.Qdisc = 0, 20e6, fq
+	asym := base.WithBtoA(down)
+	netemuTCP := Case{Workload: bulk, Link: base, TCP: tcpstack.TCPConfig{Impl: tcpstack.Netemu}}
+	tl := &timeline.Timeline{}
+	for _, c := range []struct {
+		c       Case
+		backend string
+		want    string
+	}{
+		{Case{Workload: bulk, Link: base}, "emulated", "bulk — RTT 50.0 ms, rate 10mbit, queue 1000 packets, delayed ACK 40.0 ms"},
+		{Case{Workload: bulk, Link: base}, "kernel", "bulk — RTT 50.0 ms, rate 10mbit, queue 1000 packets"},
+		{netemuTCP, "emulated", "bulk — RTT 50.0 ms, rate 10mbit, queue 1000 packets"},
+		{Case{Workload: bulk, Link: impaired}, "emulated", "bulk — RTT 50.0 ms, rate 10mbit, queue 150KB, netem loss 1%, delayed ACK 40.0 ms, MTU 9000, outage 1s to 2s"},
+		{Case{Workload: bulk, Link: asym}, "emulated", "bulk — RTT 50.0 ms, rate 10mbit/20mbit, up queue 1000 packets, down fq_codel, delayed ACK 40.0 ms"},
+		{Case{Workload: workloads.Loaded{}, Link: base}, "emulated", "loaded (down) — RTT 50.0 ms, rate 10mbit, queue 1000 packets, delayed ACK 40.0 ms"},
+	} {
+		if got := RunFigure(c.c, c.backend, workloads.Result{}, tl).Title; got != c.want {
+			t.Errorf("%s on %s: title %q; want %q", c.c.Link.NetemString(), c.backend, got, c.want)
+		}
+	}
+
+	w := &Watch{timeline: tl}
+	f := CompareFigure(Case{Workload: bulk, Link: base}, workloads.Result{}, workloads.Result{}, w, w)
+	if want := "bulk — RTT 50.0 ms, rate 10mbit, queue 1000 packets, delayed ACK 40.0 ms on the emulated link"; f.Title != want || !f.SameX {
+		t.Errorf("compare: title %q, same x %v; want %q over one time axis", f.Title, f.SameX, want)
+	}
+	var titles []string
+	for _, ch := range f.Charts {
+		titles = append(titles, ch.Title)
+	}
+	if want := []string{"emulated: link queue (packets waiting or on the wire)", "kernel: link queue (packets waiting or on the wire)"}; !slices.Equal(titles, want) {
+		t.Errorf("compare charts %q; want %q", titles, want)
+	}
+}
+
+// A sweep's figure names the link settings its cells share, and, where
+// cells ran with several seeds, what the band spans.
+func TestSpreadFigureTitleAndBand(t *testing.T) {
+	var cases []Case
+	var spreads []Spread
+	for _, rtt := range []time.Duration{10 * time.Millisecond, 100 * time.Millisecond} {
+		for _, loss := range []float64{0, 0.01} {
+			l := link.Config{Delay: rtt / 2, Rate: 10e6, DelayedACK: link.LinuxDelayedACK, Loss: link.RandomLoss(loss, 0)}
+			cases = append(cases, Case{Workload: workloads.Bulk{Size: 1 << 20}, Link: l})
+			spreads = append(spreads, Spread{Runs: 20, Median: time.Second, P10: time.Second / 2, P90: 2 * time.Second})
+		}
+	}
+	for _, c := range []struct {
+		backend string
+		runs    []int
+		title   string
+		band    string
+	}{
+		{"emulated", []int{20, 20, 20, 20}, "bulk — rate 10mbit, queue 1000 packets, delayed ACK 40.0 ms", "p10–p90 of 20 seeds"},
+		{"kernel", []int{20, 18, 20, 20}, "bulk — rate 10mbit, queue 1000 packets", "p10–p90 of 18–20 seeds"},
+		{"emulated", []int{1, 1, 1, 1}, "bulk — rate 10mbit, queue 1000 packets, delayed ACK 40.0 ms", ""},
+	} {
+		for i := range spreads {
+			spreads[i].Runs = c.runs[i]
+		}
+		f := SpreadFigure(c.backend, cases, spreads)
+		if ch := f.Charts[0]; f.Title != c.title || ch.Band != c.band {
+			t.Errorf("%s, runs %v: title %q, band %q; want %q, %q", c.backend, c.runs, f.Title, ch.Band, c.title, c.band)
+		}
+		if c.band != "" {
+			var svg strings.Builder
+			if err := f.Write(&svg, "svg"); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(svg.String(), c.band) || !strings.Contains(svg.String(), "rate 10mbit") {
+				t.Errorf("the SVG lacks the band's label %q or the title", c.band)
+			}
+		}
+	}
+}
