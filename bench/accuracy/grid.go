@@ -164,8 +164,32 @@ func measureGrid(ctx context.Context, cells []gridCell, lossyRuns, kernelRuns in
 			row.LateMean = medianLate(recs, func(r experiment.Record) *float64 { return r.LateMeanUs })
 		}
 		rows = append(rows, row)
+		progress(i, row.summary())
 	}
 	return rows, nil
+}
+
+// summary is a cell's figures in one line, for progress reports: a grid
+// runs for an hour, and an interrupted one still shows what it measured.
+func (r gridRow) summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v %s queue %d", 2*r.Cell.Link.Delay, link.FormatRate(r.Cell.Link.Rate), r.Cell.Link.QueuePackets)
+	if r.Cell.Lossy {
+		fmt.Fprintf(&b, " loss %g%%", r.Cell.Link.Loss.P*100)
+	}
+	fmt.Fprintf(&b, " %s:", r.Cell.Workload.Name())
+	names := append(slices.Clone(gridImpls), "kernel")
+	for j, s := range r.Sides {
+		if s.Err != "" {
+			fmt.Fprintf(&b, " %s —", names[j])
+			continue
+		}
+		fmt.Fprintf(&b, " %s %.1f ms", names[j], s.Spread.MedianMs)
+	}
+	if k := r.Sides[len(r.Sides)-1]; k.Err == "" {
+		fmt.Fprintf(&b, " (Δ netemu %+.1f %%, bridge %v / %v)", delta(r.Sides[0], k), r.LateMean, r.LateP99)
+	}
+	return b.String()
 }
 
 // medianLate is the median over records of one lateness figure (µs).
