@@ -10,6 +10,7 @@ import (
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
+	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -40,6 +41,7 @@ type Column struct {
 	About   string
 	Backend experiment.Backend
 	Clock   emu.ClockMode // the emulated backend's clock
+	TCP     tcpstack.Impl // the emulated hosts' TCP; "" is gVisor's
 	Seed    uint64
 	Runs    int // runs per cell; the median is reported (0 means 1)
 	Skip    string
@@ -61,6 +63,7 @@ func (col *Column) measure(ctx context.Context, ref workloads.Reference) (Measur
 	}
 	c := experiment.ReferenceCase(ref, col.Seed)
 	c.Clock = col.Clock
+	c.TCP.Impl = col.TCP
 	return median(max(col.Runs, 1), func() (Measurement, error) {
 		r, rec, err := col.Backend.Run(ctx, c)
 		if errors.Is(err, kernel.ErrUnsupported) {

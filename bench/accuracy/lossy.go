@@ -10,6 +10,7 @@ import (
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
+	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -19,6 +20,8 @@ type lossyRow struct {
 	cell       workloads.Cell
 	emu, kern  experiment.Spread
 	emuSame    experiment.Spread // the emulator over the kernel's seeds
+	own        experiment.Spread // netemu's TCP on the emulator, same seeds as emu
+	ownSame    experiment.Spread // netemu's TCP over the kernel's seeds
 	model      float64
 	lossBound  float64
 	kernelNote string
@@ -41,6 +44,13 @@ func lossyTable(ctx context.Context, runs, kernelRuns int, via kernel.Via, progr
 			return nil, "", fmt.Errorf("%s, %s: %w", cell.Table, cell.Label, err)
 		}
 		row := lossyRow{cell: cell, emu: experiment.SpreadOf(times, recs)}
+		oc := c
+		oc.TCP.Impl = tcpstack.Netemu
+		otimes, orecs, _, err := experiment.Repeat(ctx, experiment.Emulated{}, oc, cell.Runs(runs), nil)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s, %s, netemu's TCP: %w", cell.Table, cell.Label, err)
+		}
+		row.own = experiment.SpreadOf(otimes, orecs)
 		_, model := last.Headline()
 		row.model = experiment.Ms(model)
 		row.lossBound = experiment.Ms(last.Model.LossBound)
@@ -55,6 +65,7 @@ func lossyTable(ctx context.Context, runs, kernelRuns int, via kernel.Via, progr
 			default:
 				row.kern = experiment.SpreadOf(ktimes, krecs)
 				row.emuSame = experiment.SpreadOf(times[:min(len(times), kn)], nil)
+				row.ownSame = experiment.SpreadOf(otimes[:min(len(otimes), kn)], nil)
 				if krecs[0].Kernel != nil {
 					row.kernelNote = krecs[0].Kernel.String()
 				}
@@ -73,7 +84,8 @@ func lossyMarkdown(w io.Writer, rows []lossyRow, runs, kernelRuns int, why strin
 	p("small queues and random loss. They are distributions: the emulator (virtual clock) runs seeds 1–%d, ", runs)
 	p("kernel TCP over the same link (TUN bridge) seeds 1–%d; the link's impairments draw from the seed, so run *i* ", kernelRuns)
 	p("of both meets the same draws. Each side shows the median and the 10th–90th percentiles, with median drops ")
-	p("and retransmits; **Δ** compares the emulator's median over the kernel's seeds with the kernel's median. ")
+	p("and retransmits; **netemu** is gVisor's TCP on the emulator, **netemu TCP** netemu's own TCP there (its own delayed ACKs, the link's stage off); ")
+	p("each **Δ** compares that emulated TCP's median over the kernel's seeds with the kernel's median. ")
 	p("**loss bound**: the rate limited also by Mathis et al., MSS/RTT · 1.22/√p.\n")
 	if why != "" {
 		p("\nKernel TCP not measured here: %s.\n", why)
@@ -84,8 +96,8 @@ func lossyMarkdown(w io.Writer, rows []lossyRow, runs, kernelRuns int, why strin
 	for _, r := range rows {
 		if r.cell.Table != table {
 			table = r.cell.Table
-			p("\n## %s\n\n| | netemu | p10–p90 | drops | retx | kernel | p10–p90 | drops | retx | Δ | model | loss bound |\n", table)
-			p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+			p("\n## %s\n\n| | netemu | p10–p90 | drops | retx | netemu TCP | p10–p90 | drops | retx | kernel | p10–p90 | drops | retx | Δ netemu | Δ netemu TCP | model | loss bound |\n", table)
+			p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		}
 		spread := func(s experiment.Spread) string {
 			if s.Runs == 0 {
@@ -93,9 +105,10 @@ func lossyMarkdown(w io.Writer, rows []lossyRow, runs, kernelRuns int, why strin
 			}
 			return fmt.Sprintf("%.1f ms | %.1f–%.1f ms | %g | %g", s.MedianMs, s.P10Ms, s.P90Ms, s.Drops, s.Retransmits)
 		}
-		d := "—"
+		d, do := "—", "—"
 		if r.kern.Runs > 0 {
 			d = fmt.Sprintf("%+.1f %%", (r.emuSame.MedianMs-r.kern.MedianMs)/r.kern.MedianMs*100)
+			do = fmt.Sprintf("%+.1f %%", (r.ownSame.MedianMs-r.kern.MedianMs)/r.kern.MedianMs*100)
 		}
 		lb := "—"
 		if r.lossBound > 0 {
@@ -105,7 +118,7 @@ func lossyMarkdown(w io.Writer, rows []lossyRow, runs, kernelRuns int, why strin
 		if r.cell.MinRuns > runs {
 			label += fmt.Sprintf(" (%d seeds)", r.cell.MinRuns)
 		}
-		p("| %s | %s | %s | %s | %.1f ms | %s |\n", label, spread(r.emu), spread(r.kern), d, r.model, strings.TrimSpace(lb))
+		p("| %s | %s | %s | %s | %s | %s | %.1f ms | %s |\n", label, spread(r.emu), spread(r.own), spread(r.kern), d, do, r.model, strings.TrimSpace(lb))
 	}
 	p("\n%s", lossyNotes)
 }

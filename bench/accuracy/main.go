@@ -26,6 +26,7 @@ import (
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
+	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -79,14 +80,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cols := []*Column{
 		{Name: "virtual", About: "netemu: gVisor TCP (cubic) on netemu's link, virtual clock, 1000-packet queue, 40 ms delayed ACK; deterministic", Backend: experiment.Emulated{}, Clock: emu.Virtual, Seed: *seed},
-		{Name: "real", About: "the same on the real clock (wall time; the stacks' CPU time counts, timers fire late)", Backend: experiment.Emulated{}, Clock: emu.Real, Seed: *seed, Runs: *runs},
+		{Name: "netemu TCP", About: "netemu's own TCP (Linux's algorithms, package tcp) on netemu's link, virtual clock, 1000-packet queue; it delays its own ACKs, so the link's delayed-ACK stage is off; deterministic", Backend: experiment.Emulated{}, Clock: emu.Virtual, Seed: *seed, TCP: tcpstack.Netemu},
+		{Name: "real", About: "gVisor TCP as in virtual, on the real clock (wall time; the stacks' CPU time counts, timers fire late)", Backend: experiment.Emulated{}, Clock: emu.Real, Seed: *seed, Runs: *runs},
 		{Name: "kernel", About: "Linux TCP (cubic) in two network namespaces (kernel mode, package kernel; needs root), joined by netemu's link through TUN devices or by tc netem, real time; the link's delayed-ACK stage is off (Linux delays its own ACKs); through TUN, its RTT 0 figures include the bridge's trip through user space", Backend: experiment.Kernel{Via: kernel.Via(*via)}, Runs: *runs},
 	}
 	if !*realClk {
-		cols[1].Skip = "-real=false"
+		cols[2].Skip = "-real=false"
 	}
 	if !*kern {
-		cols[2].Skip = "-kernel=false"
+		cols[3].Skip = "-kernel=false"
 	}
 	env := Environment{
 		Command: "go run ./bench/accuracy " + argsString(args),
