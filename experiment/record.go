@@ -94,11 +94,21 @@ type Extra struct {
 // Explanation is explain's breakdown of a run.
 type Explanation struct {
 	Ms          map[string]float64 `json:"ms"`           // time per category
-	DelayedACKs int                `json:"delayed_acks"` // ACKs held for some time (acks_held also counts those replaced at once)
-	DelayedMs   float64            `json:"delayed_ms"`
+	DelayedACKs int                `json:"delayed_acks"` // ACKs the delayed-ACK timer held (acks_held also counts those a newer ACK replaced)
+	DelayedMs   float64            `json:"delayed_ms"`   // how long they were held, in all
 	Waited      int                `json:"segments_waited"`
 	Retransmits int                `json:"retransmits"`
 	Drops       int                `json:"drops"`
+	// Loss recovery: lost segments sent again by the way they were
+	// repaired (keyed as ms is), tail-loss probes and retransmission
+	// timeouts fired, timeouts that could have been probes, retransmissions
+	// that repaired nothing the link lost, recoveries (window cuts).
+	Repaired   map[string]int `json:"lost_repaired,omitempty"`
+	Probes     int            `json:"tail_loss_probes"`
+	Timeouts   int            `json:"timeouts"`
+	Unsure     int            `json:"timeouts_unsure"`
+	Unneeded   int            `json:"retransmits_unneeded"`
+	Recoveries int            `json:"recoveries"`
 }
 
 // MarshalJSON writes one flat object: Setup's fields, Outcome's, the

@@ -48,6 +48,16 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 			for _, cat := range explain.Categories() {
 				ex.Ms[cat.String()] = experiment.Ms(bd.Time[cat])
 			}
+			l := bd.Loss
+			for _, cat := range explain.LossRecovery() {
+				if n := l.Repaired[cat]; n > 0 {
+					if ex.Repaired == nil {
+						ex.Repaired = map[string]int{}
+					}
+					ex.Repaired[cat.String()] = n
+				}
+			}
+			ex.Probes, ex.Timeouts, ex.Unsure, ex.Unneeded, ex.Recoveries = l.Probes, l.Timeouts, l.Unsure, l.Unneeded, l.Episodes
 			rec.Explain = &ex
 			if err := enc.Encode(rec); err != nil {
 				return err
@@ -64,9 +74,12 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 			fmt.Fprintf(tw, "  %s\t%s\t%.1f%%\t\n", cat, fmtDur(bd.Time[cat]), 100*bd.Share(cat))
 		}
 		tw.Flush()
-		fmt.Fprintf(w, "  %d packets, %d retransmits, %d drops; %d ACKs delayed (%s in all); %d segments waited for an ACK; queueing delay %s in all, peak queue %d packets\n",
-			bd.Packets, bd.Retransmits, bd.Drops, bd.HeldACKs, fmtDur(bd.HeldTime), bd.Waited, fmtDur(bd.QueueDelay), bd.MaxQueue)
+		fmt.Fprintf(w, "  %d packets, %d retransmits, %d drops; %s; %d segments waited for an ACK; queueing delay %s in all, peak queue %d packets\n",
+			bd.Packets, bd.Retransmits, bd.Drops, heldLine(bd), bd.Waited, fmtDur(bd.QueueDelay), bd.MaxQueue)
 		if line := impairmentLine(rec); line != "" {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+		for _, line := range lossLines(bd.Loss) {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 		if bd.Inexact {
@@ -75,11 +88,7 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 		if bd.HeldACKs > 0 {
 			fmt.Fprintf(w, "  delayed ACKs (%s):\n", listed(bd.HeldACKs))
 			for _, h := range bd.Holds[:min(len(bd.Holds), maxListed)] {
-				how := "released by the delayed-ACK timer"
-				if !h.Released {
-					how = "replaced by a newer ACK"
-				}
-				fmt.Fprintf(w, "    at %9s  ACK from %s held %s, %s\n", fmtDur(h.At), h.From, fmtDur(h.Held), how)
+				fmt.Fprintf(w, "    at %9s  ACK from %s held %s, released by the delayed-ACK timer\n", fmtDur(h.At), h.From, fmtDur(h.Held))
 			}
 		}
 		if bd.Waited > 0 {
@@ -90,6 +99,70 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// lossLines say how the senders recovered from what the link lost, and
+// what explain cannot separate.
+func lossLines(l explain.Loss) []string {
+	var lines []string
+	if n := l.Lost(); n > 0 || l.Probes > 0 || l.Timeouts > 0 {
+		line := "loss recovery: nothing lost"
+		if n > 0 {
+			line = fmt.Sprintf("loss recovery: %s sent again", plural(n, "lost segment"))
+			for _, c := range []struct {
+				cat  explain.Category
+				what string
+			}{{explain.FastRecovery, "by fast retransmit or RACK"}, {explain.TailLossProbe, "after a tail-loss probe"}, {explain.Timeout, "after a timeout"}} {
+				if k := l.Repaired[c.cat]; k > 0 {
+					line += fmt.Sprintf(", %d %s", k, c.what)
+				}
+			}
+		}
+		var fired []string
+		if l.Probes > 0 {
+			fired = append(fired, plural(l.Probes, "tail-loss probe"))
+		}
+		if l.Timeouts > 0 {
+			fired = append(fired, plural(l.Timeouts, "retransmission timeout"))
+		}
+		if len(fired) > 0 {
+			line += "; " + strings.Join(fired, " and ") + " fired"
+		}
+		lines = append(lines, line)
+	}
+	if l.Unsure > 0 {
+		lines = append(lines, fmt.Sprintf("%s could as well have been a tail-loss probe (the link missed the handshake, or TCPs differ there): counted as timeouts", plural(l.Unsure, "timeout")))
+	}
+	if l.Unneeded > 0 {
+		lines = append(lines, fmt.Sprintf("%s repaired nothing the link lost (spurious, or a loss inside a host)", plural(l.Unneeded, "retransmission")))
+	}
+	if l.Episodes > 0 {
+		lines = append(lines, fmt.Sprintf("%s cut the congestion window; the rounds sent at the smaller window stay in request round trips (explain cannot separate what the cut cost)", plural(l.Episodes, "recovery", "recoveries")))
+	}
+	return lines
+}
+
+// heldLine counts the ACKs the delayed-ACK timer held, and, when other
+// things were under way meanwhile, how much of their time is the
+// delayed-ACK line's.
+func heldLine(bd explain.Breakdown) string {
+	line := fmt.Sprintf("%d ACKs delayed (%s in all", bd.HeldACKs, fmtDur(bd.HeldTime))
+	if t := bd.Time[explain.DelayedACK]; t != bd.HeldTime {
+		line += fmt.Sprintf(", %s of it with nothing else under way", fmtDur(t))
+	}
+	return line + ")"
+}
+
+// plural writes n and the noun, in the plural (the given one, or with
+// an s) unless n is 1.
+func plural(n int, noun string, plurals ...string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if len(plurals) > 0 {
+		return fmt.Sprintf("%d %s", n, plurals[0])
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // impairmentLine says what the link did to packets besides delaying them:

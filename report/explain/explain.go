@@ -1,11 +1,16 @@
 // Package explain says where the time of a run went, from the events of
-// its link: handshakes, request round trips, serialization, delayed-ACK
-// holds and retransmission timeouts, and, for small writes, which ACKs
-// were held and which segments waited for them.
+// its link: serialization, handshakes, request round trips, delayed-ACK
+// holds and loss recovery (fast retransmit, tail-loss probes and
+// retransmission timeouts), and, for small writes, which ACKs were held
+// and which segments waited for them.
+//
+// Everything it says comes from the packets the link carried, dropped
+// and delivered, so the same reasoning holds for every TCP behind the
+// link (gVisor's, netemu's, the kernel's); loss.go says how it tells
+// the ways of recovering from a loss apart.
 package explain
 
 import (
-	"encoding/binary"
 	"net/netip"
 	"sort"
 	"sync"
@@ -14,71 +19,42 @@ import (
 	"github.com/netemu/netemu/link"
 )
 
-// packet is the part of a packet's headers the analysis reads.
-type packet struct {
-	tcp      bool
-	src, dst netip.AddrPort
-	seq      uint32
-	syn      bool
-	len      int // TCP payload bytes
-}
-
-func decode(b []byte) (p packet) {
-	if len(b) < 20 || b[0]>>4 != 4 || b[9] != 6 {
-		return p
-	}
-	ihl := int(b[0]&0x0f) * 4
-	total := int(binary.BigEndian.Uint16(b[2:4]))
-	if ihl < 20 || total > len(b) || total < ihl+20 {
-		return p
-	}
-	t := b[ihl:total]
-	off := int(t[12]>>4) * 4
-	if off < 20 || off > len(t) {
-		return p
-	}
-	p.tcp = true
-	p.src = netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[12:16])), binary.BigEndian.Uint16(t[0:2]))
-	p.dst = netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[16:20])), binary.BigEndian.Uint16(t[2:4]))
-	p.seq = binary.BigEndian.Uint32(t[4:8])
-	p.syn = t[13]&2 != 0
-	p.len = len(t) - off
-	return p
-}
-
-// end is the sequence number after p: a SYN takes one.
-func (p packet) end() uint32 {
-	if p.syn {
-		return p.seq + uint32(p.len) + 1
-	}
-	return p.seq + uint32(p.len)
-}
-
 // Category is a kind of time in a breakdown.
 type Category int
 
 // Categories, in the order they claim an instant: if the wire is busy the
-// instant is serialization even if an ACK is also held.
+// instant is serialization even if an ACK is also held, and while a lost
+// segment waits for its repair the instant is loss recovery even if
+// other packets are propagating.
 const (
 	Serialization Category = iota // a packet is being put on the wire
 	Handshake                     // only connection set-up packets are propagating
+	Timeout                       // a loss repaired after a retransmission timeout, or the silence before one
+	TailLossProbe                 // a loss repaired after a tail-loss probe, or the silence before one
+	FastRecovery                  // a loss repaired by fast retransmit or RACK, from the loss to the ACK of its repair
 	RoundTrip                     // packets are propagating (requests, responses, ACKs)
 	DelayedACK                    // nothing moves but an ACK held by a delayed-ACK timer
-	Timeout                       // nothing moves until a retransmission timeout fires
 	Other                         // none of these: endpoints working or waiting
 	numCategories
 )
 
 func (c Category) String() string {
-	return [...]string{"serialization", "handshake round trips", "request round trips", "delayed-ACK holds", "retransmission timeouts", "other (endpoints)"}[c]
+	return [...]string{"serialization", "handshake round trips", "retransmission timeouts", "tail-loss probes", "fast retransmit, RACK", "request round trips", "delayed-ACK holds", "other (endpoints)"}[c]
 }
 
-// Hold is one held ACK.
+// Categories lists the categories in order, for printing.
+func Categories() []Category {
+	return []Category{Serialization, Handshake, RoundTrip, DelayedACK, FastRecovery, TailLossProbe, Timeout, Other}
+}
+
+// LossRecovery lists the categories of loss recovery.
+func LossRecovery() []Category { return []Category{FastRecovery, TailLossProbe, Timeout} }
+
+// Hold is one ACK the delayed-ACK timer held.
 type Hold struct {
-	At       time.Duration // when the receiver sent it
-	Held     time.Duration
-	From     netip.AddrPort // the receiver that sent the ACK
-	Released bool           // by the timer; false: superseded by a newer ACK
+	At   time.Duration // when the receiver sent it
+	Held time.Duration
+	From netip.AddrPort // the receiver that sent the ACK
 }
 
 // Waiting is a data segment that left the instant a pure ACK arrived, with
@@ -103,11 +79,17 @@ type Breakdown struct {
 	QueueDelay  time.Duration // total time packets waited for the wire
 	MaxQueue    int
 
-	// HeldACKs is how many ACKs a delayed-ACK timer held for some time,
-	// HeldTime how long in all; Holds lists the first of them.
+	// HeldACKs is how many ACKs the delayed-ACK timer held (those it
+	// released, not those a newer ACK replaced), HeldTime how long in
+	// all; Holds lists the first of them. They are the holds the
+	// DelayedACK category is made of.
 	HeldACKs int
 	HeldTime time.Duration
 	Holds    []Hold
+	// Replaced is how many held ACKs a newer ACK (or data) replaced
+	// before the timer fired: the newer packet carried what they said, so
+	// they delayed nothing of their own.
+	Replaced int
 	// Waited is how many segments left only when an ACK arrived; Waiting
 	// lists the first of them.
 	Waited  int
@@ -115,6 +97,40 @@ type Breakdown struct {
 	// Inexact reports that HeldACKs, HeldTime or Waited include some
 	// outside From..To: more fell outside than the analysis keeps.
 	Inexact bool
+
+	Loss Loss // what loss recovery the link saw, over the whole run
+}
+
+// Loss counts what the link saw of losses and their recovery (loss.go).
+type Loss struct {
+	// Repaired counts the data segments the link lost (dropped, or
+	// corrupted so that the receiver discarded them) that their sender
+	// sent again, by the way they were repaired: indexed by FastRecovery,
+	// TailLossProbe and Timeout.
+	Repaired [numCategories]int
+	// Probes is how many tail-loss probes were sent, Timeouts how many
+	// retransmission timeouts fired (a SYN sent again included).
+	Probes, Timeouts int
+	// Unneeded is how many retransmissions repaired nothing the link
+	// lost: spurious ones, or repairs of a loss inside a host.
+	Unneeded int
+	// Unsure is how many timer-driven retransmissions could not be told
+	// apart as a tail-loss probe or a timeout, for want of the
+	// connection's handshake (SACK, round-trip time): they count as
+	// timeouts.
+	Unsure int
+	// Episodes is how many times a sender went into recovery (each
+	// reduces its congestion window).
+	Episodes int
+}
+
+// Lost is how many lost data segments were sent again.
+func (l Loss) Lost() int {
+	n := 0
+	for _, c := range LossRecovery() {
+		n += l.Repaired[c]
+	}
+	return n
 }
 
 // Elapsed is To − From.
@@ -126,7 +142,8 @@ const MinRTO = 200 * time.Millisecond
 
 type flowID struct{ src, dst netip.AddrPort }
 
-// flow is what the analysis remembers of one direction of a connection.
+// flow is what the analysis remembers of one direction of a connection:
+// its sender's segments and what its sender heard back.
 type flow struct {
 	sentAny     bool
 	maxSent     uint32        // highest sequence number sent, plus one
@@ -137,6 +154,8 @@ type flow struct {
 	lastHeard   time.Duration // last packet delivered to its sender
 	ackArrived  time.Duration // last pure ACK delivered to its sender
 	dataArrived time.Duration // last data delivered to its sender
+
+	rec recovery // loss.go
 }
 
 // kept is how many held ACKs and waiting segments an Analyzer keeps from
@@ -147,9 +166,10 @@ const kept = 1024
 // Analyzer folds a link's events, as they come, into what a Breakdown
 // reports. Its memory does not grow with the bytes moved: per category it
 // keeps the union of the intervals that category claims (busy periods
-// merge), per connection a few instants, and the first and last kept held
-// ACKs and waiting segments. Its Observe method is a link.Observer; it is
-// safe for concurrent use. The zero value is ready.
+// merge), per connection a few instants and the losses not yet repaired,
+// and the first and last kept held ACKs and waiting segments. Its Observe
+// method is a link.Observer; it is safe for concurrent use. The zero
+// value is ready.
 type Analyzer struct {
 	mu      sync.Mutex
 	start   time.Time // the link's time zero, from its first event
@@ -159,6 +179,15 @@ type Analyzer struct {
 	b       Breakdown // the totals that count every event
 	holds   firstLast[Hold]
 	waiting firstLast[Waiting]
+}
+
+func (a *Analyzer) flow(id flowID) *flow {
+	f := a.flows[id]
+	if f == nil {
+		f = &flow{}
+		a.flows[id] = f
+	}
+	return f
 }
 
 // Observe folds e into the analysis.
@@ -172,14 +201,6 @@ func (a *Analyzer) Observe(e link.Event) {
 	if a.flows == nil {
 		a.flows = map[flowID]*flow{}
 	}
-	get := func(id flowID) *flow {
-		f := a.flows[id]
-		if f == nil {
-			f = &flow{}
-			a.flows[id] = f
-		}
-		return f
-	}
 	switch e.Kind {
 	case link.EventQueue:
 		a.spans[Serialization].add(e.Start, e.Finish)
@@ -190,50 +211,71 @@ func (a *Analyzer) Observe(e link.Event) {
 		}
 		a.b.QueueDelay += e.Start - e.At
 		a.b.MaxQueue = max(a.b.MaxQueue, e.Queue)
-	case link.EventRelease, link.EventSupersede:
-		a.spans[DelayedACK].add(e.At-e.Held, e.At)
-		if e.Held > 0 { // an ACK held and replaced in the same instant delayed nothing
-			a.holds.add(Hold{At: e.At - e.Held, Held: e.Held, From: r.src, Released: e.Kind == link.EventRelease}, e.Held)
+	case link.EventRelease:
+		if e.Held > 0 { // an ACK released in the instant it was held delayed nothing
+			a.spans[DelayedACK].add(e.At-e.Held, e.At)
+			a.holds.add(Hold{At: e.At - e.Held, Held: e.Held, From: r.src}, e.Held)
+		}
+	case link.EventSupersede:
+		if e.Held > 0 {
+			a.b.Replaced++
 		}
 	case link.EventDrop:
 		a.b.Drops++
+		if r.tcp && r.len > 0 {
+			a.lost(a.flow(flowID{r.src, r.dst}), r, e.At)
+		}
 	case link.EventDeliver:
 		a.b.Packets++
 		a.b.Bytes += len(e.Packet)
-		f := get(flowID{r.dst, r.src}) // the flow whose sender this reaches
+		if !r.tcp {
+			return
+		}
+		if !intact(e.Packet) { // the receiver discards it: lost
+			if r.len > 0 {
+				a.lost(a.flow(flowID{r.src, r.dst}), r, e.At)
+			}
+			return
+		}
+		f := a.flow(flowID{r.dst, r.src}) // the flow whose sender this reaches
 		f.heard, f.lastHeard = true, e.At
-		if r.tcp && r.len == 0 {
+		if r.len == 0 {
 			f.ackArrived = e.At
-		} else if r.tcp {
+		} else {
 			f.dataArrived = e.At
+		}
+		if r.hasACK {
+			a.acked(f, r, e.At)
+		}
+		if r.len > 0 {
+			a.arrived(a.flow(flowID{r.src, r.dst}), r)
 		}
 	case link.EventSend:
 		if !r.tcp || r.len == 0 && !r.syn {
 			return
 		}
-		f := get(flowID{r.src, r.dst})
+		f := a.flow(flowID{r.src, r.dst})
 		end := r.end()
 		if f.sentAny && int32(end-f.maxSent) <= 0 {
 			a.b.Retransmits++
-			// Silent since the last packet heard, or, for a SYN that
-			// heard nothing, since the flow's first: a timeout.
-			since, ok := f.lastHeard, f.heard
-			if !ok {
-				since, ok = f.firstSend, true
+			a.retransmitted(f, a.flows[flowID{r.dst, r.src}], r, e.At)
+		} else if r.len > 0 {
+			a.sentNew(f, a.flows[flowID{r.dst, r.src}], r, e.At)
+			if f.dataSent && f.ackArrived == e.At && f.dataArrived != e.At && e.At > f.lastData {
+				// Left the instant a pure ACK arrived, with no data arriving
+				// that the application could be answering: it was waiting.
+				a.waiting.add(Waiting{At: e.At, Waited: e.At - f.lastData, From: r.src, Len: r.len}, 0)
 			}
-			if ok && e.At-since >= MinRTO*9/10 {
-				a.spans[Timeout].add(since, e.At)
-			}
-		} else if r.len > 0 && f.dataSent && f.ackArrived == e.At && f.dataArrived != e.At && e.At > f.lastData {
-			// Left the instant a pure ACK arrived, with no data arriving
-			// that the application could be answering: it was waiting.
-			a.waiting.add(Waiting{At: e.At, Waited: e.At - f.lastData, From: r.src, Len: r.len}, 0)
+		}
+		if r.syn {
+			f.rec.synSeen, f.rec.synSACK = true, r.sackOK
 		}
 		if r.len > 0 {
 			f.dataSent, f.lastData = true, e.At
 		}
 		if !f.sentAny {
 			f.firstSend = e.At
+			f.rec.timeFrom(end, e.At) // the handshake's round trip
 		}
 		if !f.sentAny || int32(end-f.maxSent) > 0 {
 			f.maxSent, f.sentAny = end, true
@@ -254,7 +296,8 @@ func (a *Analyzer) Since(t time.Time) time.Duration {
 
 // Breakdown attributes the time from `from` to `to` (link time) to
 // categories, lists the held ACKs and waiting segments in that interval,
-// and counts every packet, drop and retransmission the link saw.
+// and counts every packet, drop, retransmission and loss the link saw.
+// A loss repaired but not yet acknowledged counts as recovery up to `to`.
 func (a *Analyzer) Breakdown(from, to time.Duration) Breakdown {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -265,11 +308,22 @@ func (a *Analyzer) Breakdown(from, to time.Duration) Breakdown {
 	b.Waiting, b.Waited, _, inexact[1] = a.waiting.within(func(w Waiting) bool { return w.At >= from && w.At <= to })
 	b.Inexact = inexact[0] || inexact[1]
 	var es []edge
+	interval := func(c Category, sp span) {
+		s, e := max(sp.from, from), min(sp.to, to)
+		if e > s {
+			es = append(es, edge{s, c, +1}, edge{e, c, -1})
+		}
+	}
 	for c := range a.spans {
 		for _, s := range a.spans[c] {
-			s, e := max(s.from, from), min(s.to, to)
-			if e > s {
-				es = append(es, edge{s, Category(c), +1}, edge{e, Category(c), -1})
+			interval(Category(c), s)
+		}
+	}
+	for _, f := range a.flows {
+		for _, h := range f.rec.holes {
+			if h.repaired && !h.healed {
+				interval(h.repair, span{h.at, to})
+				b.Loss.Repaired[h.repair]++
 			}
 		}
 	}
@@ -404,9 +458,4 @@ func (b Breakdown) Share(c Category) float64 {
 		return 0
 	}
 	return float64(b.Time[c]) / float64(b.Elapsed())
-}
-
-// Categories lists the categories in order, for printing.
-func Categories() []Category {
-	return []Category{Serialization, Handshake, RoundTrip, DelayedACK, Timeout, Other}
 }
