@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/tcpstack"
 )
 
@@ -147,6 +148,12 @@ type Config struct {
 	// Logf, if set, receives one line for each connection that fails
 	// (an upstream that refuses, a dial across the link that times out).
 	Logf func(format string, args ...any)
+
+	// Observe, if set, receives every event of the network's link. The
+	// proxy counts each connection's retransmissions from those events,
+	// so New makes itself the link's observer (emu.Net.Observe) and
+	// passes each event on to this one; Close hands the link back to it.
+	Observe link.Observer
 }
 
 // defaultBufferSize is Config.BufferSize's default.
@@ -160,12 +167,20 @@ const KeptRecords = 1000
 // loopbackOnly is Config.Allow's default.
 var loopbackOnly = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 
-// Totals sums the records of every connection that ended.
+// Totals sums the records of every connection that ended, and counts
+// the link's retransmissions.
 type Totals struct {
 	Conns              int // connections ended
 	Failed             int // of which ended abnormally (Record.Err not empty)
 	BytesUp, BytesDown int64
-	Retransmits        uint64
+	// Retransmits is the sum of the records' Retransmits.
+	Retransmits uint64
+	// LinkRetransmits counts every segment the link carried again, by
+	// Record.Retransmits' rule, from the same count: the records' and
+	// those in no record, of connections still open, of handshakes that
+	// failed, and sent after a connection's record was filed. It is
+	// never less than Retransmits.
+	LinkRetransmits uint64
 }
 
 func (t *Totals) add(r Record) {
@@ -194,6 +209,9 @@ type Proxy struct {
 	accepting sync.WaitGroup // the accept loops
 	sessions  sync.WaitGroup // the connections
 	all       sync.WaitGroup // every goroutine of the proxy
+
+	count     linkCount // retransmissions, from the link's events
+	observing bool      // whether New made the proxy the link's observer
 
 	mu          sync.Mutex
 	serverPorts map[uint16]*tcpstack.Listener // the server host's listeners, by port
@@ -299,6 +317,8 @@ func New(n *emu.Net, cfg Config) (*Proxy, error) {
 		}
 		p.listeners = append(p.listeners, listener{ln: ln})
 	}
+	n.Observe(p.observe)
+	p.observing = true
 	for _, l := range p.listeners {
 		p.accepting.Add(1)
 		p.all.Add(1)
@@ -325,11 +345,24 @@ func (p *Proxy) Records() []Record {
 	return append(slices.Clone(p.records[p.next:]), p.records[:p.next]...)
 }
 
-// Totals returns the sums over every connection that has ended.
+// Totals returns the sums over every connection that has ended, and the
+// link's retransmissions so far.
 func (p *Proxy) Totals() Totals {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.totals
+	t := p.totals
+	p.mu.Unlock()
+	// Read after the records' sum: a record's retransmits are counted
+	// here before it is filed, so the link's count is never the smaller.
+	t.LinkRetransmits = p.count.total()
+	return t
+}
+
+// observe is the link's observer: the proxy's count, then Config.Observe.
+func (p *Proxy) observe(e link.Event) {
+	p.count.observe(e)
+	if p.cfg.Observe != nil {
+		p.cfg.Observe(e)
+	}
 }
 
 // Active returns the number of connections not yet ended.
@@ -359,7 +392,9 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 
 // Close stops accepting, aborts every open connection (with a reset, on
 // both sides), and returns once every goroutine of the proxy has ended.
-// It is idempotent. The network is the caller's to close.
+// It is idempotent. The network is the caller's to close; its link's
+// events go to Config.Observe alone from then on, and Totals stays as
+// Close left it.
 func (p *Proxy) Close() error {
 	p.closeOnce.Do(func() {
 		p.stopAccepting()
@@ -374,6 +409,9 @@ func (p *Proxy) Close() error {
 		}
 		p.mu.Unlock()
 		p.all.Wait()
+		if p.observing {
+			p.n.Observe(p.cfg.Observe)
+		}
 	})
 	return nil
 }
@@ -519,6 +557,8 @@ func (p *Proxy) serveClient(s *session, target string, port uint16, ready func(e
 		refuse(err)
 		return
 	}
+	local := uint16(ec.LocalAddr().(*net.TCPAddr).Port)
+	p.count.claim(flowKey{local, port}, s)
 	if !s.add(ec) {
 		if upstream != nil {
 			if r := <-upstream; r.c != nil {
@@ -541,7 +581,6 @@ func (p *Proxy) serveClient(s *session, target string, port uint16, ready func(e
 		}
 		s.upstream = r.c
 	}
-	local := uint16(ec.LocalAddr().(*net.TCPAddr).Port)
 	p.register(local, s)
 	defer p.unregister(local, s)
 	if ready != nil && !ready(nil) {
@@ -549,7 +588,6 @@ func (p *Proxy) serveClient(s *session, target string, port uint16, ready func(e
 		return
 	}
 	s.join(s.client, ec, "client", "link", nil, &s.down)
-	s.retransmits.Add(retransmits(ec))
 }
 
 // dialResult is an upstream dial's outcome.
@@ -592,7 +630,6 @@ func (p *Proxy) serveUpstream(ec *tcpstack.Conn) {
 		}
 	}
 	s.join(ec, u, "link", "upstream", &s.up, nil)
-	s.retransmits.Add(retransmits(ec))
 }
 
 // NotAllowedError is a SOCKS5 or CONNECT destination that Config.Allow
@@ -702,6 +739,7 @@ func (p *Proxy) claim(port uint16) *session {
 
 // finish files the record of an ended session.
 func (p *Proxy) finish(s *session) {
+	p.count.release(s)
 	r := s.record()
 	p.mu.Lock()
 	delete(p.live, s)

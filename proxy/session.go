@@ -9,9 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/netemu/netemu/tcpstack"
-	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 )
 
 // Record describes one connection through the proxy.
@@ -25,7 +22,12 @@ type Record struct {
 	// BytesUp went from the client to the upstream, BytesDown back: what
 	// was written to the upstream's and the client's sockets.
 	BytesUp, BytesDown int64
-	// Retransmits counts the segments the two emulated ends sent again.
+	// Retransmits counts the connection's segments that the link carried
+	// again, both ways, from its first SYN until this record: a data
+	// segment or a SYN that ends at or before the highest sequence number
+	// its sender had sent, as netemu run counts them (a FIN alone sent
+	// again is not counted). Totals.LinkRetransmits is the same count
+	// over the whole link.
 	Retransmits uint64
 	// Err says why the connection ended abnormally (an upstream that
 	// refused, a reset); "" for a normal close.
@@ -60,8 +62,9 @@ type session struct {
 	start  time.Time
 
 	up, down    atomic.Int64
-	retransmits atomic.Uint64
-	sides       atomic.Int32 // sides still running: the client host's, and the server host's once registered
+	retransmits atomic.Uint64 // counted by Proxy.count while it owns flow
+	flow        flowKey       // the emulated connection's ports, once dialed; guarded by Proxy.count.mu
+	sides       atomic.Int32  // sides still running: the client host's, and the server host's once registered
 	// upstream, for a SOCKS5 or CONNECT session, is the upstream's
 	// socket, dialed by the client host's side before its reply; set
 	// before the session is registered for the server host's side.
@@ -205,12 +208,4 @@ func abort(c net.Conn) {
 		l.SetLinger(0)
 	}
 	c.Close()
-}
-
-// retransmits is the number of segments c sent again.
-func retransmits(c *tcpstack.Conn) uint64 {
-	if st, ok := c.Endpoint().Stats().(*tcp.Stats); ok {
-		return st.SendErrors.Retransmits.Value()
-	}
-	return 0
 }

@@ -81,7 +81,6 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 		return err
 	}
 	defer n.Close()
-	n.Observe(c.Observe)
 	// With --json each connection's record is a line on stdout as it
 	// ends; the table keeps the last proxy.KeptRecords and the totals,
 	// so memory does not grow with the connections served.
@@ -92,7 +91,7 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 		onEnd = func(r proxy.Record) { enc.Encode(r) }
 	}
 	p, err := proxy.New(n, proxy.Config{Forwards: po.forwards, SOCKS5: *socks, Allow: po.allow, DialUpstream: proxyDialUpstream,
-		LookupHost: proxyLookupHost, OnEnd: onEnd,
+		LookupHost: proxyLookupHost, OnEnd: onEnd, Observe: c.Observe,
 		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "netemu proxy: "+format+"\n", args...) }})
 	if err != nil {
 		watch.Finish()
@@ -147,16 +146,17 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "netemu proxy: connections still open were reset\n")
 	}
 	ferr := watch.Finish()
-	rec := experiment.Record{}
-	watch.Summarize(&rec)
+	// The summary's total and the link's line give one count of
+	// retransmissions, the proxy's, read once.
+	tot := p.Totals()
 	if !o.json {
-		if err := writeProxySummary(w, p.Records(), p.Totals()); err != nil {
+		if err := writeProxySummary(w, p.Records(), tot); err != nil {
 			return err
 		}
 	}
 	st := n.Stats().Link
 	fmt.Fprintf(stderr, "netemu proxy: the link: %d packets delivered, %d dropped, %d retransmitted\n",
-		st[link.AtoB].Packets+st[link.BtoA].Packets, st[link.AtoB].Drops.Total()+st[link.BtoA].Drops.Total(), *rec.Retransmits)
+		st[link.AtoB].Packets+st[link.BtoA].Packets, st[link.AtoB].Drops.Total()+st[link.BtoA].Drops.Total(), tot.LinkRetransmits)
 	if ferr != nil {
 		return ferr
 	}
@@ -280,7 +280,9 @@ func checkUpstream(ctx context.Context, addr string) error {
 }
 
 // writeProxySummary writes a row for each of the last connections kept
-// and a total over all of them.
+// and a total over all of them. The total's retransmits are the link's,
+// as the line at the foot gives them: the connections' and, on a line of
+// their own, those in no connection's record.
 func writeProxySummary(w io.Writer, recs []proxy.Record, tot proxy.Totals) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "conn\tvia\tupstream\tduration\tbytes up\tbytes down\tretransmits\t  error")
@@ -290,7 +292,10 @@ func writeProxySummary(w io.Writer, recs []proxy.Record, tot proxy.Totals) error
 	for _, r := range recs {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t  %s\n", r.ID, r.Via, r.Upstream, fmtDur(r.Duration), r.BytesUp, r.BytesDown, r.Retransmits, r.Err)
 	}
-	fmt.Fprintf(tw, "%d\t\t\t\t%d\t%d\t%d\t\n", tot.Conns, tot.BytesUp, tot.BytesDown, tot.Retransmits)
+	if other := tot.LinkRetransmits - tot.Retransmits; other > 0 {
+		fmt.Fprintf(tw, "…\tretransmits in no connection's record\t\t\t\t\t%d\t\n", other)
+	}
+	fmt.Fprintf(tw, "%d\t\t\t\t%d\t%d\t%d\t\n", tot.Conns, tot.BytesUp, tot.BytesDown, tot.LinkRetransmits)
 	return tw.Flush()
 }
 

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -227,5 +230,104 @@ func TestProxyListenScope(t *testing.T) {
 	}
 	if code, _, stderr := runCmd("proxy", "--socks5", "127.0.0.1:0", "--allow", "10.0.0"); code != 2 || !strings.Contains(stderr, "want an address or a prefix") {
 		t.Errorf("--allow 10.0.0: exit %d, stderr %q; want 2 and a line saying what works", code, stderr)
+	}
+}
+
+// The summary's total of retransmits and the link's line at its foot
+// count the same retransmissions: on a lossy link, with the handshakes,
+// the data and the FINs of the connections lost now and then, for either
+// TCP. The rows, and the line of those in no connection's record, add up
+// to the total. (The upstream closes after the client, once its data has
+// arrived: with data lost just before a FIN, gVisor's TCP can stall.)
+func TestProxyRetransmitTotalsAgree(t *testing.T) {
+	fakeInterrupts(t)
+	const conns, size = 20, 64 << 10
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.Read(make([]byte, 1))
+				c.Write(make([]byte, size))
+				io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	for _, tcp := range []string{"gvisor", "netemu"} {
+		t.Run(tcp, func(t *testing.T) {
+			listen := freeAddr(t)
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			wait := proxyRun(ctx, "--forward", listen+"="+ln.Addr().String(), "--rtt", "10ms", "--loss", "8%", "--tcp", tcp, "--check=false")
+			first := dialRetry(t, listen) // the proxy listens
+			errs := make(chan error, conns)
+			for i := range conns {
+				go func() {
+					c := first
+					if i > 0 {
+						var err error
+						if c, err = net.Dial("tcp4", listen); err != nil {
+							errs <- err
+							return
+						}
+					}
+					defer c.Close()
+					c.SetDeadline(time.Now().Add(2 * time.Minute))
+					c.Write([]byte{1})
+					_, err := io.ReadFull(c, make([]byte, size))
+					errs <- err
+				}()
+			}
+			for range conns {
+				if err := <-errs; err != nil {
+					t.Error(err)
+				}
+			}
+			cancel(&signalError{os.Interrupt})
+			code, stdout, stderr := wait()
+			if code != 130 {
+				t.Fatalf("exit %d, stderr %q; want 130", code, stderr)
+			}
+			lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
+			total := strings.Fields(lines[len(lines)-1])
+			if len(total) != 4 || total[0] != fmt.Sprint(conns) {
+				t.Fatalf("summary %q: want a total row of %d connections", stdout, conns)
+			}
+			m := regexp.MustCompile(`the link: .*, (\d+) retransmitted`).FindStringSubmatch(stderr)
+			if m == nil {
+				t.Fatalf("stderr %q: no line of the link", stderr)
+			}
+			if total[3] != m[1] {
+				t.Errorf("the summary's total counts %s retransmits, the link's line %s; want the same count\n%s%s", total[3], m[1], stdout, stderr)
+			}
+			// A row: conn, via (two words), upstream, duration (two),
+			// bytes up and down, retransmits; the line of retransmits
+			// outside any connection ends with its count.
+			sum := 0
+			for _, l := range lines[1 : len(lines)-1] {
+				f := strings.Fields(l)
+				i := 8
+				if f[0] == "…" {
+					i = len(f) - 1
+				}
+				n, err := strconv.Atoi(f[i])
+				if err != nil || len(f) > 9 {
+					t.Fatalf("row %q: want a connection that ended normally, with its retransmits", l)
+				}
+				sum += n
+			}
+			if fmt.Sprint(sum) != total[3] {
+				t.Errorf("the rows add up to %d retransmits, the total says %s\n%s", sum, total[3], stdout)
+			}
+			t.Logf("%s retransmits in all", total[3])
+		})
 	}
 }
