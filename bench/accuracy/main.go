@@ -68,6 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "accuracy: grid cell %d/%d: %s\n", i+1, len(cells), what)
 		})
 		gridMarkdown(stdout, rows, seed, *grid, *gridRuns, *gridKernelRuns)
+		fmt.Fprint(stdout, tcpNotes)
 		if err != nil {
 			fmt.Fprintf(stderr, "accuracy: %v\n", err)
 			return 1
@@ -121,6 +122,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		lossyMarkdown(stdout, rows, *lossyRuns, kernelRuns, why)
 	}
+	fmt.Fprint(stdout, tcpNotes)
 	return 0
 }
 
