@@ -245,6 +245,7 @@ func New(cfg Config, send func(pkt []byte)) (*Host, error) {
 	}
 	subnet := addr.AddressWithPrefix.Subnet()
 	s.SetRouteTable([]tcpip.Route{{Destination: subnet, NIC: nicID}})
+	h.ep.direct = newDirect(s, cfg)
 	return h, nil
 }
 
@@ -288,7 +289,10 @@ func (h *Host) Clock() clock.Clock { return h.cfg.Clock }
 // TCP returns the host's TCP settings with defaults filled in.
 func (h *Host) TCP() TCPConfig { return h.cfg.TCP }
 
-// Stack returns the underlying gVisor stack, for inspection.
+// Stack returns the underlying gVisor stack, for inspection. With
+// netemu's TCP, inbound TCP segments skip gVisor's IPv4 receive path
+// (its counters still count them): iptables rules set through the stack
+// do not see them.
 func (h *Host) Stack() *stack.Stack { return h.stack }
 
 // Deliver hands the host an IPv4 packet that arrived from the link. The
@@ -322,6 +326,10 @@ type nicEndpoint struct {
 	dispatcher atomic.Pointer[dispatcherRef] // nil until Attach
 	closed     atomic.Bool
 	scratch    sync.Pool // *[]byte of capacity mtu
+
+	// direct, if not nil, takes the TCP segments of netemu's TCP past
+	// gVisor's IPv4 receive path (direct.go). Set once, before traffic.
+	direct *direct
 }
 
 type dispatcherRef struct{ d stack.NetworkDispatcher }
@@ -329,6 +337,9 @@ type dispatcherRef struct{ d stack.NetworkDispatcher }
 func (e *nicEndpoint) deliver(b []byte) {
 	r := e.dispatcher.Load()
 	if r == nil || r.d == nil || len(b) < header.IPv4MinimumSize {
+		return
+	}
+	if e.direct != nil && !e.closed.Load() && e.direct.deliver(b) {
 		return
 	}
 	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(b)})
