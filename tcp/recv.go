@@ -26,10 +26,11 @@ func ticksOf(n, hz int) time.Duration { return time.Duration(n) * time.Second / 
 
 // ACK-pending bits (icsk_ack.pending).
 const (
-	ackSched  = 1 << iota // an ACK is due
-	ackTimer              // the delayed-ACK timer runs
-	ackPushed             // the peer pushed (PSH), or quick-ACKs ran out
-	ackNow                // send one at once
+	ackSched   = 1 << iota // an ACK is due
+	ackTimer               // the delayed-ACK timer runs
+	ackPushed              // ICSK_ACK_PUSHED: a short segment, or a full one with PSH
+	ackNow                 // send one at once
+	ackPushed2             // ICSK_ACK_PUSHED2: a second short segment before the ACK
 )
 
 // receiver is the receiving half of a connection, named after Linux's
@@ -68,13 +69,14 @@ type receiver struct {
 	dsackOn bool
 
 	// Delayed ACK (icsk_ack).
-	ato      time.Duration
-	quick    int
-	pingpong int
-	pending  int
-	lrcvtime time.Duration
-	rcvMSS   uint32
-	ackDue   time.Duration
+	ato         time.Duration
+	quick       int
+	pingpong    int
+	pending     int
+	lrcvtime    time.Duration
+	rcvMSS      uint32
+	lastSegSize int // icsk_ack.last_seg_size: the last short segment's size
+	ackDue      time.Duration
 
 	// SACK compression.
 	compressed  int
@@ -221,7 +223,11 @@ func (r *receiver) cleanupRbuf(copied int) {
 	}
 	timeToAck := false
 	if r.pending&ackSched != 0 {
-		if r.pending&ackPushed != 0 || int(r.wup.Size(r.nxt)) > int(r.rcvMSS) && r.pending&ackTimer != 0 || (copied > 0 && r.unread() == 0 && r.pending&ackPushed != 0) {
+		// More than a segment unacknowledged (the every-second-segment
+		// ACK was not sent), or the read emptied the buffer of a small
+		// segment: twice pushed, or pushed outside interactive mode.
+		pushed := r.pending&ackPushed2 != 0 || r.pending&ackPushed != 0 && !r.inPingpong()
+		if int(r.wup.Size(r.nxt)) > int(r.rcvMSS) || (copied > 0 && r.unread() == 0 && pushed) {
 			timeToAck = true
 		}
 	}
@@ -401,23 +407,59 @@ func (r *receiver) growWindow(n int) {
 // ---- arriving data ----
 
 // measureRcvMSS is tcp_measure_rcv_mss: the largest segment the peer
-// sends, and the buffer's memory ratio from the first full one.
-func (r *receiver) measureRcvMSS(n int) {
-	if uint32(n) >= r.rcvMSS {
-		if uint32(n) != r.rcvMSS {
-			ratio := uint32(uint64(n) << scaleShift / uint64(rcvTruesize(n)))
-			if ratio == 0 {
-				ratio = 1
+// sends, and the buffer's memory ratio from the first full one. A
+// segment of at least rcv_mss marks the ACK pushed when it carries PSH
+// (the end of a write: the reader's ACK should not wait); a shorter one
+// marks it pushed, and pushed twice when one was already, unless it is
+// the size of the last one and long enough to be the peer's real MSS
+// (then rcv_mss follows it down).
+func (r *receiver) measureRcvMSS(seg *segment, n int) {
+	lss := r.lastSegSize
+	r.lastSegSize = 0
+	if uint32(n) < r.rcvMSS {
+		// The segment's length with its TCP header, less the header
+		// every segment of this connection carries (tcp_header_len):
+		// invariant under SACK blocks.
+		hdr := header.TCPMinimumSize
+		if seg.hasTS {
+			hdr += 12
+		}
+		if seg.nSACK > 0 {
+			hdr += 4 + 8*seg.nSACK
+		}
+		l := n + hdr
+		remnant := seg.flags&(header.TCPFlagFin|header.TCPFlagUrg|header.TCPFlagSyn|header.TCPFlagPsh) != 0
+		if l >= 536+header.TCPMinimumSize || (l >= 88+header.TCPMinimumSize && !remnant) { // TCP_MSS_DEFAULT, TCP_MIN_MSS
+			l -= header.TCPMinimumSize
+			if r.e.tsOK {
+				l -= 12
 			}
-			if ratio != r.ratio {
-				r.ratio = ratio
-				r.setClamp(uint32(r.winFromSpace(r.rcvbuf)))
-				r.space = min(r.space, r.clamp)
+			r.lastSegSize = l
+			if l == lss {
+				r.rcvMSS = uint32(l)
+				return
 			}
 		}
-		r.rcvMSS = min(uint32(n), r.advmss)
-	} else if n >= 536 { // TCP_MSS_DEFAULT: a shorter segment still counts
-		r.rcvMSS = max(r.rcvMSS, min(uint32(n), r.advmss))
+		if r.pending&ackPushed != 0 {
+			r.pending |= ackPushed2
+		}
+		r.pending |= ackPushed
+		return
+	}
+	if uint32(n) != r.rcvMSS {
+		ratio := uint32(uint64(n) << scaleShift / uint64(rcvTruesize(n)))
+		if ratio == 0 {
+			ratio = 1
+		}
+		if ratio != r.ratio {
+			r.ratio = ratio
+			r.setClamp(uint32(r.winFromSpace(r.rcvbuf)))
+			r.space = min(r.space, r.clamp)
+		}
+	}
+	r.rcvMSS = min(uint32(n), r.advmss)
+	if seg.has(pshFlag) {
+		r.pending |= ackPushed
 	}
 }
 
@@ -452,11 +494,11 @@ func (r *receiver) setClamp(v uint32) {
 // dataRecv is tcp_event_data_recv: the delayed-ACK engine's estimate of
 // the peer's inter-segment time (ato), quick-ACK mode at the start and
 // after a long gap, and window growth.
-func (r *receiver) dataRecv(n int) {
+func (r *receiver) dataRecv(seg *segment, n int) {
 	e := r.e
 	hz := e.p.opts.HZ
 	r.pending |= ackSched
-	r.measureRcvMSS(n)
+	r.measureRcvMSS(seg, n)
 	now := e.now()
 	amin := atoMinOf(hz)
 	if r.ato == 0 {
@@ -561,7 +603,7 @@ func (r *receiver) queueInOrder(seg *segment, payload []byte, fin bool) bool {
 	if n > 0 {
 		r.store(r.nxt, payload[:n])
 		r.nxt = r.nxt.Add(seqnum.Size(n))
-		r.dataRecv(n)
+		r.dataRecv(seg, n)
 	}
 	if fin {
 		r.fin()
@@ -574,9 +616,6 @@ func (r *receiver) queueInOrder(seg *segment, payload []byte, fin bool) bool {
 	}
 	if r.nsacks > 0 {
 		r.sackRemove()
-	}
-	if seg.has(pshFlag) {
-		r.pending |= ackPushed
 	}
 	return n > 0 || fin
 }
