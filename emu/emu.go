@@ -215,7 +215,12 @@ func New(cfg Config) (*Net, error) {
 // hands it to the receiving host.
 func (n *Net) deliver(dir link.Dir, pkt []byte) {
 	n.traceMu.Lock()
-	now := n.clk.Now().Sub(clock.Epoch)
+	var now time.Duration
+	if n.virtual != nil {
+		now = n.virtual.Elapsed()
+	} else {
+		now = n.clk.Now().Sub(clock.Epoch)
+	}
 	if n.virtual != nil && n.quiet > 0 { // the QuietLimit watchdog: virtual clock only
 		if payload(pkt) > 1 {
 			n.lastData = now

@@ -26,8 +26,11 @@ type Link struct {
 	pump  bool
 	done  chan struct{}
 	pumps sync.WaitGroup
-	// mono, if the clock is one, reads time since start cheaply.
-	mono clock.Monotonic
+	// seq or mono, if the clock is one, reads time since start cheaply:
+	// seq.Elapsed() less startElapsed, or mono.Since(start).
+	seq          clock.Sequential
+	startElapsed time.Duration
+	mono         clock.Monotonic
 
 	mu     sync.Mutex
 	obs    Observer // see Observe
@@ -104,7 +107,10 @@ func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
 		deliver: deliver,
 		flows:   make(map[flowKey]*flow),
 	}
-	_, l.oneByOne = clk.(clock.Sequential)
+	if l.seq, l.oneByOne = clk.(clock.Sequential); l.oneByOne {
+		l.startElapsed = l.seq.Elapsed()
+		l.start = clock.Epoch.Add(l.startElapsed) // the same instant as Now
+	}
 	l.mono, _ = clk.(clock.Monotonic)
 	_, l.pump = clk.(clock.SpawningTimers)
 	if l.pump {
@@ -191,6 +197,9 @@ func (l *Link) Config() Config {
 }
 
 func (l *Link) now() time.Duration {
+	if l.seq != nil {
+		return l.seq.Elapsed() - l.startElapsed
+	}
 	if l.mono != nil {
 		return l.mono.Since(l.start)
 	}
