@@ -286,10 +286,12 @@ const syscallPatience = 200
 
 // wait yields until the process has settled: nothing runnable, nothing
 // running but the caller and nothing in a system call, seen twice in a
-// row. If that takes longer than the limit hook returns (wall time), its
-// function is called once; hook is asked every busyCheckEvery checks, so
-// that a limit set while the wait runs counts too. A goroutine that stays in a system call for syscallPatience checks
-// is taken to be blocked there for good and no longer holds the run back.
+// row. If that takes longer than the limit hook returns (wall time,
+// counted from the busyCheckEvery-th check), its function is called once;
+// hook is asked every busyCheckEvery checks after that, so that a limit
+// set while the wait runs counts too. A goroutine that stays in a system
+// call for syscallPatience checks is taken to be blocked there for good
+// and no longer holds the run back.
 //
 // Yielding alone can starve a goroutine queued on another processor and
 // holds a processor the run could use, so after a few busy yields the
@@ -297,10 +299,17 @@ const syscallPatience = 200
 // runtime's next millisecond poll), then yields again (docs/PERFORMANCE.md).
 func (p *idleProbe) wait(hook func() (time.Duration, func())) {
 	calm, busy, syscall := 0, 0, 0
-	start, fired := time.Now(), false
+	// The busy limit counts from the first look at it: most waits settle
+	// sooner and never read the wall clock, which costs as much as a look
+	// at the metrics where the clock source is a hypervisor's
+	// (docs/PERFORMANCE.md).
+	var start time.Time
+	fired := false
 	for i := 1; calm < 2; i++ {
 		if !fired && i%busyCheckEvery == 0 {
-			if limit, onBusy := hook(); onBusy != nil && limit > 0 && time.Since(start) > limit {
+			if start.IsZero() {
+				start = time.Now()
+			} else if limit, onBusy := hook(); onBusy != nil && limit > 0 && time.Since(start) > limit {
 				onBusy()
 				fired = true
 			}
