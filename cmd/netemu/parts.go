@@ -161,8 +161,9 @@ func (h partHeader) describe() string {
 
 // maxResultLine bounds a line of a results file: a record with an
 // explanation is long, but not this long. A longer line (a file that is
-// not one, like /dev/zero) is refused once this much is read.
-const maxResultLine = 64 << 20
+// not one, like /dev/zero) is refused once this much is read. A variable
+// only so that a test can lower it.
+var maxResultLine = 64 << 20
 
 // part is what a results file holds.
 type part struct {

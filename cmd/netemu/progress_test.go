@@ -69,11 +69,9 @@ func terminal(t *testing.T, line string) []string {
 // ends complete on a line of its own, and the file holds no escape code.
 // With stderr redirected, nothing is written there.
 func TestProgressOnATerminal(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "netemu")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := netemuBin(t)
 	plain, err := exec.Command(bin, "reproduce").Output()
 	if err != nil {
 		t.Fatal(err)

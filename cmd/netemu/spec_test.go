@@ -11,7 +11,7 @@ import (
 
 const testStudy = `# bulk over lossy paths
 workload: bulk
-size: 200KB
+size: 50KB
 rtt: [10ms, 50ms]
 rate: 10mbit
 loss: [0, 2%]
@@ -110,8 +110,8 @@ func TestSpecSmuggling(t *testing.T) {
 		t.Errorf("a study file wrote x.jsonl through its key")
 	}
 	// The unquoted form is a list, as on the command line: two cells.
-	plain := write("plain.yaml", "workload: bulk\nsize: 200KB\nrtt: 10ms,50ms\n")
-	if got, want := runOK(t, "sweep", "--spec", plain), runOK(t, "sweep", "bulk", "--size", "200KB", "--rtt", "10ms,50ms"); got != want {
+	plain := write("plain.yaml", "workload: bulk\nsize: 50KB\nrtt: 10ms,50ms\n")
+	if got, want := runOK(t, "sweep", "--spec", plain), runOK(t, "sweep", "bulk", "--size", "50KB", "--rtt", "10ms,50ms"); got != want {
 		t.Errorf("rtt: 10ms,50ms prints\n%s\n--rtt 10ms,50ms prints\n%s", got, want)
 	}
 }
