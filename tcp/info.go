@@ -6,9 +6,10 @@ import (
 )
 
 // Info is a connection's state, its fields named as Linux's struct
-// tcp_info names them (tcpi_*), so that a timeline of netemu's TCP lines
-// up with one of kernel TCP field by field. Windows are in segments
-// where tcp_info has them in segments, else in bytes.
+// tcp_info names them (tcpi_*), and its ACK counts as nstat names
+// Linux's (TcpExt*), so that a timeline or an explanation of netemu's
+// TCP lines up with one of kernel TCP field by field. Windows are in
+// segments where tcp_info has them in segments, else in bytes.
 type Info struct {
 	At            time.Duration // the connection's clock
 	Local, Remote netip.AddrPort
@@ -38,6 +39,14 @@ type Info struct {
 	RcvMSS       uint32        // tcpi_rcv_mss
 	ATO          time.Duration // tcpi_ato
 	Backoff      int           // tcpi_backoff
+
+	// The receiver's ACKs, counted as Linux counts them for nstat
+	// (TcpExt*, per host there, per connection here), and what Linux
+	// does not count.
+	DelayedACKs    uint32        // TcpExtDelayedACKs: ACKs the delayed-ACK timer sent
+	DelayedACKLost uint32        // TcpExtDelayedACKLost: data that came again, answered by an ACK at once
+	QuickACKs      uint32        // ACKs sent at once only because of quick-ACK mode (no Linux counter)
+	DelayedACKTime time.Duration // how long the timer held the DelayedACKs, in all: each from when the timer was first armed for it (no Linux counter)
 }
 
 var caStateNames = [...]string{"Open", "Disorder", "CWR", "Recovery", "Loss"}
@@ -74,10 +83,15 @@ func (e *endpoint) fillInfo() Info {
 		RcvMSS:       r.rcvMSS,
 		ATO:          r.ato,
 		Backoff:      s.backoff,
+
+		DelayedACKs:    r.delayedACKs,
+		DelayedACKLost: r.delayedACKLost,
+		QuickACKs:      r.quickACKs,
+		DelayedACKTime: r.delayedACKTime,
 	}
 }
 
-// Info returns the connection's state now.
+// TCPInfo returns the connection's state now.
 func (e *endpoint) TCPInfo() Info {
 	e.mu.Lock()
 	defer e.unlock()

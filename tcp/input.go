@@ -241,6 +241,7 @@ func (e *endpoint) handleSynchronized(s *segment) {
 	// an old duplicate.
 	if e.tsOK && s.hasTS && !s.has(rstFlag) && int32(s.tsVal-e.tsRecent) < 0 && e.now()-e.tsRecentStamp < 24*24*time.Hour {
 		if !e.oowRateLimited(s) {
+			r.oldData(s)
 			r.enterQuickAck()
 			e.sendAckNow()
 		}
@@ -252,6 +253,7 @@ func (e *endpoint) handleSynchronized(s *segment) {
 		case s.has(synFlag):
 			e.challengeAck()
 		case !e.oowRateLimited(s):
+			r.oldData(s)
 			e.sendAckNow() // tcp_send_dupack
 		}
 		return

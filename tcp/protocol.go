@@ -60,8 +60,9 @@ type Options struct {
 	Seed uint64
 
 	// Probe, if set, receives a connection's state each time it handles
-	// a segment. It runs under the connection's lock: it must be quick
-	// and must not call the connection.
+	// a segment and each time its delayed-ACK timer sends an ACK. It runs
+	// under the connection's lock: it must be quick and must not call the
+	// connection.
 	Probe func(Info)
 }
 

@@ -78,6 +78,14 @@ type receiver struct {
 	lastSegSize int // icsk_ack.last_seg_size: the last short segment's size
 	ackDue      time.Duration
 
+	// The ACKs' counts (Info): delackFrom is when the pending ACK's
+	// delayed-ACK timer was first armed, the start of its hold.
+	delayedACKs    uint32
+	delayedACKTime time.Duration
+	delayedACKLost uint32
+	quickACKs      uint32
+	delackFrom     time.Duration
+
 	// SACK compression.
 	compressed  int
 	compRcvNxt  seqnum.Value
@@ -571,6 +579,7 @@ func (r *receiver) data(seg *segment) bool {
 		if len(payload) > 0 {
 			r.setDSACK(seq, end)
 		}
+		r.delayedACKLost++
 		r.enterQuickAck()
 		r.pending |= ackSched
 		return false
@@ -852,8 +861,13 @@ func (r *receiver) ackSndCheck(ofoPossible bool) {
 		return
 	}
 	e := r.e
-	if (int(r.wup.Size(r.nxt)) > int(r.rcvMSS) && uint32(r.selectWindowRaw()) >= r.wnd) ||
-		r.inQuickAck() || r.pending&ackNow != 0 {
+	// More than a full segment unacknowledged, and the window would not
+	// shrink: the every-second-segment rule.
+	full := int(r.wup.Size(r.nxt)) > int(r.rcvMSS) && uint32(r.selectWindowRaw()) >= r.wnd
+	if full || r.inQuickAck() || r.pending&ackNow != 0 {
+		if !full && r.pending&ackNow == 0 {
+			r.quickACKs++ // sent at once only for quick-ACK mode
+		}
 		r.sendAck()
 		return
 	}
@@ -920,15 +934,20 @@ func (r *receiver) sendDelayedAck() {
 			due = r.ackDue
 		}
 	}
+	if r.pending&ackTimer == 0 {
+		r.delackFrom = now
+	}
 	r.pending |= ackSched | ackTimer
 	r.ackDue = due
 	e.tm.delack.set(due - now)
 }
 
-// delackTimer is tcp_delack_timer_handler.
-func (r *receiver) delackTimer() {
+// delackTimer is tcp_delack_timer_handler. It reports whether it sent
+// the pending ACK, which it counts as Linux counts LINUX_MIB_DELAYEDACKS,
+// with how long the ACK was held since the timer was first armed for it.
+func (r *receiver) delackTimer() bool {
 	if r.pending&ackSched == 0 {
-		return
+		return false
 	}
 	if !r.inPingpong() {
 		r.ato = min(2*r.ato, r.e.snd.rto)
@@ -936,7 +955,20 @@ func (r *receiver) delackTimer() {
 		r.pingpong = 0
 		r.ato = atoMinOf(r.e.p.opts.HZ)
 	}
+	r.delayedACKs++
+	r.delayedACKTime += r.e.now() - r.delackFrom
 	r.sendAck()
+	return true
+}
+
+// oldData counts a segment whose data (or FIN) starts below rcv_nxt,
+// answered at once by a duplicate ACK, as Linux counts
+// LINUX_MIB_DELAYEDACKLOST: the peer sent it again, so an ACK of it was
+// likely lost or delayed too long.
+func (r *receiver) oldData(s *segment) {
+	if s.length() > 0 && s.seq.LessThan(r.nxt) {
+		r.delayedACKLost++
+	}
 }
 
 // sendAck sends a pure ACK now (tcp_send_ack).

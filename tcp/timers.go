@@ -120,7 +120,14 @@ func (e *endpoint) onXmitTimer() {
 	}
 }
 
-func (e *endpoint) onDelackTimer() { e.rcv.delackTimer() }
+// onDelackTimer sends the pending ACK, and hands the state to the probe
+// when it did: each ACK the timer sends reaches the probe with its count
+// (Info.DelayedACKs), so that what watches the probe sees every hold.
+func (e *endpoint) onDelackTimer() {
+	if e.rcv.delackTimer() {
+		e.probe()
+	}
+}
 
 func (e *endpoint) onCompTimer() { e.rcv.compTimer() }
 
