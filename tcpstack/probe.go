@@ -9,8 +9,9 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 )
 
-// Sample is a connection's TCP sender state, taken each time the
-// connection processes a segment.
+// Sample is a connection's TCP state, taken each time the connection
+// processes a segment (and, for netemu's TCP, each time its delayed-ACK
+// timer sends an ACK); the kernel's are taken at intervals.
 type Sample struct {
 	At            time.Time // on the run's clock
 	Local, Remote netip.AddrPort
@@ -18,6 +19,7 @@ type Sample struct {
 	Ssthresh      int // slow-start threshold, bytes (large until the first loss)
 	InFlight      int // bytes sent and not yet acknowledged
 	SRTT          time.Duration
+	RTTVar        time.Duration // tcpi_rttvar (kernel TCP and netemu's)
 	RTO           time.Duration
 	MSS           int
 	RcvWnd        int // receive window last advertised to the peer, bytes
@@ -33,6 +35,18 @@ type Sample struct {
 	// marked lost, retransmitted and in flight, and delivered in all.
 	CAState                          string
 	Sacked, Lost, Retrans, Delivered int
+	// Unacked is tcpi_unacked, packets sent and not yet acknowledged,
+	// and TotalRetrans tcpi_total_retrans, packets retransmitted in all
+	// (kernel TCP and netemu's).
+	Unacked, TotalRetrans int
+
+	// The receiver's ACKs, where the stack counts them per connection
+	// (ACKsCounted: netemu's TCP; Linux counts them per host, gVisor
+	// not at all): tcp.Info's DelayedACKs, DelayedACKLost, QuickACKs
+	// and DelayedACKTime.
+	ACKsCounted                            bool
+	DelayedACKs, DelayedACKLost, QuickACKs int
+	DelayedACKTime                         time.Duration
 }
 
 // sampleOf converts gVisor's probe state.
@@ -99,22 +113,38 @@ func binaryAddr(a netip.Addr) uint32 {
 // sampleOfInfo converts netemu's TCP state.
 func sampleOfInfo(at time.Time, in *netemutcp.Info) Sample {
 	mss := int(in.SndMSS)
+	ssthresh := satMul(int(in.SndSsthresh), mss)
+	if in.SndSsthresh >= infiniteSsthresh {
+		ssthresh = 1 << 62 // as gVisor's and the kernel's samples say "infinite"
+	}
 	return Sample{
-		At:          at,
-		Local:       in.Local,
-		Remote:      in.Remote,
-		Cwnd:        int(in.SndCwnd) * mss,
-		Ssthresh:    satMul(int(in.SndSsthresh), mss),
-		InFlight:    int(in.Unacked) * mss, // tcpi_unacked, as kernel samples count it
-		SRTT:        in.RTT,
-		RTO:         in.RTO,
-		MSS:         mss,
-		RcvWnd:      int(in.RcvWnd),
-		RcvSsthresh: int(in.RcvSsthresh),
-		CAState:     in.CAState,
-		Sacked:      int(in.Sacked),
-		Lost:        int(in.Lost),
-		Retrans:     int(in.Retrans),
-		Delivered:   int(in.Delivered),
+		At:             at,
+		Local:          in.Local,
+		Remote:         in.Remote,
+		Cwnd:           int(in.SndCwnd) * mss,
+		Ssthresh:       ssthresh,
+		InFlight:       int(in.Unacked) * mss, // tcpi_unacked, as kernel samples count it
+		SRTT:           in.RTT,
+		RTTVar:         in.RTTVar,
+		RTO:            in.RTO,
+		MSS:            mss,
+		RcvWnd:         int(in.RcvWnd),
+		RcvSsthresh:    int(in.RcvSsthresh),
+		CAState:        in.CAState,
+		Sacked:         int(in.Sacked),
+		Lost:           int(in.Lost),
+		Retrans:        int(in.Retrans),
+		Delivered:      int(in.Delivered),
+		Unacked:        int(in.Unacked),
+		TotalRetrans:   int(in.TotalRetrans),
+		ACKsCounted:    true,
+		DelayedACKs:    int(in.DelayedACKs),
+		DelayedACKLost: int(in.DelayedACKLost),
+		QuickACKs:      int(in.QuickACKs),
+		DelayedACKTime: in.DelayedACKTime,
 	}
 }
+
+// infiniteSsthresh is tcp_info's slow-start threshold before there is
+// one (TCP_INFINITE_SSTHRESH).
+const infiniteSsthresh = 0x7fffffff
