@@ -22,7 +22,8 @@ type Instruments struct {
 	// KeepTimeline keeps the timeline in memory, for a figure; the file
 	// is written as the run goes.
 	KeepTimeline bool
-	// Explain folds the link's events into an explain.Analyzer.
+	// Explain folds the link's events and the TCPs' samples into an
+	// explain.Analyzer.
 	Explain bool
 }
 
@@ -89,6 +90,7 @@ func (in Instruments) Attach(c *Case) (w *Watch, err error) {
 	if in.Explain {
 		w.analyzer = &explain.Analyzer{}
 		observers = append(observers, w.analyzer.Observe)
+		probes = append(probes, w.analyzer.TCP)
 	}
 	pw := w.pcap
 	c.Observe = func(e link.Event) {

@@ -109,6 +109,50 @@ type Explanation struct {
 	Unsure     int            `json:"timeouts_unsure"`
 	Unneeded   int            `json:"retransmits_unneeded"`
 	Recoveries int            `json:"recoveries"`
+	// DelayedBy says whose delayed-ACK timers DelayedACKs counts:
+	// "link" (the link's delayed-ACK stage, for a TCP that ACKs at
+	// once), "tcp" (the receiving TCP's own, as netemu's TCP reports
+	// each ACK its timer sends) or "link+tcp".
+	DelayedBy string `json:"delayed_acks_by"`
+	// ACKs is the receivers' own counts of their ACKs over the run,
+	// where the TCP counts them (netemu's TCP).
+	ACKs *ACKCounts `json:"tcp_acks,omitempty"`
+	// TCP is each connection end's TCP state as last sampled, with
+	// tcp_info's names, where the TCP reports tcp_info (netemu's, kernel
+	// TCP), in address order.
+	TCP []TCPState `json:"tcp_state,omitempty"`
+}
+
+// ACKCounts is explain.ACKCounts in a record, named as nstat names
+// Linux's counters (TcpExtDelayedACKs, TcpExtDelayedACKLost) where
+// Linux has one.
+type ACKCounts struct {
+	DelayedACKs    int     `json:"delayed_acks"`     // sent by the delayed-ACK timer
+	DelayedACKLost int     `json:"delayed_ack_lost"` // data that came again, answered at once
+	QuickACKs      int     `json:"quick_acks"`       // sent at once only because of quick-ACK mode
+	DelayedMs      float64 `json:"delayed_ms"`       // how long the timer held them, in all
+}
+
+// TCPState is explain.TCPState in a record: tcp_info's names, in the
+// order netemu explain prints them, times in milliseconds. Ssthresh is
+// null while there is none (tcp_info's infinite).
+type TCPState struct {
+	Conn         string  `json:"conn"` // local→remote
+	AtMs         float64 `json:"at_ms"`
+	Cwnd         int     `json:"cwnd"`
+	Ssthresh     *int    `json:"ssthresh"`
+	SRTTms       float64 `json:"srtt_ms"`
+	RTTVarMs     float64 `json:"rttvar_ms"`
+	RTOms        float64 `json:"rto_ms"`
+	Unacked      int     `json:"unacked"`
+	Sacked       int     `json:"sacked"`
+	Lost         int     `json:"lost"`
+	Retrans      int     `json:"retrans"`
+	TotalRetrans int     `json:"total_retrans"`
+	Delivered    int     `json:"delivered"`
+	CAState      string  `json:"ca_state"`
+	RcvWnd       int     `json:"rcv_wnd"`
+	RcvSsthresh  int     `json:"rcv_ssthresh"`
 }
 
 // MarshalJSON writes one flat object: Setup's fields, Outcome's, the

@@ -44,21 +44,7 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 		from := watch.Analyzer().Since(r.Started)
 		bd := watch.Analyzer().Breakdown(from, from+r.Elapsed)
 		if o.json {
-			ex := experiment.Explanation{Ms: map[string]float64{}, DelayedACKs: bd.HeldACKs, DelayedMs: experiment.Ms(bd.HeldTime), Waited: bd.Waited, Retransmits: bd.Retransmits, Drops: bd.Drops}
-			for _, cat := range explain.Categories() {
-				ex.Ms[cat.String()] = experiment.Ms(bd.Time[cat])
-			}
-			l := bd.Loss
-			for _, cat := range explain.LossRecovery() {
-				if n := l.Repaired[cat]; n > 0 {
-					if ex.Repaired == nil {
-						ex.Repaired = map[string]int{}
-					}
-					ex.Repaired[cat.String()] = n
-				}
-			}
-			ex.Probes, ex.Timeouts, ex.Unsure, ex.Unneeded, ex.Recoveries = l.Probes, l.Timeouts, l.Unsure, l.Unneeded, l.Episodes
-			rec.Explain = &ex
+			rec.Explain = experiment.NewExplanation(bd)
 			if err := enc.Encode(rec); err != nil {
 				return err
 			}
@@ -75,7 +61,7 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "  %d packets, %d retransmits, %d drops; %s; %d segments waited for an ACK; queueing delay %s in all, peak queue %d packets\n",
-			bd.Packets, bd.Retransmits, bd.Drops, heldLine(bd), bd.Waited, fmtDur(bd.QueueDelay), bd.MaxQueue)
+			bd.Packets, bd.Retransmits, bd.Drops, heldLine(bd, tcpName(rec)), bd.Waited, fmtDur(bd.QueueDelay), bd.MaxQueue)
 		if line := impairmentLine(rec); line != "" {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
@@ -88,7 +74,11 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 		if bd.HeldACKs > 0 {
 			fmt.Fprintf(w, "  delayed ACKs (%s):\n", listed(bd.HeldACKs))
 			for _, h := range bd.Holds[:min(len(bd.Holds), maxListed)] {
-				fmt.Fprintf(w, "    at %9s  ACK from %s held %s, released by the delayed-ACK timer\n", fmtDur(h.At), h.From, fmtDur(h.Held))
+				by := "released by the delayed-ACK timer"
+				if h.By == explain.ByTCP {
+					by = "sent by its own delayed-ACK timer"
+				}
+				fmt.Fprintf(w, "    at %9s  ACK from %s held %s, %s\n", fmtDur(h.At), h.From, fmtDur(h.Held), by)
 			}
 		}
 		if bd.Waited > 0 {
@@ -97,8 +87,46 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 				fmt.Fprintf(w, "    at %9s  %d bytes from %s, %s after the flow's previous segment\n", fmtDur(s.At), s.Len, s.From, fmtDur(s.Waited))
 			}
 		}
+		if a := bd.ACKs; a.Counted {
+			fmt.Fprintf(w, "  %s\n", ackCountsLine(a, tcpName(rec)))
+		}
+		if n := len(bd.TCP); n > 0 {
+			fmt.Fprintf(w, "  %s at each connection end's last sample, with tcp_info's names (%s):\n", tcpName(rec), listed(n))
+			for _, st := range bd.TCP[:min(n, maxListed)] {
+				fmt.Fprintf(w, "    %s→%s at %s: %s\n", st.Local, st.Remote, fmtDur(st.At), stateLine(st))
+			}
+		}
 	}
 	return nil
+}
+
+// tcpName names the run's TCP.
+func tcpName(rec experiment.Record) string {
+	switch rec.TCP {
+	case "netemu":
+		return "netemu's TCP"
+	case "gvisor":
+		return "gVisor's TCP"
+	case "linux":
+		return "kernel TCP"
+	}
+	return "the TCP"
+}
+
+// ackCountsLine says what the receivers counted of their own ACKs.
+func ackCountsLine(a explain.ACKCounts, tcp string) string {
+	return fmt.Sprintf("%s's ACKs over the run: %d sent by the delayed-ACK timer (TcpExtDelayedACKs, held %s in all), %d sent at once in quick-ACK mode; %s came again (TcpExtDelayedACKLost)",
+		tcp, a.DelayedACKs, fmtDur(a.DelayedACKTime), a.QuickACKs, plural(a.DelayedACKLost, "segment"))
+}
+
+// stateLine writes a connection end's TCP state as tcp_info names it.
+func stateLine(st explain.TCPState) string {
+	ssthresh := "infinite"
+	if st.Ssthresh > 0 {
+		ssthresh = fmt.Sprint(st.Ssthresh)
+	}
+	return fmt.Sprintf("cwnd %d, ssthresh %s, srtt %s, rttvar %s, rto %s, unacked %d, sacked %d, lost %d, retrans %d, total_retrans %d, delivered %d, ca_state %s, rcv_wnd %d, rcv_ssthresh %d",
+		st.Cwnd, ssthresh, fmtDur(st.SRTT), fmtDur(st.RTTVar), fmtDur(st.RTO), st.Unacked, st.Sacked, st.Lost, st.Retrans, st.TotalRetrans, st.Delivered, st.CAState, st.RcvWnd, st.RcvSsthresh)
 }
 
 // lossLines say how the senders recovered from what the link lost, and
@@ -142,13 +170,20 @@ func lossLines(l explain.Loss) []string {
 	return lines
 }
 
-// heldLine counts the ACKs the delayed-ACK timer held, and, when other
-// things were under way meanwhile, how much of their time is the
-// delayed-ACK line's.
-func heldLine(bd explain.Breakdown) string {
-	line := fmt.Sprintf("%d ACKs delayed (%s in all", bd.HeldACKs, fmtDur(bd.HeldTime))
+// heldLine counts the ACKs a delayed-ACK timer held, says whose timer
+// where it is the TCP's own (tcp names it), and, when other things were
+// under way meanwhile, how much of their time is the delayed-ACK line's.
+func heldLine(bd explain.Breakdown, tcp string) string {
+	line := fmt.Sprintf("%d ACKs delayed", bd.HeldACKs)
+	if bd.HeldBy == explain.ByTCP {
+		line += " by " + tcp
+	}
+	line += fmt.Sprintf(" (%s in all", fmtDur(bd.HeldTime))
 	if t := bd.Time[explain.DelayedACK]; t != bd.HeldTime {
 		line += fmt.Sprintf(", %s of it with nothing else under way", fmtDur(t))
+	}
+	if bd.HeldBy == explain.ByLink|explain.ByTCP {
+		line += fmt.Sprintf("; %d by %s, %d by the link", bd.TCPHeldACKs, tcp, bd.HeldACKs-bd.TCPHeldACKs)
 	}
 	return line + ")"
 }

@@ -4,10 +4,12 @@
 // retransmission timeouts), and, for small writes, which ACKs were held
 // and which segments waited for them.
 //
-// Everything it says comes from the packets the link carried, dropped
-// and delivered, so the same reasoning holds for every TCP behind the
-// link (gVisor's, netemu's, the kernel's); loss.go says how it tells
-// the ways of recovering from a loss apart.
+// Everything it says of time comes from the packets the link carried,
+// dropped and delivered, so the same reasoning holds for every TCP
+// behind the link (gVisor's, netemu's, the kernel's); loss.go says how it
+// tells the ways of recovering from a loss apart. The one thing the link
+// cannot see is an ACK that its own TCP held back: netemu's TCP reports
+// those, and every TCP that has tcp_info its state (tcp.go).
 package explain
 
 import (
@@ -50,11 +52,12 @@ func Categories() []Category {
 // LossRecovery lists the categories of loss recovery.
 func LossRecovery() []Category { return []Category{FastRecovery, TailLossProbe, Timeout} }
 
-// Hold is one ACK the delayed-ACK timer held.
+// Hold is one ACK a delayed-ACK timer held.
 type Hold struct {
-	At   time.Duration // when the receiver sent it
+	At   time.Duration // when the hold began: the receiver sent it (to the link's stage) or would have (held by its own timer)
 	Held time.Duration
 	From netip.AddrPort // the receiver that sent the ACK
+	By   HoldSource     // whose timer: the link's stage or the TCP's own
 }
 
 // Waiting is a data segment that left the instant a pure ACK arrived, with
@@ -79,13 +82,19 @@ type Breakdown struct {
 	QueueDelay  time.Duration // total time packets waited for the wire
 	MaxQueue    int
 
-	// HeldACKs is how many ACKs the delayed-ACK timer held (those it
+	// HeldACKs is how many ACKs a delayed-ACK timer held (those it
 	// released, not those a newer ACK replaced), HeldTime how long in
 	// all; Holds lists the first of them. They are the holds the
-	// DelayedACK category is made of.
-	HeldACKs int
-	HeldTime time.Duration
-	Holds    []Hold
+	// DelayedACK category is made of. HeldBy says whose timers held
+	// them: the link's delayed-ACK stage's (for a TCP that ACKs at once,
+	// gVisor's), the receiving TCP's own (netemu's TCP, which reports
+	// each ACK its timer sends; ByTCP whenever a TCP counts its ACKs,
+	// even none), or both; TCPHeldACKs is how many of them the TCPs'.
+	HeldACKs    int
+	HeldTime    time.Duration
+	Holds       []Hold
+	HeldBy      HoldSource
+	TCPHeldACKs int
 	// Replaced is how many held ACKs a newer ACK (or data) replaced
 	// before the timer fired: the newer packet carried what they said, so
 	// they delayed nothing of their own.
@@ -99,6 +108,13 @@ type Breakdown struct {
 	Inexact bool
 
 	Loss Loss // what loss recovery the link saw, over the whole run
+
+	// ACKs is what the receiving TCPs counted of their own ACKs over the
+	// whole run, where they count them (netemu's TCP).
+	ACKs ACKCounts
+	// TCP is each connection end's TCP state as last sampled, where the
+	// TCP reports tcp_info (netemu's, kernel TCP), in address order.
+	TCP []TCPState
 }
 
 // Loss counts what the link saw of losses and their recovery (loss.go).
@@ -163,22 +179,28 @@ type flow struct {
 // list the first ones and leave out those outside its interval.
 const kept = 1024
 
-// Analyzer folds a link's events, as they come, into what a Breakdown
-// reports. Its memory does not grow with the bytes moved: per category it
-// keeps the union of the intervals that category claims (busy periods
-// merge), per connection a few instants and the losses not yet repaired,
-// and the first and last kept held ACKs and waiting segments. Its Observe
-// method is a link.Observer; it is safe for concurrent use. The zero
-// value is ready.
+// Analyzer folds a link's events and the TCPs' samples, as they come,
+// into what a Breakdown reports. Its memory does not grow with the bytes
+// moved: per category it keeps the union of the intervals that category
+// claims (busy periods merge), per connection a few instants, the losses
+// not yet repaired and each end's last TCP sample, and the first and
+// last kept held ACKs and waiting segments. Its Observe method is a
+// link.Observer and TCP a tcpstack probe; it is safe for concurrent use.
+// The zero value is ready.
 type Analyzer struct {
-	mu      sync.Mutex
-	start   time.Time // the link's time zero, from its first event
-	started bool
-	spans   [numCategories]spans
-	flows   map[flowID]*flow
-	b       Breakdown // the totals that count every event
-	holds   firstLast[Hold]
-	waiting firstLast[Waiting]
+	mu       sync.Mutex
+	start    time.Time // the link's time zero, from its first event
+	started  bool
+	spans    [numCategories]spans
+	flows    map[flowID]*flow
+	b        Breakdown       // the totals that count every event
+	holds    firstLast[Hold] // the link's delayed-ACK stage's
+	tcpHolds firstLast[Hold] // the TCPs' own timers' (tcp.go)
+	waiting  firstLast[Waiting]
+
+	ends        map[flowID]*end // connection ends the TCP samples came from
+	acksCounted bool            // some TCP counted its ACKs
+	retired     ACKCounts       // of connections whose addresses a later one took
 }
 
 func (a *Analyzer) flow(id flowID) *flow {
@@ -214,7 +236,7 @@ func (a *Analyzer) Observe(e link.Event) {
 	case link.EventRelease:
 		if e.Held > 0 { // an ACK released in the instant it was held delayed nothing
 			a.spans[DelayedACK].add(e.At-e.Held, e.At)
-			a.holds.add(Hold{At: e.At - e.Held, Held: e.Held, From: r.src}, e.Held)
+			a.holds.add(Hold{At: e.At - e.Held, Held: e.Held, From: r.src, By: ByLink}, e.Held)
 		}
 	case link.EventSupersede:
 		if e.Held > 0 {
@@ -303,10 +325,24 @@ func (a *Analyzer) Breakdown(from, to time.Duration) Breakdown {
 	defer a.mu.Unlock()
 	b := a.b
 	b.From, b.To = from, to
-	var inexact [2]bool
-	b.Holds, b.HeldACKs, b.HeldTime, inexact[0] = a.holds.within(func(h Hold) bool { return h.At+h.Held >= from && h.At <= to })
-	b.Waiting, b.Waited, _, inexact[1] = a.waiting.within(func(w Waiting) bool { return w.At >= from && w.At <= to })
-	b.Inexact = inexact[0] || inexact[1]
+	var inexact [3]bool
+	inWindow := func(h Hold) bool { return h.At+h.Held >= from && h.At <= to }
+	var linkHolds, tcpHolds []Hold
+	var n, tn int
+	var held, theld time.Duration
+	linkHolds, n, held, inexact[0] = a.holds.within(inWindow)
+	tcpHolds, tn, theld, inexact[1] = a.tcpHolds.within(inWindow)
+	b.Holds = mergeHolds(linkHolds, tcpHolds)
+	b.HeldACKs, b.HeldTime, b.TCPHeldACKs = n+tn, held+theld, tn
+	if n > 0 || !a.acksCounted {
+		b.HeldBy |= ByLink
+	}
+	if a.acksCounted {
+		b.HeldBy |= ByTCP
+	}
+	b.Waiting, b.Waited, _, inexact[2] = a.waiting.within(func(w Waiting) bool { return w.At >= from && w.At <= to })
+	b.Inexact = inexact[0] || inexact[1] || inexact[2]
+	a.tcpSummary(&b)
 	var es []edge
 	interval := func(c Category, sp span) {
 		s, e := max(sp.from, from), min(sp.to, to)
@@ -441,6 +477,26 @@ func (l *firstLast[T]) within(in func(T) bool) (first []T, n int, total time.Dur
 	dropped := l.n > 2*kept
 	inexact = dropped && (len(l.head) > 0 && !in(l.head[len(l.head)-1]) || !in(l.tail[l.next]))
 	return first, n, total, inexact
+}
+
+// mergeHolds merges two lists of holds in time order into one of at
+// most kept.
+func mergeHolds(x, y []Hold) []Hold {
+	if len(y) == 0 {
+		return x
+	}
+	if len(x) == 0 {
+		return y
+	}
+	m := make([]Hold, 0, min(len(x)+len(y), kept))
+	for len(m) < kept && (len(x) > 0 || len(y) > 0) {
+		if len(y) == 0 || len(x) > 0 && x[0].At <= y[0].At {
+			m, x = append(m, x[0]), x[1:]
+		} else {
+			m, y = append(m, y[0]), y[1:]
+		}
+	}
+	return m
 }
 
 func claim(active [numCategories]int) Category {
