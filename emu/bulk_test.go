@@ -94,6 +94,7 @@ func TestDeterminism(t *testing.T) {
 	if testing.Short() {
 		runs = 5
 	}
+	runs = deterministicRuns(runs)
 	for _, procs := range []int{1, 2} {
 		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))

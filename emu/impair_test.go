@@ -33,6 +33,21 @@ func raceEnabled() bool {
 	return false
 }
 
+// deterministicRuns is how many times a determinism test repeats a run at
+// each GOMAXPROCS: n, or 3 under the race detector. Its runtime shuffles
+// the scheduler's run queues (runtime.randomizeScheduler), so a trace that
+// depends on which goroutine runs first changes within a run or two
+// there: with Net.Go starting its goroutines at once instead of through
+// the clock's wakes, TestImpairedDeterminism's second run differed.
+// Without the detector that showed in 1 run of 15, and runs cost a
+// twentieth as much, so n stays.
+func deterministicRuns(n int) int {
+	if raceEnabled() {
+		return min(n, 3)
+	}
+	return n
+}
+
 // transferResult is what one lossy transfer saw at both ends.
 type transferResult struct {
 	sent, got   [sha256.Size]byte
@@ -151,7 +166,9 @@ func TestLossyTransferIsExact(t *testing.T) {
 	t.Run("virtual", func(t *testing.T) {
 		size := int64(full)
 		if race {
-			size = 10 << 20
+			// Seed 5 makes the same impairments every run: 4 MiB has
+			// dozens of each in both directions.
+			size = 4 << 20
 			t.Logf("race detector on: %d MiB instead of %d MiB", size>>20, full>>20)
 		}
 		checkLossyTransfer(t, Config{Link: impaired(10 * time.Millisecond), Seed: 5}, size)
@@ -316,6 +333,7 @@ func TestImpairedDeterminism(t *testing.T) {
 	if testing.Short() {
 		runs = 5
 	}
+	runs = deterministicRuns(runs)
 
 	want, wantSt := pageRun(t, cfg, conns, respSize)
 	for _, d := range []link.Dir{link.AtoB, link.BtoA} {

@@ -12,9 +12,10 @@ import (
 
 // TestTCPNetemuDeterministic: on the virtual clock a run of netemu's TCP,
 // against itself or gVisor's in either role, is a function of its seed.
-// Twenty runs at each of GOMAXPROCS 1, 2 and 4, with loss, reordering and
-// three connections at once in both directions, give one trace hash
-// (every packet, its instant and its bytes); another seed gives another.
+// Twenty runs (three under the race detector: deterministicRuns) at each
+// of GOMAXPROCS 1, 2 and 4, with loss, reordering and three connections
+// at once in both directions, give one trace hash (every packet, its
+// instant and its bytes); another seed gives another.
 func TestTCPNetemuDeterministic(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for _, p := range tcpPairs {
@@ -34,9 +35,10 @@ func checkDeterministic(t *testing.T, client, server tcpstack.Impl) {
 		}, client, server)
 	}
 	runs := 20
-	if testing.Short() || raceEnabled() {
+	if testing.Short() {
 		runs = 5
 	}
+	runs = deterministicRuns(runs)
 	trace := func(seed uint64) string {
 		n := newNet(t, cfg(seed))
 		res := exchange(t, n, 80, 3, 20<<10, 60<<10)

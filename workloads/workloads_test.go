@@ -6,6 +6,7 @@ import (
 	"flag"
 	"net"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,35 @@ func runSeed(t testing.TB, w Workload, p Path, seed uint64) (Result, emu.Stats) 
 	return r, n.Stats()
 }
 
+// raceEnabled reports whether the test binary was built with -race.
+func raceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
+
+// deterministicRuns is how many times a determinism test repeats a run at
+// each GOMAXPROCS: n, or 3 under the race detector. Its runtime shuffles
+// the scheduler's run queues (runtime.randomizeScheduler), so a trace that
+// depends on which goroutine runs first changes within a run or two
+// there: with h2's turns or its server's 65,535-byte window undone, or
+// loaded's flows started without env.Go, the second run differed. Without
+// the detector such a difference showed in as few as 1 run in 50 (the
+// window), and runs cost a twentieth as much, so n stays.
+func deterministicRuns(n int) int {
+	if raceEnabled() {
+		return min(n, 3)
+	}
+	return n
+}
+
 func path(rtt time.Duration, rate float64) Path {
 	return Path{RTT: rtt, Rate: rate, DelayedACK: link.LinuxDelayedACK}
 }
@@ -66,16 +96,6 @@ func runRef(t *testing.T, r Reference) Result {
 	t.Helper()
 	res, _ := run(t, r.Workload, path(r.RTT, r.Rate))
 	return res
-}
-
-func TestBulkMatchesReference(t *testing.T) {
-	for _, r := range refs("bulk") {
-		res := runRef(t, r)
-		within(t, r.Table+" "+r.Label, res.Elapsed, r.Time, 0.05)
-		if res.Conns != 1 || res.Bytes != 5<<20 {
-			t.Errorf("%s %s: %d conns, %d bytes", r.Table, r.Label, res.Conns, res.Bytes)
-		}
-	}
 }
 
 // At unlimited rate the virtual clock counts round trips only: exactly
@@ -139,6 +159,10 @@ func run1(t *testing.T, w Workload, p Path) Result {
 	r, _ := run(t, w, p)
 	return r
 }
+
+// Bulk's cells are held to ±5 % of the reference by cmd/netemu's
+// TestReproduceJSON, on the records its TestReproduceGolden pins: running
+// their 30 MiB again here took 17 s of CPU under the race detector.
 
 // Page: every cell within ±25% of the reference, and the shape of each
 // table the same: where the reference moves by more than 10% between

@@ -130,9 +130,11 @@ func TestSweepTable(t *testing.T) {
 }
 
 // reproduce --json has a record per reference cell with the reference's
-// fields. TestReproduceGolden checks that reproduce --json prints
-// testdata/reproduce.golden byte for byte, so the records are read from
-// there instead of running every cell a second time.
+// fields, and bulk's cells are within ±5 % of the published times, each
+// one connection carrying 5 MiB. TestReproduceGolden checks that
+// reproduce --json prints testdata/reproduce.golden byte for byte, so the
+// records are read from there instead of running every cell a second
+// time.
 func TestReproduceJSON(t *testing.T) {
 	out, err := os.ReadFile("testdata/reproduce.golden")
 	if err != nil {
@@ -142,7 +144,7 @@ func TestReproduceJSON(t *testing.T) {
 	if len(recs) != 18 {
 		t.Fatalf("%d records, want one per reference cell (18)", len(recs))
 	}
-	withDiff := 0
+	withDiff, bulk := 0, 0
 	for _, r := range recs {
 		if r["reference_ms"] == nil || r["table"] == nil {
 			t.Errorf("record lacks reference fields: %v", r)
@@ -150,6 +152,16 @@ func TestReproduceJSON(t *testing.T) {
 		if r["diff_pct"] != nil {
 			withDiff++
 		}
+		if r["workload"] == "bulk" {
+			bulk++
+			if d, _ := r["diff_pct"].(float64); d < -5 || d > 5 || r["conns"] != 1.0 || r["bytes"] != float64(5<<20) {
+				t.Errorf("%s, rate %v: %v ms against the reference's %v ms (%+.1f%%), %v conns, %.0f bytes; want within ±5%%, 1 conn, 5 MiB",
+					r["table"], r["rate_bps"], r["elapsed_ms"], r["reference_ms"], d, r["conns"], r["bytes"])
+			}
+		}
+	}
+	if bulk != 6 {
+		t.Errorf("%d bulk records; want 6", bulk)
 	}
 	// At RTT 0 the virtual clock counts no time: no difference there
 	// (keepalive fresh and reuse, nagle off).
