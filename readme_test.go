@@ -287,7 +287,10 @@ func (e readmeError) Error() string { return string(e) }
 
 const errNoRule = readmeError("no rule")
 
+// TestREADME and TestREADMEGo run side by side: the kernel-mode lines
+// wait on real time, and the Go blocks' builds use the CPU meanwhile.
 func TestREADME(t *testing.T) {
+	t.Parallel()
 	root, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
@@ -304,6 +307,28 @@ func TestREADME(t *testing.T) {
 			}
 		}
 	})
+	// One subtest per command line, in the order of its first
+	// appearance: a line in several blocks, or in a block and in the
+	// paragraph above the output it prints, runs once, and its subtest
+	// makes every check of it. (A subtest per appearance held one of the
+	// -parallel slots waiting for another's run of the same line: the
+	// half minute of kernel runs of reproduce --backend kernel held both.)
+	type check struct {
+		line    string
+		block   int           // README line of the first command block that has it; 0 if none
+		outputs []readmeBlock // blocks of what it prints
+	}
+	var checks []*check
+	byLine := map[string]*check{}
+	add := func(line string) *check {
+		c := byLine[line]
+		if c == nil {
+			c = &check{line: line}
+			byLine[line] = c
+			checks = append(checks, c)
+		}
+		return c
+	}
 	blocks := readmeBlocks(t)
 	for i, b := range blocks {
 		switch b.kind() {
@@ -312,27 +337,9 @@ func TestREADME(t *testing.T) {
 				continue // TestREADMEGo runs the workspace block
 			}
 			for _, line := range commandLines(b) {
-				t.Run(line, func(t *testing.T) {
-					t.Parallel()
-					res := r.run(t, line)
-					if res.err != nil {
-						t.Fatalf("README.md:%d: %s: %v\n%s", b.line, line, res.err, res.stderr)
-					}
-					// Pictures in docs/ are what their commands draw.
-					for _, w := range shellWords(t, line) {
-						if !strings.HasPrefix(w, "docs/") || res.dir == "" {
-							continue
-						}
-						got, err := os.ReadFile(filepath.Join(res.dir, w))
-						if err != nil {
-							t.Fatal(err)
-						}
-						want, err := os.ReadFile(filepath.Join(root, w))
-						if err != nil || !bytes.Equal(got, want) {
-							t.Errorf("%s differs from what README.md:%d's command draws (%v); run it in the module's root", w, b.line, err)
-						}
-					}
-				})
+				if c := add(line); c.block == 0 {
+					c.block = b.line
+				}
 			}
 		case "output":
 			cmd := introCommand(b)
@@ -343,15 +350,39 @@ func TestREADME(t *testing.T) {
 				t.Errorf("README.md:%d: a block of output, and no command in backquotes in the paragraph above it", b.line)
 				continue
 			}
-			t.Run("output of "+cmd, func(t *testing.T) {
-				t.Parallel()
-				res := r.run(t, cmd)
-				if res.err != nil {
-					t.Fatalf("%s: %v\n%s", cmd, res.err, res.stderr)
-				}
-				compareOutput(t, b, cmd, string(res.stdout))
-			})
+			c := add(cmd)
+			c.outputs = append(c.outputs, b)
 		}
+	}
+	for _, c := range checks {
+		t.Run(c.line, func(t *testing.T) {
+			t.Parallel()
+			res := r.run(t, c.line)
+			if res.err != nil {
+				where := c.block
+				if where == 0 {
+					where = c.outputs[0].line
+				}
+				t.Fatalf("README.md:%d: %s: %v\n%s", where, c.line, res.err, res.stderr)
+			}
+			// Pictures in docs/ are what their commands draw.
+			for _, w := range shellWords(t, c.line) {
+				if !strings.HasPrefix(w, "docs/") || res.dir == "" || c.block == 0 {
+					continue
+				}
+				got, err := os.ReadFile(filepath.Join(res.dir, w))
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := os.ReadFile(filepath.Join(root, w))
+				if err != nil || !bytes.Equal(got, want) {
+					t.Errorf("%s differs from what README.md:%d's command draws (%v); run it in the module's root", w, c.block, err)
+				}
+			}
+			for _, b := range c.outputs {
+				compareOutput(t, b, c.line, string(res.stdout))
+			}
+		})
 	}
 }
 
@@ -390,6 +421,7 @@ func compareOutput(t *testing.T, b readmeBlock, cmd, got string) {
 // a clone of this module, and builds, vets, tests and runs the README's Go
 // code in it.
 func TestREADMEGo(t *testing.T) {
+	t.Parallel()
 	root, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
