@@ -116,6 +116,8 @@ const netemChildEnv = "NETEMU_NETEM_REQUEST"
 // TestNetemRequestMatchesTC captures, under strace, what tc sends for each
 // of netemCases and what netemu sends for the same options, each in a
 // network namespace of its own, and compares them field by field.
+// netemu's requests for every case come from one child process: a child
+// per case, each the test binary under strace, took 40 s.
 func TestNetemRequestMatchesTC(t *testing.T) {
 	tc := needNetemTools(t)
 	var mu sync.Mutex
@@ -127,24 +129,28 @@ func TestNetemRequestMatchesTC(t *testing.T) {
 			}
 		}
 	})
-	for _, c := range netemCases {
+	cfgs := make([]link.Config, len(netemCases))
+	for i, c := range netemCases {
+		cfgs[i] = netemCaseConfig(t, c.a, c.b)
+	}
+	job, err := json.Marshal(cfgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// For each case in turn the child sends netemu's request for A→B and
+	// B→A, then netlink's QdiscAdd of the embedded Netem for both.
+	all, out := straceSent(t, []string{netemChildEnv + "=" + string(job)}, os.Args[0], "-test.run=^TestNetemRequestChild$", "-test.count=1")
+	if len(all) != 4*len(cfgs) {
+		t.Fatalf("netemu sent %d RTM_NEWQDISC messages for %d cases; want 4 each\n%s", len(all), len(cfgs), out)
+	}
+	for k, c := range netemCases {
 		name := c.a
 		if c.b != "" {
 			name += " | BtoA " + c.b
 		}
+		cfg, sent := cfgs[k], all[4*k:4*k+4]
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			cfg := netemCaseConfig(t, c.a, c.b)
-			job, err := json.Marshal(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The child sends netemu's request for A→B and B→A, then
-			// netlink's QdiscAdd of the embedded Netem for both.
-			sent, out := straceSent(t, []string{netemChildEnv + "=" + string(job)}, os.Args[0], "-test.run=^TestNetemRequestChild$", "-test.count=1")
-			if len(sent) != 4 {
-				t.Fatalf("netemu sent %d RTM_NEWQDISC messages; want 4\n%s", len(sent), out)
-			}
 			for i, dir := range []link.Dir{link.AtoB, link.BtoA} {
 				line := c.a
 				if dir == link.BtoA && c.b != "" {
@@ -184,20 +190,23 @@ func TestNetemRequestMatchesTC(t *testing.T) {
 }
 
 // TestNetemRequestChild is TestNetemRequestMatchesTC's child: it sends the
-// requests for the link of $NETEMU_NETEM_REQUEST on lo of fresh
-// namespaces. The kernel may refuse them; what was sent is what counts.
+// requests for each link of $NETEMU_NETEM_REQUEST, in order, on lo of
+// fresh namespaces. The kernel may refuse them; what was sent is what
+// counts.
 func TestNetemRequestChild(t *testing.T) {
 	job := os.Getenv(netemChildEnv)
 	if job == "" {
 		t.Skip("runs only as the child of TestNetemRequestMatchesTC")
 	}
-	var cfg link.Config
-	if err := json.Unmarshal([]byte(job), &cfg); err != nil {
+	var cfgs []link.Config
+	if err := json.Unmarshal([]byte(job), &cfgs); err != nil {
 		t.Fatal(err)
 	}
-	for _, library := range []bool{false, true} {
-		for _, dir := range []link.Dir{link.AtoB, link.BtoA} {
-			fmt.Printf("%v, netlink's QdiscAdd %v: %v\n", dir, library, sendNetem(cfg, dir, library))
+	for k, cfg := range cfgs {
+		for _, library := range []bool{false, true} {
+			for _, dir := range []link.Dir{link.AtoB, link.BtoA} {
+				fmt.Printf("case %d, %v, netlink's QdiscAdd %v: %v\n", k, dir, library, sendNetem(cfg, dir, library))
+			}
 		}
 	}
 }
