@@ -103,7 +103,7 @@ func TestExplainTailLossProbe(t *testing.T) {
 		want lossWant
 	}{
 		{tcpstack.GVisor, lossWant{elapsed: 419435561, probe: 294075561, loss: explain.Loss{Repaired: repaired(0, 1, 0), Probes: 1, Episodes: 1}}},
-		{tcpstack.Netemu, lossWant{elapsed: 434726400, probe: 309833600, loss: explain.Loss{Repaired: repaired(0, 1, 0), Probes: 1, Episodes: 1}}},
+		{tcpstack.Netemu, lossWant{elapsed: 443168000, probe: 318275200, loss: explain.Loss{Repaired: repaired(0, 1, 0), Probes: 1, Episodes: 1}}},
 	} {
 		sent := dataSent(t, lossCase(c.impl))
 		last := sent[len(sent)-1]
@@ -124,7 +124,7 @@ func TestExplainTimeout(t *testing.T) {
 		want lossWant
 	}{
 		{tcpstack.GVisor, lossWant{elapsed: 1179094462, probe: 10 * ms, timeout: 813766462, loss: explain.Loss{Repaired: repaired(0, 0, 10), Probes: 2, Timeouts: 3, Unneeded: 1, Episodes: 1}}},
-		{tcpstack.Netemu, lossWant{elapsed: 567939200, probe: 10 * ms, timeout: 354336000, loss: explain.Loss{Repaired: repaired(0, 0, 10), Probes: 1, Timeouts: 1, Unneeded: 1, Episodes: 1}}},
+		{tcpstack.Netemu, lossWant{elapsed: 573705600, probe: 10 * ms, timeout: 360102400, loss: explain.Loss{Repaired: repaired(0, 0, 10), Probes: 1, Timeouts: 1, Unneeded: 1, Episodes: 1}}},
 	} {
 		first := dataSent(t, lossCase(c.impl))[0]
 		r, b := explainCase(t, lossCase(c.impl, link.Outage{Start: first, End: first + 100*ms}), nil)
@@ -147,7 +147,7 @@ func TestExplainRandomLoss(t *testing.T) {
 		want lossWant
 	}{
 		{tcpstack.GVisor, 0.03, 2, lossWant{elapsed: 6697659202, fast: 1702693599, timeout: 195289604, loss: explain.Loss{Repaired: repaired(19, 0, 0), Timeouts: 1, Episodes: 19}}},
-		{tcpstack.Netemu, 0.05, 1, lossWant{elapsed: 10996337264, fast: 3723963425, timeout: 1329200000, loss: explain.Loss{Repaired: repaired(39, 0, 1), Timeouts: 3, Unneeded: 2, Episodes: 29}}},
+		{tcpstack.Netemu, 0.05, 1, lossWant{elapsed: 10677384800, fast: 3731616000, timeout: 1383899200, loss: explain.Loss{Repaired: repaired(41, 0, 1), Timeouts: 3, Unneeded: 2, Episodes: 30}}},
 	} {
 		lc := lossCase(c.impl)
 		lc.Workload = workloads.Bulk{Size: 1 << 20}

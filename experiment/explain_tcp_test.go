@@ -15,7 +15,7 @@ import (
 
 // The ACKs netemu's TCP holds itself (issue #23): its receiver reports
 // each ACK its delayed-ACK timer sends (tcp's TestACKCounts: a lone
-// segment's ACK, held 40 ms, counted once), and explain takes them as it
+// segment's ACK, held 40 ms on the timer wheel, counted once), and explain takes them as it
 // takes the holds of the link's delayed-ACK stage. Virtual-clock figures,
 // exact.
 
@@ -42,14 +42,17 @@ func explainTCPCase(t *testing.T, c Case, also link.Observer) (workloads.Result,
 
 // The Nagle stall on netemu's TCP is the stall gVisor's TCP shows behind
 // the link's delayed-ACK stage, which models Linux's receiver: the same
-// 49 ACKs, held 40 ms each at the same instants, the same 1960 ms of
-// delayed-ACK holds; only whose timer held them differs.
+// 49 ACKs at the same instants; only whose timer held them differs, and
+// how long. netemu's TCP runs its 40 ms timer on Linux's timer wheel, so
+// at RTT 0, where every hold starts on a tick, each lasts 44 ms (the
+// eleventh 4 ms tick, as kernel TCP's does at HZ 250); the link's stage
+// holds an ACK for the time it is given, here 44 ms.
 func TestNetemuDelayedACKsAreTheLinks(t *testing.T) {
 	nagle := workloads.Nagle{}
 	_, tcp := explainTCPCase(t, Case{Workload: nagle, TCP: tcpstack.TCPConfig{Impl: tcpstack.Netemu}, Seed: 1}, nil)
-	_, lk := explainTCPCase(t, Case{Workload: nagle, Link: link.Config{DelayedACK: link.LinuxDelayedACK}, Seed: 1}, nil)
-	if tcp.HeldACKs != 49 || tcp.TCPHeldACKs != 49 || tcp.HeldBy != explain.ByTCP || tcp.HeldTime != 1960*ms || tcp.Time[explain.DelayedACK] != 1960*ms {
-		t.Errorf("netemu's TCP: %d ACKs held (%d by the TCP, sources %b), %v in all, %v of delayed-ACK holds; want 49, 49, by the TCP, 1.96s, 1.96s",
+	_, lk := explainTCPCase(t, Case{Workload: nagle, Link: link.Config{DelayedACK: 44 * ms}, Seed: 1}, nil)
+	if tcp.HeldACKs != 49 || tcp.TCPHeldACKs != 49 || tcp.HeldBy != explain.ByTCP || tcp.HeldTime != 49*44*ms || tcp.Time[explain.DelayedACK] != 49*44*ms {
+		t.Errorf("netemu's TCP: %d ACKs held (%d by the TCP, sources %b), %v in all, %v of delayed-ACK holds; want 49, 49, by the TCP, 2.156s, 2.156s",
 			tcp.HeldACKs, tcp.TCPHeldACKs, tcp.HeldBy, tcp.HeldTime, tcp.Time[explain.DelayedACK])
 	}
 	if lk.HeldBy != explain.ByLink || lk.TCPHeldACKs != 0 || lk.HeldACKs != tcp.HeldACKs || lk.HeldTime != tcp.HeldTime || lk.Time != tcp.Time {
@@ -66,8 +69,8 @@ func TestNetemuDelayedACKsAreTheLinks(t *testing.T) {
 	if !slices.Equal(strip(tcp.Holds), strip(lk.Holds)) {
 		t.Errorf("holds differ:\nnetemu's TCP %v\nthe link     %v", tcp.Holds, lk.Holds)
 	}
-	if a := tcp.ACKs; !a.Counted || a.DelayedACKs != 49 || a.DelayedACKTime != 1960*ms || a.QuickACKs != 10 || a.DelayedACKLost != 0 {
-		t.Errorf("netemu's TCP's ACK counts %+v; want 49 delayed (1.96s), 10 quick, none lost", a)
+	if a := tcp.ACKs; !a.Counted || a.DelayedACKs != 49 || a.DelayedACKTime != 49*44*ms || a.QuickACKs != 10 || a.DelayedACKLost != 0 {
+		t.Errorf("netemu's TCP's ACK counts %+v; want 49 delayed (2.156s), 10 quick, none lost", a)
 	}
 	if lk.ACKs.Counted || len(lk.TCP) != 0 {
 		t.Errorf("gVisor's TCP: ACK counts %+v and %d TCP states; want none", lk.ACKs, len(lk.TCP))
@@ -75,10 +78,12 @@ func TestNetemuDelayedACKsAreTheLinks(t *testing.T) {
 }
 
 // A lossless bulk download on netemu's TCP without a rate limit: its
-// receiver's delayed-ACK timer sends 3 ACKs, each 40 ms after the data
-// it acknowledges arrived. The link's events say the same on their own:
-// the only pure ACKs the client sends at an instant nothing reaches it
-// are those 3, and a data segment reached it 40 ms before each.
+// receiver's delayed-ACK timer sends 3 ACKs, each 40 ms on the timer
+// wheel after the data it acknowledges arrived: on a 4 ms tick, more
+// than 40 and at most 44 ms later. The link's events say the same on
+// their own: the only pure ACKs the client sends at an instant nothing
+// reaches it are those 3, and a data segment reached it when each hold
+// began.
 func TestNetemuDelayedACKsInBulk(t *testing.T) {
 	var timerACKs, dataIn []time.Duration
 	var lastIn time.Duration = -1
@@ -103,22 +108,24 @@ func TestNetemuDelayedACKsInBulk(t *testing.T) {
 	}
 	c := Case{Workload: workloads.Bulk{Size: 1 << 20}, Link: link.Config{Delay: 25 * ms}, TCP: tcpstack.TCPConfig{Impl: tcpstack.Netemu}, Seed: 1}
 	_, b := explainTCPCase(t, c, watch)
-	if b.HeldACKs != 3 || b.TCPHeldACKs != 3 || b.HeldBy != explain.ByTCP || b.HeldTime != 120*ms || b.Time[explain.DelayedACK] != 0 {
-		t.Errorf("%d ACKs held (%d by the TCP, sources %b), %v in all, %v of delayed-ACK holds; want 3, 3, by the TCP, 120ms, none with nothing else under way",
-			b.HeldACKs, b.TCPHeldACKs, b.HeldBy, b.HeldTime, b.Time[explain.DelayedACK])
-	}
 	var ends []time.Duration
+	var held time.Duration
 	for _, h := range b.Holds {
 		ends = append(ends, h.At+h.Held)
-		if h.Held != 40*ms || h.From.Port() == 80 || !slices.Contains(dataIn, h.At) {
-			t.Errorf("hold %+v; want 40 ms, from the client, from a data segment's arrival", h)
+		held += h.Held
+		if h.Held <= 40*ms || h.Held > 44*ms || (h.At+h.Held)%(4*ms) != 0 || h.From.Port() == 80 || !slices.Contains(dataIn, h.At) {
+			t.Errorf("hold %+v; want more than 40 and at most 44 ms, ending on a 4 ms tick, from the client, from a data segment's arrival", h)
 		}
+	}
+	if b.HeldACKs != 3 || b.TCPHeldACKs != 3 || b.HeldBy != explain.ByTCP || b.HeldTime != held || b.Time[explain.DelayedACK] != 0 {
+		t.Errorf("%d ACKs held (%d by the TCP, sources %b), %v in all, %v of delayed-ACK holds; want 3, 3, by the TCP, the holds' %v, none with nothing else under way",
+			b.HeldACKs, b.TCPHeldACKs, b.HeldBy, b.HeldTime, b.Time[explain.DelayedACK], held)
 	}
 	if !slices.Equal(ends, timerACKs) {
 		t.Errorf("holds end at %v; the client sent pure ACKs with nothing arriving at %v", ends, timerACKs)
 	}
-	if a := b.ACKs; a.DelayedACKs != 3 || a.DelayedACKTime != 120*ms || a.QuickACKs != 565 || a.DelayedACKLost != 0 {
-		t.Errorf("ACK counts %+v; want 3 delayed (120ms), 565 quick, none lost", a)
+	if a := b.ACKs; a.DelayedACKs != 3 || a.DelayedACKTime != held || a.QuickACKs != 565 || a.DelayedACKLost != 0 {
+		t.Errorf("ACK counts %+v; want 3 delayed (%v), 565 quick, none lost", a, held)
 	}
 	if len(b.TCP) != 2 {
 		t.Fatalf("%d TCP states; want the client's and the server's", len(b.TCP))

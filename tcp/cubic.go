@@ -92,10 +92,7 @@ func hzOf(c *ccConn) uint32 {
 // so the counter wraps 300 s after the origin, as a booted kernel's does,
 // and the origin itself is not jiffy 0, which bictcp reads as "no epoch").
 func jiffiesAt(d time.Duration, hz uint32) uint32 {
-	h := int64(hz)
-	n := int64(d)
-	j := (n/int64(time.Second))*h + (n%int64(time.Second))*h/int64(time.Second)
-	return uint32(-300*h + j)
+	return uint32(jiffies64(d, int(hz)))
 }
 
 // clockUS is bictcp_clock_us: the µs clock (tcp_mstamp) as 32 bits.

@@ -30,7 +30,9 @@ func (h *harness) acceptAfter(p peerOpts, rtt time.Duration) *conn {
 // once; the first RTO after one RTT sample of 100 ms is srtt + max(4 *
 // mdev, TCP_RTO_MIN) = 100 + 200 ms (tcp_rtt_estimator's first sample:
 // mdev = m/2, rttvar = max(4 * mdev, 200 ms); __tcp_set_rto), and each
-// expiry retransmits the head alone and doubles it (tcp_retransmit_timer).
+// expiry retransmits the head alone and doubles it (tcp_retransmit_timer),
+// each on the timer wheel (300 ms is 75 jiffies, on level 1: up to 8
+// jiffies late).
 func TestInitialWindowAndRTOBackoff(t *testing.T) {
 	h := newHarness(t, Options{})
 	c := h.acceptAfter(noSACKPeer, 100*time.Millisecond)
@@ -57,9 +59,9 @@ func TestInitialWindowAndRTOBackoff(t *testing.T) {
 		}
 		at = append(at, r[0].at-start)
 	}
-	want := []time.Duration{300 * time.Millisecond, 900 * time.Millisecond, 2100 * time.Millisecond, 4500 * time.Millisecond}
+	want := wheelChain(start, 300*time.Millisecond, 600*time.Millisecond, 1200*time.Millisecond, 2400*time.Millisecond)
 	if !equalDurations(at, want) {
-		t.Errorf("retransmissions at %v after the first send; want %v (300 ms doubling)", at, want)
+		t.Errorf("retransmissions at %v after the first send; want %v (300 ms doubling, on the wheel)", at, want)
 	}
 }
 
@@ -67,8 +69,9 @@ func TestInitialWindowAndRTOBackoff(t *testing.T) {
 // tcp_send_delayed_ack): at the start every segment is ACKed at once
 // (quick-ACK mode: at least TCP_MAX_QUICKACKS, 16, more while
 // tcp_grow_window raises the window); after that an ACK for every
-// second full segment; a lone segment's ACK waits TCP_ATO_MIN, 40 ms at
-// HZ 250.
+// second full segment; a lone segment's ACK waits TCP_ATO_MIN, 10
+// jiffies: on the wheel's level 0 its timer runs on the eleventh tick,
+// 40 to 44 ms at HZ 250.
 func TestDelayedACK(t *testing.T) {
 	h := newHarness(t, Options{})
 	// No timestamps: no receiver RTT, so no buffer auto-tuning moves the
@@ -95,8 +98,8 @@ func TestDelayedACK(t *testing.T) {
 	}
 	sent := h.now()
 	o := h.advanceUntilOut(time.Second)
-	if len(o) != 1 || o[0].ack != c.sndNxt || o[0].at-sent != 40*time.Millisecond {
-		t.Errorf("a lone segment's ACK: %s; want one ACK of %d 40ms after it", outsString(o), c.sndNxt)
+	if len(o) != 1 || o[0].ack != c.sndNxt || o[0].at != onWheel(sent, 40*time.Millisecond) {
+		t.Errorf("a lone segment's ACK: %s; want one ACK of %d at %v, 40 ms on the wheel after it", outsString(o), c.sndNxt, onWheel(sent, 40*time.Millisecond))
 	}
 }
 
@@ -287,9 +290,9 @@ func TestActiveCloseTimeWait(t *testing.T) {
 		t.Errorf("answer to a retransmitted FIN in TIME-WAIT: %v; want an ACK of %d", o, c.sndNxt)
 	}
 	restart := h.now()
-	h.advance(60*time.Second - time.Millisecond)
+	h.advance(onWheel(restart, 60*time.Second) - restart - time.Millisecond)
 	if c.state() != stateTimeWait {
-		t.Fatalf("state %v %v after the FIN was ACKed again; want TIME-WAIT still (60 s from the last FIN)", c.state(), h.now()-restart)
+		t.Fatalf("state %v %v after the FIN was ACKed again; want TIME-WAIT still (60 s from the last FIN, on the wheel)", c.state(), h.now()-restart)
 	}
 	h.advance(time.Millisecond)
 	if c.state() != stateClosed {
@@ -373,15 +376,25 @@ func TestKeepalive(t *testing.T) {
 		}
 		c.saw(o...)
 	}
-	probe(10 * time.Second)
-	probe(15 * time.Second)
-	c.send(header.TCPFlagAck, nil) // the answer
-	probe(25 * time.Second)
-	probe(30 * time.Second)
-	probe(35 * time.Second)
+	// Each wait is a keepalive timer on the wheel (10 s is 2500 jiffies,
+	// on level 2: up to 64 jiffies late).
+	p1 := onWheel(start, 10*time.Second)
+	p2 := onWheel(p1, 5*time.Second)
+	probe(p1 - start)
+	probe(p2 - start)
+	c.send(header.TCPFlagAck, nil) // the answer, at p2
+	// The timer set at the second probe finds the connection idle for
+	// less than 10 s since the answer and waits for the rest.
+	woke := onWheel(p2, 5*time.Second)
+	p3 := onWheel(woke, 10*time.Second-(woke-p2))
+	p4 := onWheel(p3, 5*time.Second)
+	p5 := onWheel(p4, 5*time.Second)
+	probe(p3 - start)
+	probe(p4 - start)
+	probe(p5 - start)
 	o := h.advanceUntilOut(time.Minute)
-	if len(o) != 1 || !o[0].has(header.TCPFlagRst) || o[0].at-start != 40*time.Second {
-		t.Fatalf("%s; want a reset 40s after the start, after three unanswered probes", outsString(o))
+	if rst := onWheel(p5, 5*time.Second); len(o) != 1 || !o[0].has(header.TCPFlagRst) || o[0].at != rst {
+		t.Fatalf("%s; want a reset at %v, after three unanswered probes", outsString(o), rst)
 	}
 	if _, err := c.read(); err == nil {
 		t.Errorf("read after keepalive gave up: no error; want ETIMEDOUT")
@@ -415,9 +428,9 @@ func TestZeroWindowProbe(t *testing.T) {
 		c.saw(o...)
 		c.send(header.TCPFlagAck, nil) // the answer: still shut
 	}
-	want := []time.Duration{rto, 3 * rto, 7 * rto, 15 * rto}
+	want := wheelChain(start, rto, 2*rto, 4*rto, 8*rto)
 	if !equalDurations(at, want) {
-		t.Errorf("probes at %v; want %v (the RTO, %v, doubling)", at, want, rto)
+		t.Errorf("probes at %v; want %v (the RTO, %v, doubling, on the wheel)", at, want, rto)
 	}
 	// A window smaller than a segment: sender SWS avoidance sends
 	// nothing at once (tcp_snd_wnd_test), the next probe carries what
@@ -426,8 +439,11 @@ func TestZeroWindowProbe(t *testing.T) {
 	c.send(header.TCPFlagAck, nil)
 	h.none("a window of 1024 bytes, less than a segment")
 	o := h.advanceUntilOut(time.Minute)
-	if len(o) != 1 || o[0].seq != c.rcvNxt || len(o[0].payload) != 8<<7 || o[0].at-start != 31*rto {
-		t.Fatalf("after the window opened to 8 << 7 bytes: %s; want 1024 bytes at %d %v after the first probe", outsString(o), c.rcvNxt, 31*rto)
+	// The ACK at the fourth probe rearms the probe timer with the
+	// backoff it has (tcp_ack_probe): 16 RTOs.
+	next := onWheel(start+want[3], 16*rto)
+	if len(o) != 1 || o[0].seq != c.rcvNxt || len(o[0].payload) != 8<<7 || o[0].at != next {
+		t.Fatalf("after the window opened to 8 << 7 bytes: %s; want 1024 bytes at %d at %v", outsString(o), c.rcvNxt, next)
 	}
 	c.saw(o...)
 	c.p.window = 1000
@@ -496,13 +512,13 @@ func TestRetransmitGivesUp(t *testing.T) {
 		}
 		at = append(at, o[0].at-start)
 	}
-	rto, t0 := 300*time.Millisecond, time.Duration(0)
-	var want []time.Duration
+	rto := 300 * time.Millisecond
+	var rtos []time.Duration
 	for range 15 {
-		t0 += rto
-		want = append(want, t0)
+		rtos = append(rtos, rto)
 		rto = min(2*rto, 120*time.Second)
 	}
+	want := wheelChain(start, rtos...)
 	if !equalDurations(at, want) {
 		t.Errorf("retransmissions at %v; want %v", at, want)
 	}
@@ -556,7 +572,8 @@ func TestSACKBlocksTakeRoomFromData(t *testing.T) {
 // ACK with a SACK of a segment sent with an unacknowledged one before it, with
 // fewer than three SACKed, leaves the earlier one a reordering window
 // of min_rtt/4; the timer for it, usecs_to_jiffies(25 ms) + 2 jiffies =
-// 36 ms at HZ 250, then marks it lost and retransmits it. The RTO or TLP
+// 9 jiffies at HZ 250 (running on the wheel's tenth tick), then marks it
+// lost and retransmits it. The RTO or TLP
 // timer must not replace it (tcp_ack leaves it when
 // tcp_identify_packet_loss clears FLAG_SET_XMIT_TIMER).
 func TestRACKReorderTimer(t *testing.T) {
@@ -575,8 +592,8 @@ func TestRACKReorderTimer(t *testing.T) {
 	c.saw(h.take()...) // new data the ACK let out
 	sacked := h.now()
 	r := h.advanceUntilOut(time.Second)
-	if len(r) == 0 || r[0].seq != o[1].seq || r[0].at-sacked != 36*time.Millisecond {
-		t.Errorf("after the SACK: %s; want the second segment again 36ms after it", outsString(r))
+	if len(r) == 0 || r[0].seq != o[1].seq || r[0].at != onWheel(sacked, 36*time.Millisecond) {
+		t.Errorf("after the SACK: %s; want the second segment again at %v, 36 ms on the wheel after it", outsString(r), onWheel(sacked, 36*time.Millisecond))
 	}
 }
 
@@ -692,7 +709,8 @@ func TestOrphanFinWait2Expires(t *testing.T) {
 	h.advance(10 * time.Second)
 	c.ep.Close()
 	h.none("Close in FIN-WAIT-2")
-	h.advance(60*time.Second - time.Millisecond)
+	closed := h.now()
+	h.advance(onWheel(closed, 60*time.Second) - closed - time.Millisecond)
 	if c.state() != stateFinWait2 {
 		t.Fatalf("state %v just before tcp_fin_timeout; want FIN-WAIT-2", c.state())
 	}

@@ -106,10 +106,11 @@ func TestSynRetransmitSchedule(t *testing.T) {
 			at = append(at, s.at)
 		}
 	}
-	want := []time.Duration{1, 2, 3, 4, 5, 7, 11, 19, 35, 67}
-	for i := range want {
-		want[i] *= time.Second
+	var rtos []time.Duration
+	for _, s := range []time.Duration{1, 1, 1, 1, 1, 2, 4, 8, 16, 32} {
+		rtos = append(rtos, s*time.Second)
 	}
+	want := wheelChain(0, rtos...)
 	if !equalDurations(at, want) {
 		t.Errorf("SYN retransmissions at %v; want %v", at, want)
 	}
@@ -157,10 +158,7 @@ func TestSynAckRetransmitAndExpiry(t *testing.T) {
 			at = append(at, s.at)
 		}
 	}
-	want := []time.Duration{1, 3, 7, 15, 31}
-	for i := range want {
-		want[i] *= time.Second
-	}
+	want := wheelChain(0, time.Second, 2*time.Second, 4*time.Second, 8*time.Second, 16*time.Second)
 	if !equalDurations(at, want) {
 		t.Errorf("SYN-ACK retransmissions at %v; want %v", at, want)
 	}

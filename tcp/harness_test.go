@@ -602,3 +602,25 @@ func fill(n int) []byte {
 	}
 	return b
 }
+
+// onWheel is when a timer Linux keeps on its timer wheel, armed at the
+// connection's time at for d, runs (wheelExpiry at DefaultHZ): on a
+// jiffy tick after ⌈d⌉ jiffies, rounded up to its level's granularity.
+func onWheel(at, d time.Duration) time.Duration {
+	hz := DefaultHZ
+	clk := jiffies64(at, hz)
+	return jiffyInstant(wheelExpiry(clk+uint64(ticks(d, hz)/jiffy(hz)), clk, hz), hz)
+}
+
+// wheelChain is when each timer of a chain runs, counted from at: the
+// first armed at at for ds[0], each next armed for the next duration
+// when the one before ran (a backoff).
+func wheelChain(at time.Duration, ds ...time.Duration) []time.Duration {
+	var out []time.Duration
+	t := at
+	for _, d := range ds {
+		t = onWheel(t, d)
+		out = append(out, t-at)
+	}
+	return out
+}

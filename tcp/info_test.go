@@ -35,12 +35,13 @@ func TestACKCounts(t *testing.T) {
 	probed = probed[:0]
 	mu.Unlock()
 	sent := h.now()
-	if o := h.advanceUntilOut(time.Second); len(o) != 1 || o[0].at-sent != 40*time.Millisecond {
-		t.Fatalf("the lone segment's ACK: %s; want one, 40ms after it", outsString(o))
+	due := onWheel(sent, 40*time.Millisecond)
+	if o := h.advanceUntilOut(time.Second); len(o) != 1 || o[0].at != due {
+		t.Fatalf("the lone segment's ACK: %s; want one at %v, 40 ms on the wheel after it", outsString(o), due)
 	}
 	mu.Lock()
-	if len(probed) != 1 || probed[0].DelayedACKs != 1 || probed[0].DelayedACKTime != 40*time.Millisecond || probed[0].At != sent+40*time.Millisecond {
-		t.Errorf("the probe heard %+v at the timer's ACK; want one state with 1 delayed ACK held 40ms, at %v", probed, sent+40*time.Millisecond)
+	if len(probed) != 1 || probed[0].DelayedACKs != 1 || probed[0].DelayedACKTime != due-sent || probed[0].At != due {
+		t.Errorf("the probe heard %+v at the timer's ACK; want one state with 1 delayed ACK held %v, at %v", probed, due-sent, due)
 	}
 	mu.Unlock()
 
@@ -68,7 +69,7 @@ func TestACKCounts(t *testing.T) {
 		t.Errorf("ACK of a duplicate: %v; want an ACK of %d with a D-SACK", o, c.sndNxt)
 	}
 	in := info()
-	if in.DelayedACKs != 1 || in.DelayedACKTime != 40*time.Millisecond || in.QuickACKs != uint32(quick)+1 || in.DelayedACKLost != 2 {
-		t.Errorf("at the end: %d delayed ACKs (%v), %d quick, %d lost; want 1 (40ms), %d, 2", in.DelayedACKs, in.DelayedACKTime, in.QuickACKs, in.DelayedACKLost, quick+1)
+	if in.DelayedACKs != 1 || in.DelayedACKTime != due-sent || in.QuickACKs != uint32(quick)+1 || in.DelayedACKLost != 2 {
+		t.Errorf("at the end: %d delayed ACKs (%v), %d quick, %d lost; want 1 (%v), %d, 2", in.DelayedACKs, in.DelayedACKTime, in.QuickACKs, in.DelayedACKLost, due-sent, quick+1)
 	}
 }

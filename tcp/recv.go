@@ -75,8 +75,8 @@ type receiver struct {
 	pending     int
 	lrcvtime    time.Duration
 	rcvMSS      uint32
-	lastSegSize int // icsk_ack.last_seg_size: the last short segment's size
-	ackDue      time.Duration
+	lastSegSize int    // icsk_ack.last_seg_size: the last short segment's size
+	ackDue      uint64 // jiffy of the delayed ACK's timeout (icsk_ack.timeout)
 
 	// The ACKs' counts (Info): delackFrom is when the pending ACK's
 	// delayed-ACK timer was first armed, the start of its hold.
@@ -923,14 +923,19 @@ func (r *receiver) sendDelayedAck() {
 		ato = min(ato, maxAto)
 	}
 	ato = min(ato, delackMax(hz))
+	// Linux counts the rest in jiffies: the timeout is jiffies + ato, an
+	// ACK whose timer is due within ato/4 jiffies goes now, and a later
+	// timeout never postpones the one armed.
 	now := e.now()
-	due := now + ato
+	j := jiffies64(now, hz)
+	atoJ := uint64(ato / jiffy(hz))
+	due := j + atoJ
 	if r.pending&ackTimer != 0 {
-		if r.ackDue <= now+ato/4 {
+		if int64(r.ackDue-(j+atoJ>>2)) <= 0 {
 			r.sendAck()
 			return
 		}
-		if due >= r.ackDue {
+		if int64(due-r.ackDue) >= 0 {
 			due = r.ackDue
 		}
 	}
@@ -939,7 +944,7 @@ func (r *receiver) sendDelayedAck() {
 	}
 	r.pending |= ackSched | ackTimer
 	r.ackDue = due
-	e.tm.delack.set(due - now)
+	e.tm.delack.setJiffies(due, hz)
 }
 
 // delackTimer is tcp_delack_timer_handler. It reports whether it sent

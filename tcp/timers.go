@@ -11,23 +11,112 @@ import (
 // takes the connection's lock and does nothing if the timer was stopped
 // or moved later meanwhile (on the real clock a stopped timer may still
 // run), so only a live, due timer acts.
+//
+// A wheel timer is one Linux keeps on its timer wheel (a timer_list:
+// the retransmission, delayed-ACK, keepalive and TIME-WAIT timers); it
+// fires on a jiffy tick, as wheelExpiry says. Others are hrtimers (the
+// SACK-compression timer) and fire at their instant.
 type etimer struct {
 	e     *endpoint
 	t     clock.Timer
 	due   time.Duration // the connection's time at which it is due
 	armed bool
+	wheel bool
 	fire  func(*endpoint)
 }
 
+// set arms the timer d from now; a wheel timer for ⌈d⌉ jiffies from
+// the current jiffy (jiffies + when, as sk_reset_timer's callers
+// write it).
 func (t *etimer) set(d time.Duration) {
 	d = max(d, 0)
+	if !t.wheel {
+		t.arm(t.e.now() + d)
+		return
+	}
+	hz := t.e.p.opts.HZ
+	t.setJiffies(jiffies64(t.e.now(), hz)+uint64(ticks(d, hz)/jiffy(hz)), hz)
+}
+
+// setJiffies arms a wheel timer for the absolute jiffy expires
+// (mod_timer(timer, expires)).
+func (t *etimer) setJiffies(expires uint64, hz int) {
+	clk := jiffies64(t.e.now(), hz)
+	t.arm(jiffyInstant(wheelExpiry(expires, clk, hz), hz))
+}
+
+// arm makes the timer due at the connection's time at.
+func (t *etimer) arm(at time.Duration) {
+	d := max(at-t.e.now(), 0)
 	t.armed = true
-	t.due = t.e.now() + d
+	t.due = at
 	if t.t == nil {
 		t.t = t.e.p.clk.AfterFunc(d, t.run)
 		return
 	}
 	t.t.Reset(d)
+}
+
+// Linux's timer wheel (kernel/time/timer.c): level n holds timers whose
+// expiry is fewer than wheelLevelStart(n+1) jiffies away, in buckets of
+// 8ⁿ jiffies (LVL_CLK_SHIFT 3, LVL_BITS 6); LVL_DEPTH is 9 levels above
+// HZ 100, 8 at or below.
+const (
+	wheelClkShift = 3
+	wheelBits     = 6
+)
+
+// wheelLevelStart is LVL_START(n): the first delta kept on level n.
+func wheelLevelStart(n uint) uint64 {
+	return (1<<wheelBits - 1) << ((n - 1) * wheelClkShift)
+}
+
+// wheelExpiry is the jiffy on whose tick a timer armed for jiffy expires,
+// when the wheel's clock is at jiffy clk, runs (calc_wheel_index,
+// calc_index): the level is chosen by expires − clk, and the expiry is
+// rounded up to the next multiple of that level's granularity, strictly
+// after expires — so a timer never fires early and fires up to one
+// jiffy late on level 0 (a 10-jiffy delayed ACK at HZ 250 runs 40 to
+// 44 ms after it was armed), up to 8 jiffies on level 1 (a 1 s RTO
+// runs within 32 ms after its second), 64 on level 2. Beyond the last
+// level, the expiry is cut to clk + WHEEL_TIMEOUT_MAX. A timer already
+// due runs on the next tick. The wheel's clock is taken as the current
+// jiffy (forward_timer_base on an idle base).
+func wheelExpiry(expires, clk uint64, hz int) uint64 {
+	if int64(expires-clk) < 0 {
+		return clk + 1
+	}
+	depth := uint(9)
+	if hz <= 100 {
+		depth = 8
+	}
+	delta := expires - clk
+	lvl := uint(0)
+	for lvl < depth-1 && delta >= wheelLevelStart(lvl+1) {
+		lvl++
+	}
+	if cutoff := wheelLevelStart(depth); delta >= cutoff {
+		expires = clk + cutoff - 1<<((depth-1)*wheelClkShift)
+	}
+	shift := lvl * wheelClkShift
+	return (expires>>shift + 1) << shift
+}
+
+// jiffies64 is the kernel's jiffies at the connection's time d: ticks
+// of 1/hz s rounded down, counted from INITIAL_JIFFIES (−300·HZ as 32
+// bits, include/linux/jiffies.h) as a 64-bit kernel keeps it.
+func jiffies64(d time.Duration, hz int) uint64 {
+	h := int64(hz)
+	n := int64(d)
+	j := (n/int64(time.Second))*h + (n%int64(time.Second))*h/int64(time.Second)
+	return uint64(uint32(-300*h)) + uint64(j)
+}
+
+// jiffyInstant is the first instant at which jiffies64 reads j.
+func jiffyInstant(j uint64, hz int) time.Duration {
+	k := int64(j - uint64(uint32(-300*int64(hz))))
+	h := int64(hz)
+	return time.Duration((k/h)*int64(time.Second) + ((k%h)*int64(time.Second)+h-1)/h)
 }
 
 func (t *etimer) stop() {
@@ -72,10 +161,10 @@ type timers struct {
 }
 
 func (tm *timers) init(e *endpoint) {
-	tm.xmit = etimer{e: e, fire: (*endpoint).onXmitTimer}
-	tm.delack = etimer{e: e, fire: (*endpoint).onDelackTimer}
+	tm.xmit = etimer{e: e, wheel: true, fire: (*endpoint).onXmitTimer}
+	tm.delack = etimer{e: e, wheel: true, fire: (*endpoint).onDelackTimer}
 	tm.comp = etimer{e: e, fire: (*endpoint).onCompTimer}
-	tm.life = etimer{e: e, fire: (*endpoint).onLifeTimer}
+	tm.life = etimer{e: e, wheel: true, fire: (*endpoint).onLifeTimer}
 }
 
 func (tm *timers) stopAll() {
