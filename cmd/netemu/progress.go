@@ -133,12 +133,14 @@ func (p *progress) finish() {
 }
 
 // drawLocked redraws the bar, at most once per progressRedraw unless
-// forced, and not before the command has run for progressDelay.
+// forced, and not before the command has run for progressDelay. A bar
+// that stepped aside comes back only when forced (start): between a
+// case's end and the next case's start, stdout owns the line.
 func (p *progress) drawLocked(force bool) {
 	if p.bar == nil || p.ended || p.label == "" || time.Since(p.begun) < progressDelay {
 		return
 	}
-	if !force && !p.redraws.Allow() {
+	if !force && (p.away || !p.redraws.Allow()) {
 		return
 	}
 	p.bar.Describe(p.description())

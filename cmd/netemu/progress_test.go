@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/time/rate"
 )
 
 // terminal runs shell command line in a terminal of its own (a detached
@@ -119,4 +122,38 @@ func TestProgressOnATerminal(t *testing.T) {
 			t.Errorf("the terminal shows:\n%s\nwant the complete bar on a line of its own, then the exit status", strings.Join(screen, "\n"))
 		}
 	})
+}
+
+// Between a case's end and the next case's start the bar stays away,
+// however often the redraw timer ticks: stdout prints there, and a bar
+// drawn in between would sit on the line stdout writes to (seen on a
+// loaded machine, where the timer ticked between a case's end and its
+// table).
+func TestProgressStaysAwayBetweenCases(t *testing.T) {
+	var screen bytes.Buffer
+	p := &progress{out: &screen, total: 3, shared: true, begun: time.Now().Add(-time.Hour),
+		redraws: rate.NewLimiter(rate.Inf, 1)}
+	p.bar = progressbar.NewOptions(3, progressbar.OptionSetWriter(&screen), progressbar.OptionThrottle(0))
+	tick := func() {
+		p.mu.Lock()
+		p.drawLocked(false)
+		p.mu.Unlock()
+	}
+	p.start("first")
+	tick()
+	if !p.shown || screen.Len() == 0 {
+		t.Fatal("the bar was not drawn while a case ran")
+	}
+	p.finish()
+	cleared := screen.Len()
+	for range 5 {
+		tick()
+	}
+	if screen.Len() != cleared {
+		t.Errorf("the redraw timer drew %q after the case ended; want the line left to stdout until the next case starts", screen.String()[cleared:])
+	}
+	p.start("second")
+	if screen.Len() == cleared {
+		t.Error("the next case's start did not bring the bar back")
+	}
 }
