@@ -26,7 +26,10 @@ import (
 // scheduling: a transfer took 71 ms more than its 2 RTT at load 8, and
 // 341 ms more with the whole suite running twice beside two CPU hogs
 // (load 12–15); the work per request is well under a millisecond on an
-// idle machine.
+// idle machine. A machine busier still can hold a transfer back longer
+// (1.2 s once), so a run over its bound is tried again, up to three
+// runs: a round trip too many is in every run, a stall of the machine's
+// making is not. A run under its bound fails at once.
 func TestCurl(t *testing.T) {
 	curl, err := exec.LookPath("curl")
 	if err != nil {
@@ -66,27 +69,39 @@ func TestCurl(t *testing.T) {
 		}
 		return ds
 	}
-	check := func(t *testing.T, ds []time.Duration, trips ...int) {
-		t.Logf("times: %v", ds)
-		for i, d := range ds {
-			lo, hi := time.Duration(trips[i])*rtt, time.Duration(trips[i]+1)*rtt
-			if d < lo || d >= hi {
-				t.Errorf("transfer %d took %v; want %d RTT: at least %v, under %v (all: %v)", i+1, d, trips[i], lo, hi, ds)
+	check := func(t *testing.T, run func() []time.Duration, trips ...int) {
+		var over string
+		for attempt := 1; attempt <= 3; attempt++ {
+			ds := run()
+			t.Logf("run %d, times: %v", attempt, ds)
+			over = ""
+			for i, d := range ds {
+				lo, hi := time.Duration(trips[i])*rtt, time.Duration(trips[i]+1)*rtt
+				if d < lo {
+					t.Fatalf("transfer %d took %v; want %d RTT: at least %v (all: %v)", i+1, d, trips[i], lo, ds)
+				}
+				if d >= hi && over == "" {
+					over = fmt.Sprintf("transfer %d took %v; want %d RTT: at least %v, under %v (all: %v)", i+1, d, trips[i], lo, hi, ds)
+				}
+			}
+			if over == "" {
+				return
 			}
 		}
+		t.Errorf("in each of 3 runs, a transfer took a round trip or more too many; the last: %s", over)
 	}
 	t.Run("keepalive", func(t *testing.T) {
-		check(t, times(t, "http://"+fwd), 2, 1, 1)
+		check(t, func() []time.Duration { return times(t, "http://"+fwd) }, 2, 1, 1)
 	})
 	t.Run("a connection each", func(t *testing.T) {
 		// curl's --no-keepalive turns off TCP keepalive probes, not
 		// connection reuse; "Connection: close" makes the server close
 		// after each response, so each URL takes a new connection.
-		check(t, times(t, "http://"+fwd, "-H", "Connection: close"), 2, 2, 2)
+		check(t, func() []time.Duration { return times(t, "http://"+fwd, "-H", "Connection: close") }, 2, 2, 2)
 	})
 	t.Run("socks5 hostname", func(t *testing.T) {
 		// The SOCKS5 reply waits for the handshake across the link: the
 		// same 2 RTT for the first transfer.
-		check(t, times(t, "http://localhost:"+upPort, "--socks5-hostname", socks), 2, 1, 1)
+		check(t, func() []time.Duration { return times(t, "http://localhost:"+upPort, "--socks5-hostname", socks) }, 2, 1, 1)
 	})
 }
