@@ -30,11 +30,22 @@ const (
 	Virtual ClockMode = iota
 	// Real is the wall clock.
 	Real
+	// Bubble is the clock of the testing/synctest bubble the network is
+	// made in: the real clock's APIs (time.Now, time.AfterFunc), which
+	// the bubble fakes, so the network and the code under test share one
+	// clock, and time jumps when every goroutine of the bubble is
+	// durably blocked. Only netemu's TCP runs there: it has no goroutine
+	// of its own, where gVisor's TCP has goroutines that never block
+	// durably, so the bubble's time would never move.
+	Bubble
 )
 
 func (m ClockMode) String() string {
-	if m == Real {
+	switch m {
+	case Real:
 		return "real"
+	case Bubble:
+		return "bubble"
 	}
 	return "virtual"
 }
@@ -59,7 +70,7 @@ type Config struct {
 	// implementation, say, to run one against the other); nil means TCP.
 	ServerTCP *tcpstack.TCPConfig
 
-	// Clock is Virtual (default) or Real.
+	// Clock is Virtual (default), Real or Bubble.
 	Clock ClockMode
 
 	// Seed seeds all randomness of the run.
@@ -95,8 +106,17 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
-	if c.Clock != Virtual && c.Clock != Real {
-		return fmt.Errorf("emu: Clock is %d; want emu.Virtual or emu.Real", c.Clock)
+	if c.Clock != Virtual && c.Clock != Real && c.Clock != Bubble {
+		return fmt.Errorf("emu: Clock is %d; want emu.Virtual, emu.Real or emu.Bubble", c.Clock)
+	}
+	if c.Clock == Bubble {
+		server := c.TCP
+		if c.ServerTCP != nil {
+			server = *c.ServerTCP
+		}
+		if c.TCP.Impl == tcpstack.GVisor || server.Impl == tcpstack.GVisor {
+			return errors.New("emu: gVisor's TCP cannot run in a testing/synctest bubble (its goroutines never block durably, so the bubble's time would never move); leave the TCP unset or use netemu's TCP (tcpstack.Netemu), the bubble's default")
+		}
 	}
 	if c.StallTimeout < 0 {
 		return fmt.Errorf("emu: StallTimeout is %v; want 0 (one second) or more", c.StallTimeout)
@@ -119,9 +139,14 @@ type Net struct {
 	client  *tcpstack.Host
 	server  *tcpstack.Host
 
+	born    time.Time // when New made it; a bubble's trace counts from here
 	traceMu sync.Mutex
 	trace   hash.Hash
-	hdr     [13]byte
+	// In a bubble, packets due at one instant are delivered by timers
+	// that run in no fixed order, so each direction has its own hash
+	// (trace holds A→B's, traceBtoA B→A's) and Stats combines them.
+	traceBtoA hash.Hash
+	hdr       [13]byte
 
 	runMu   sync.Mutex
 	abortMu sync.Mutex
@@ -153,7 +178,21 @@ func New(cfg Config) (*Net, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	n := &Net{cfg: cfg, trace: sha256.New(), quiet: cfg.QuietLimit}
+	if cfg.Clock == Bubble {
+		// netemu's TCP is the bubble's default: gVisor's cannot run there.
+		if cfg.TCP.Impl == "" {
+			cfg.TCP.Impl = tcpstack.Netemu
+		}
+		if cfg.ServerTCP != nil && cfg.ServerTCP.Impl == "" {
+			st := *cfg.ServerTCP
+			st.Impl = tcpstack.Netemu
+			cfg.ServerTCP = &st
+		}
+	}
+	n := &Net{cfg: cfg, trace: sha256.New(), quiet: cfg.QuietLimit, born: time.Now()}
+	if cfg.Clock == Bubble {
+		n.traceBtoA = sha256.New()
+	}
 	if n.quiet == 0 {
 		n.quiet = defaultQuietLimit
 	}
@@ -163,6 +202,9 @@ func New(cfg Config) (*Net, error) {
 		// still while goroutines keep running.
 		n.virtual.OnBusy(10*n.stallTimeout(), n.onBusy)
 		n.clk = n.virtual
+	} else if cfg.Clock == Bubble {
+		// The bubble's timers fire exactly on its fake time.
+		n.clk = clock.Real{}
 	} else {
 		n.clk = clock.Real{}
 		// The link's timers fire on time. Go's timers fire up to a
@@ -175,8 +217,11 @@ func New(cfg Config) (*Net, error) {
 		n.precise = clock.NewPrecise()
 	}
 	var linkClock clock.Clock = n.virtual
-	if n.precise != nil {
+	switch {
+	case n.precise != nil:
 		linkClock = n.precise
+	case cfg.Clock == Bubble:
+		linkClock = n.clk
 	}
 	lc := cfg.Link
 	if lc.Seed == 0 {
@@ -216,9 +261,12 @@ func New(cfg Config) (*Net, error) {
 func (n *Net) deliver(dir link.Dir, pkt []byte) {
 	n.traceMu.Lock()
 	var now time.Duration
-	if n.virtual != nil {
+	switch {
+	case n.virtual != nil:
 		now = n.virtual.Elapsed()
-	} else {
+	case n.cfg.Clock == Bubble:
+		now = n.clk.Now().Sub(n.born)
+	default:
 		now = n.clk.Now().Sub(clock.Epoch)
 	}
 	if n.virtual != nil && n.quiet > 0 { // the QuietLimit watchdog: virtual clock only
@@ -235,12 +283,16 @@ func (n *Net) deliver(dir link.Dir, pkt []byte) {
 	binary.BigEndian.PutUint64(n.hdr[0:8], uint64(now))
 	n.hdr[8] = byte(dir)
 	binary.BigEndian.PutUint32(n.hdr[9:13], uint32(len(pkt)))
-	n.trace.Write(n.hdr[:])
-	if n.virtual != nil {
-		// Only the virtual trace can repeat: on the real clock arrival
-		// times never do, so the payload is left out of its hash
+	tr := n.trace
+	if n.traceBtoA != nil && dir == link.BtoA {
+		tr = n.traceBtoA
+	}
+	tr.Write(n.hdr[:])
+	if n.virtual != nil || n.cfg.Clock == Bubble {
+		// Only a virtual or bubble trace can repeat: on the real clock
+		// arrival times never do, so the payload is left out of its hash
 		// (docs/PERFORMANCE.md).
-		n.trace.Write(pkt)
+		tr.Write(pkt)
 	}
 	n.traceMu.Unlock()
 	if dir == link.AtoB {
@@ -565,9 +617,12 @@ type Stats struct {
 	Link link.Stats
 	// TraceSHA256 is the SHA-256 over every packet delivered across the
 	// link, each preceded by its arrival time (nanoseconds since
-	// clock.Epoch on the virtual clock), its direction and its length. On
-	// the real clock, where arrival times never repeat, it covers the
-	// times, directions and lengths only.
+	// clock.Epoch on the virtual clock, since New in a synctest bubble),
+	// its direction and its length. On the real clock, where arrival times
+	// never repeat, it covers the times, directions and lengths only. In a
+	// bubble, each direction is hashed apart and the two sums hashed
+	// together: packets of the two directions due at one instant are
+	// delivered in no fixed order there.
 	TraceSHA256 string
 	// Events is the number of events the virtual scheduler ran (0 on the
 	// real clock).
@@ -577,9 +632,13 @@ type Stats struct {
 // Stats returns the counters of the run so far.
 func (n *Net) Stats() Stats {
 	n.traceMu.Lock()
-	sum := hex.EncodeToString(n.trace.Sum(nil))
+	sum := n.trace.Sum(nil)
+	if n.traceBtoA != nil {
+		both := sha256.Sum256(n.traceBtoA.Sum(sum))
+		sum = both[:]
+	}
 	n.traceMu.Unlock()
-	s := Stats{Link: n.link.Stats(), TraceSHA256: sum}
+	s := Stats{Link: n.link.Stats(), TraceSHA256: hex.EncodeToString(sum)}
 	if n.virtual != nil {
 		s.Events = n.virtual.Events()
 	}

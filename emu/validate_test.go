@@ -67,7 +67,9 @@ func TestConfigRejectionsNameTheField(t *testing.T) {
 		{Config{TCP: tcpstack.TCPConfig{CongestionControl: "vegas"}}, `tcpstack: CongestionControl "vegas" is unknown; want "cubic" or "reno" ("" means "cubic")`},
 		{Config{TCP: tcpstack.TCPConfig{ReceiveBuffer: 10}}, "tcpstack: ReceiveBuffer is 10 bytes; want at least"},
 		{Config{TCP: tcpstack.TCPConfig{MaxSendBuffer: 1 << 16}}, "tcpstack: SendBuffer (1048576 bytes) exceeds its maximum, MaxSendBuffer (65536)"},
-		{Config{Clock: -1}, "emu: Clock is -1; want emu.Virtual or emu.Real"},
+		{Config{Clock: -1}, "emu: Clock is -1; want emu.Virtual, emu.Real or emu.Bubble"},
+		{Config{Clock: Bubble, TCP: tcpstack.TCPConfig{Impl: tcpstack.GVisor}}, "emu: gVisor's TCP cannot run in a testing/synctest bubble"},
+		{Config{Clock: Bubble, ServerTCP: &tcpstack.TCPConfig{Impl: tcpstack.GVisor}}, "emu: gVisor's TCP cannot run in a testing/synctest bubble"},
 		{Config{StallTimeout: -5}, "emu: StallTimeout is -5ns; want 0 (one second) or more"},
 	} {
 		n, err := New(c.cfg)

@@ -54,11 +54,25 @@
 //     nobody can predict, and time.Sleep never wakes while the run is idle;
 //   - do not set http.Client.Timeout or http.Server's timeouts: they
 //     measure wall time. For an idle timeout use Server.IdleTimeout, which
-//     runs on the run's clock;
+//     runs on the run's clock (or run the test in a synctest bubble);
 //   - start goroutines that act on the network at the same instant with
 //     n.Go, which starts them one at a time in call order;
 //   - the network runs on until the test ends: read n.Stats inside Run or
 //     right after it.
 //
 // Tests may run in parallel: virtual clocks in one process take turns.
+//
+// # Inside testing/synctest
+//
+// Called inside a testing/synctest bubble, New runs the network on the
+// bubble's clock: time.Now, time.Sleep, timers, context deadlines,
+// http.Client.Timeout, http.Server's timeouts and net.Conn deadlines from
+// time.Now all follow the run there, so code under test needs no change
+// and the rules above do not apply. The bubble's TCP is netemu's
+// (tcpstack.Netemu); gVisor's TCP and RealClock are refused. A stall is
+// synctest's deadlock panic, at once.
+//
+// Outside a bubble, on the virtual clock, a deadline taken from time.Now
+// lies decades ahead of the run: SetDeadline returns a
+// *tcpstack.WallDeadlineError and reads or writes under it fail at once.
 package emutest

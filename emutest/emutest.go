@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/netemu/netemu/emu"
@@ -28,6 +29,7 @@ func option(f func(*settings) error) Option { return Option{apply: f} }
 type settings struct {
 	cfg       emu.Config
 	leakCheck bool
+	realClock bool // RealClock was given
 }
 
 // Config starts from a whole emu.Config; options after it adjust it.
@@ -194,9 +196,10 @@ func Seed(seed uint64) Option {
 
 // RealClock runs the network on the wall clock instead of the virtual
 // one. Runs then take as long as they simulate and are not
-// deterministic.
+// deterministic. Inside a testing/synctest bubble the network runs on the
+// bubble's clock, and RealClock is refused.
 func RealClock() Option {
-	return option(func(s *settings) error { s.cfg.Clock = emu.Real; return nil })
+	return option(func(s *settings) error { s.cfg.Clock, s.realClock = emu.Real, true; return nil })
 }
 
 // StallTimeout sets how long (wall time) a virtual run may sit with every
@@ -259,16 +262,23 @@ func New(tb testing.TB, opts ...Option) *Net {
 			tb.Fatalf("emutest.New: %v", err)
 		}
 	}
+	bubble := inBubble()
+	if bubble {
+		if s.realClock {
+			tb.Fatalf("emutest.New: RealClock inside a testing/synctest bubble: the network runs on the bubble's clock there; drop the option")
+		}
+		s.cfg.Clock = emu.Bubble
+	}
 	leaks.enter()
 	en, err := emu.New(s.cfg)
 	if err != nil {
-		leaks.leave(false)
+		leaks.leave(false, bubble)
 		tb.Fatalf("emutest.New: %v", err)
 	}
 	n := &Net{Net: en, tb: tb}
 	tb.Cleanup(func() {
 		n.Net.Close()
-		if err := leaks.leave(s.leakCheck); err != nil {
+		if err := leaks.leave(s.leakCheck, bubble); err != nil {
 			tb.Errorf("emutest: goroutines outlived the network (close servers, connections and clients before the test ends, or pass emutest.NoLeakCheck()):\n%v", err)
 		}
 	})
@@ -421,15 +431,43 @@ func (g *leakGroup) enter() {
 	g.open++
 }
 
+// bubbleGrace is how much of a synctest bubble's time the leak check
+// gives goroutines to end after the network closed: code under test there
+// sleeps and waits on the bubble's timers (a handler still sleeping off
+// a slow response when the client gave up), and that time costs no wall
+// time.
+const bubbleGrace = time.Minute
+
 // leave closes a network of the group. When it was the last one and check
 // is set, it returns the goroutines started since the group began that
-// still run, other than test goroutines.
-func (g *leakGroup) leave(check bool) error {
+// still run, other than test goroutines. In a synctest bubble it first
+// lets up to bubbleGrace of the bubble's time pass for them to end.
+func (g *leakGroup) leave(check, bubble bool) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.open--
 	if g.open > 0 || !check {
 		return nil
 	}
-	return goleak.Find(g.ignore, goleak.IgnoreAnyFunction("testing.tRunner"))
+	for waited := time.Duration(0); ; waited += time.Second {
+		err := goleak.Find(g.ignore, goleak.IgnoreAnyFunction("testing.tRunner"))
+		if err == nil || !bubble || waited >= bubbleGrace {
+			return err
+		}
+		time.Sleep(time.Second) // the bubble's time
+	}
+}
+
+// inBubble reports whether the calling goroutine runs in a
+// testing/synctest bubble: synctest.Wait panics outside one. Inside, it
+// returns once every other goroutine of the bubble is durably blocked,
+// which at New means at once in the usual test.
+func inBubble() (in bool) {
+	defer func() {
+		if recover() != nil {
+			in = false
+		}
+	}()
+	synctest.Wait()
+	return true
 }

@@ -45,7 +45,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{Link(link.Config{Outages: []link.Outage{{Start: 2, End: 1}}}), "emutest.New: link: Outages[0] is 2ns to 1ns; want 0 ≤ Start < End"},
 		{TCP(tcpstack.TCPConfig{CongestionControl: "bbr"}), `emutest.New: tcpstack: CongestionControl "bbr" is unknown; want "cubic" or "reno"`},
 		{TCP(tcpstack.TCPConfig{SendBuffer: -1}), "emutest.New: tcpstack: SendBuffer is -1 bytes; want at least"},
-		{Config(emu.Config{Clock: 9}), "emutest.New: emu: Clock is 9; want emu.Virtual or emu.Real"},
+		{Config(emu.Config{Clock: 9}), "emutest.New: emu: Clock is 9; want emu.Virtual, emu.Real or emu.Bubble"},
 		{Config(emu.Config{StallTimeout: -1}), "emutest.New: emu: StallTimeout is -1ns; want 0 (one second) or more"},
 	} {
 		f := newFakeTB(t)

@@ -22,7 +22,8 @@ import (
 // The transport uses no proxy and its defaults otherwise (keep-alive on,
 // two idle connections per host). Call CloseIdleConnections when done.
 // Do not set http.Client.Timeout: it measures wall time; give requests a
-// context from WithTimeout instead.
+// context from WithTimeout instead (inside a testing/synctest bubble,
+// where wall time is the run's, set it freely).
 //
 // NewTransport panics if env is nil.
 func NewTransport(env emu.Env) *http.Transport {
@@ -101,7 +102,8 @@ type Server struct {
 	IdleTimeout time.Duration
 
 	// Config, if set, is the http.Server to run; Start sets its Handler
-	// and ConnState. Leave its timeouts zero: they measure wall time.
+	// and ConnState. Leave its timeouts zero: they measure wall time
+	// (except inside a testing/synctest bubble, where that is the run's).
 	Config *http.Server
 
 	mu      sync.Mutex

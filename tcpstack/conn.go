@@ -48,6 +48,54 @@ type deadline struct {
 	timer clock.Timer
 	gen   uint64        // bumped by every set: a timer of an older set does nothing
 	ch    chan struct{} // closed when the deadline passes
+	err   error         // why it passed, if not by the clock: a *WallDeadlineError
+}
+
+// WallDeadlineError is what a deadline taken from the wall clock gives
+// on a run whose clock is far from it (the virtual clock starts in 2000):
+// time.Now().Add(2*time.Second) would pass only after decades of the
+// run's time, so SetDeadline returns this error, and reads or writes
+// under the deadline fail with it at once. It matches
+// os.ErrDeadlineExceeded with errors.Is, so code that handles a timeout
+// handles it.
+type WallDeadlineError struct {
+	Deadline time.Time // the deadline given
+	RunNow   time.Time // the run's clock when it was given
+}
+
+func (e *WallDeadlineError) Error() string {
+	return fmt.Sprintf("deadline %s is %.1f years after the run's clock (%s) and within a day of the wall clock: a deadline from time.Now() on the virtual clock; take it from the run's clock (emu.Net.Now().Add(d)), or run the test inside testing/synctest, where both are one",
+		e.Deadline.UTC().Format(time.RFC3339), e.Deadline.Sub(e.RunNow).Hours()/24/365.25, e.RunNow.UTC().Format(time.RFC3339))
+}
+
+func (e *WallDeadlineError) Unwrap() error { return os.ErrDeadlineExceeded }
+
+// Timeout reports true, as os.ErrDeadlineExceeded does.
+func (e *WallDeadlineError) Timeout() bool { return true }
+
+// wallDeadline returns a *WallDeadlineError if t looks taken from the wall
+// clock on a run whose clock is not: the run's clock more than a day
+// from the wall clock, t within a day of the wall clock. On the real
+// clock and in a synctest bubble (where time.Now is the bubble's) the
+// two are one and nothing is reported.
+func wallDeadline(t, runNow time.Time) error {
+	wall := time.Now()
+	far := func(a, b time.Time) bool { d := a.Sub(b); return d > 24*time.Hour || d < -24*time.Hour }
+	if far(runNow, wall) && !far(t, wall) && t.After(runNow) {
+		return &WallDeadlineError{Deadline: t, RunNow: runNow}
+	}
+	return nil
+}
+
+// passed returns the error a read or write under the passed deadline
+// fails with.
+func (d *deadline) passed() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.err != nil {
+		return d.err
+	}
+	return os.ErrDeadlineExceeded
 }
 
 func newDeadline(c clock.Clock) deadline { return deadline{clk: c, ch: make(chan struct{})} }
@@ -62,38 +110,46 @@ func newDeadlines(c clock.Clock) deadlines { return deadlines{newDeadline(c), ne
 // SetDeadline implements net.Conn and net.PacketConn.
 func (d *deadlines) SetDeadline(t time.Time) error {
 	d.rd.set(t)
-	d.wd.set(t)
-	return nil
+	return d.wd.set(t)
 }
 
 // SetReadDeadline implements net.Conn and net.PacketConn.
-func (d *deadlines) SetReadDeadline(t time.Time) error { d.rd.set(t); return nil }
+func (d *deadlines) SetReadDeadline(t time.Time) error { return d.rd.set(t) }
 
 // SetWriteDeadline implements net.Conn and net.PacketConn.
-func (d *deadlines) SetWriteDeadline(t time.Time) error { d.wd.set(t); return nil }
+func (d *deadlines) SetWriteDeadline(t time.Time) error { return d.wd.set(t) }
 
-// set arms the deadline at t, an instant of the run's clock; zero clears it.
-func (d *deadline) set(t time.Time) {
+// set arms the deadline at t, an instant of the run's clock; zero clears
+// it. A deadline from the wall clock on a run far from it passes at once
+// with a *WallDeadlineError, which set returns.
+func (d *deadline) set(t time.Time) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.stopLocked()
+	d.err = nil
 	select {
 	case <-d.ch:
 		d.ch = make(chan struct{})
 	default:
 	}
 	if t.IsZero() {
-		return
+		return nil
+	}
+	now := d.clk.Now()
+	if err := wallDeadline(t, now); err != nil {
+		d.err = err
+		close(d.ch)
+		return err
 	}
 	// Sub saturates: a deadline more than math.MaxInt64 away (the year
 	// 2500, say) is past the end of the clock's time and never passes.
-	wait := t.Sub(d.clk.Now())
+	wait := t.Sub(now)
 	if wait <= 0 {
 		close(d.ch)
-		return
+		return nil
 	}
 	if wait == math.MaxInt64 {
-		return
+		return nil
 	}
 	gen := d.gen
 	d.timer = d.clk.AfterFunc(wait, func() {
@@ -106,6 +162,7 @@ func (d *deadline) set(t time.Time) {
 			d.timer = nil
 		}
 	})
+	return nil
 }
 
 // stopLocked cancels a pending timer. d.mu is held.
@@ -224,7 +281,7 @@ func (c *Conn) read(b []byte, peek bool) (int, error) {
 	for {
 		select {
 		case <-dl:
-			return 0, c.opError("read", os.ErrDeadlineExceeded)
+			return 0, c.opError("read", c.rd.passed())
 		default:
 		}
 		// The writer lives in the Conn: a local one would escape to the
@@ -285,7 +342,7 @@ func (c *Conn) Write(b []byte) (int, error) {
 	for n < len(b) {
 		select {
 		case <-dl:
-			return n, c.opError("write", os.ErrDeadlineExceeded)
+			return n, c.opError("write", c.wd.passed())
 		default:
 		}
 		r.Reset(b[n:])

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"sync/atomic"
 
@@ -91,7 +90,7 @@ func (c *PacketConn) ReadFrom(b []byte) (int, net.Addr, error) {
 	for {
 		select {
 		case <-dl:
-			return 0, nil, c.opError("read", nil, os.ErrDeadlineExceeded)
+			return 0, nil, c.opError("read", nil, c.rd.passed())
 		default:
 		}
 		c.rw = tcpip.SliceWriter(b)
@@ -134,7 +133,7 @@ func (c *PacketConn) WriteTo(b []byte, addr net.Addr) (int, error) {
 	}
 	select {
 	case <-c.wd.done():
-		return 0, c.opError("write", addr, os.ErrDeadlineExceeded)
+		return 0, c.opError("write", addr, c.wd.passed())
 	default:
 	}
 	ua, ok := addr.(*net.UDPAddr)
