@@ -2,8 +2,11 @@ package explain
 
 import (
 	"math/rand/v2"
+	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/netemu/netemu/link"
 )
 
 // The union of intervals equals the set of instants covered, whatever the
@@ -72,5 +75,28 @@ func TestFirstLastWindow(t *testing.T) {
 		if cnt != c.to-c.from || total != sum(c.from, c.to) || len(first) == 0 || first[0] != c.from {
 			t.Errorf("[%d,%d): %d items weighing %v, first %v; want %d weighing %v, first %d", c.from, c.to, cnt, total, first[:min(1, len(first))], c.to-c.from, sum(c.from, c.to), c.from)
 		}
+	}
+}
+
+// Tally counts a segment again as a retransmission, a SYN again too,
+// but a second connection on the same ports is new, whatever its initial
+// sequence number.
+func TestTallyRetransmitsPerConnection(t *testing.T) {
+	c, s := netip.MustParseAddrPort("198.18.0.1:40000"), netip.MustParseAddrPort("198.18.0.2:80")
+	var tl Tally
+	send := func(seq uint32, flags byte, n int) {
+		tl.Observe(link.Event{Kind: link.EventSend, Packet: tcpSeg(c, s, seq, 0, flags, n, nil)})
+	}
+	send(1000, flagSYN, 0)
+	send(1000, flagSYN, 0) // the SYN again: counted
+	send(1001, flagACK, 100)
+	send(1101, flagACK, 100)
+	send(1001, flagACK, 100)                   // data again: counted
+	for _, isn := range []uint32{500, 90000} { // below and above the first connection's numbers
+		send(isn, flagSYN, 0)
+		send(isn+1, flagACK, 100)
+	}
+	if r, _, _ := tl.Totals(); r != 2 {
+		t.Errorf("%d retransmissions; want 2, both in the first connection", r)
 	}
 }

@@ -25,7 +25,8 @@ type Tally struct {
 	}
 }
 
-// Observe counts retransmitted data segments and SYNs.
+// Observe counts retransmitted data segments and SYNs, per connection:
+// a new connection on the ports of an old one starts its count afresh.
 func (t *Tally) Observe(e link.Event) {
 	if e.Kind != link.EventSend {
 		return
@@ -41,7 +42,13 @@ func (t *Tally) Observe(e link.Event) {
 	if t.maxSent == nil {
 		t.maxSent = map[flowID]uint32{}
 	}
-	if prev, ok := t.maxSent[f]; ok && int32(end-prev) <= 0 {
+	prev, ok := t.maxSent[f]
+	switch {
+	case ok && r.syn && end != prev:
+		// A SYN with another sequence number on the same ports is a new
+		// connection (a retransmitted SYN repeats its number and has no
+		// data after it): its sequence space starts afresh.
+	case ok && int32(end-prev) <= 0:
 		t.retransmits++
 		return
 	}
