@@ -178,6 +178,12 @@ func New(cfg Config) (*Net, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	switch in := clock.InBubble(); {
+	case cfg.Clock == Bubble && !in:
+		return nil, errors.New("emu: Clock is emu.Bubble outside a testing/synctest bubble; call New inside synctest.Test, or use emu.Virtual")
+	case cfg.Clock != Bubble && in:
+		return nil, fmt.Errorf("emu: Clock is emu.%s inside a testing/synctest bubble, where its goroutines never block durably and the bubble's time would never move; use emu.Bubble", map[ClockMode]string{Virtual: "Virtual", Real: "Real"}[cfg.Clock])
+	}
 	if cfg.Clock == Bubble {
 		// netemu's TCP is the bubble's default: gVisor's cannot run there.
 		if cfg.TCP.Impl == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/tcpstack"
@@ -80,4 +81,30 @@ func TestConfigRejectionsNameTheField(t *testing.T) {
 			n.Close()
 		}
 	}
+}
+
+// emu.Bubble runs only inside a testing/synctest bubble, and only it
+// runs there: the other clocks' goroutines never block durably.
+func TestBubbleClockWhereItRuns(t *testing.T) {
+	if n, err := New(Config{Clock: Bubble}); err == nil || !strings.HasPrefix(err.Error(), "emu: Clock is emu.Bubble outside a testing/synctest bubble") {
+		t.Errorf("New with emu.Bubble outside a bubble: %v; want a refusal", err)
+		if n != nil {
+			n.Close()
+		}
+	}
+	synctest.Test(t, func(t *testing.T) {
+		for _, c := range []ClockMode{Virtual, Real} {
+			if n, err := New(Config{Clock: c}); err == nil || !strings.HasPrefix(err.Error(), "emu: Clock is emu."+map[ClockMode]string{Virtual: "Virtual", Real: "Real"}[c]+" inside a testing/synctest bubble") {
+				t.Errorf("New with the %v clock in a bubble: %v; want a refusal", c, err)
+				if n != nil {
+					n.Close()
+				}
+			}
+		}
+		n, err := New(Config{Clock: Bubble})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Close()
+	})
 }

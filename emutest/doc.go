@@ -70,9 +70,10 @@
 // time.Now all follow the run there, so code under test needs no change
 // and the rules above do not apply. The bubble's TCP is netemu's
 // (tcpstack.Netemu); gVisor's TCP and RealClock are refused. A stall is
-// synctest's deadlock panic, at once.
+// synctest's deadlock panic, at once. Pass New the bubble's t.
 //
 // Outside a bubble, on the virtual clock, a deadline taken from time.Now
-// lies decades ahead of the run: SetDeadline returns a
-// *tcpstack.WallDeadlineError and reads or writes under it fail at once.
+// lies decades ahead of the run: it is kept as given, and if the run
+// reaches it, reads or writes fail with a *tcpstack.WallDeadlineError
+// that says so; time.Now() itself passes at once.
 package emutest

@@ -9,9 +9,9 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
+	"github.com/netemu/netemu/clock"
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/tcpstack"
@@ -29,7 +29,6 @@ func option(f func(*settings) error) Option { return Option{apply: f} }
 type settings struct {
 	cfg       emu.Config
 	leakCheck bool
-	realClock bool // RealClock was given
 }
 
 // Config starts from a whole emu.Config; options after it adjust it.
@@ -199,7 +198,7 @@ func Seed(seed uint64) Option {
 // deterministic. Inside a testing/synctest bubble the network runs on the
 // bubble's clock, and RealClock is refused.
 func RealClock() Option {
-	return option(func(s *settings) error { s.cfg.Clock, s.realClock = emu.Real, true; return nil })
+	return option(func(s *settings) error { s.cfg.Clock = emu.Real; return nil })
 }
 
 // StallTimeout sets how long (wall time) a virtual run may sit with every
@@ -247,6 +246,10 @@ var _ emu.Env = (*Net)(nil)
 // at the same time closes, and counts the goroutines of all of them; test
 // goroutines themselves are never counted.
 //
+// Inside a testing/synctest bubble the network runs on the bubble's
+// clock with netemu's TCP, and the teardown waits on the bubble's time
+// for its goroutines instead (see the package documentation).
+//
 // Invalid options fail the test with a message that names the option.
 func New(tb testing.TB, opts ...Option) *Net {
 	if tb == nil {
@@ -262,24 +265,52 @@ func New(tb testing.TB, opts ...Option) *Net {
 			tb.Fatalf("emutest.New: %v", err)
 		}
 	}
-	bubble := inBubble()
-	if bubble {
-		if s.realClock {
-			tb.Fatalf("emutest.New: RealClock inside a testing/synctest bubble: the network runs on the bubble's clock there; drop the option")
+	if clock.InBubble() {
+		if s.cfg.Clock == emu.Real {
+			tb.Fatalf("emutest.New: the real clock inside a testing/synctest bubble: the network runs on the bubble's clock there; drop RealClock (or Config's Clock)")
 		}
 		s.cfg.Clock = emu.Bubble
+		return newInBubble(tb, s)
 	}
 	leaks.enter()
 	en, err := emu.New(s.cfg)
 	if err != nil {
-		leaks.leave(false, bubble)
+		leaks.leave(false)
 		tb.Fatalf("emutest.New: %v", err)
 	}
 	n := &Net{Net: en, tb: tb}
 	tb.Cleanup(func() {
 		n.Net.Close()
-		if err := leaks.leave(s.leakCheck, bubble); err != nil {
+		if err := leaks.leave(s.leakCheck); err != nil {
 			tb.Errorf("emutest: goroutines outlived the network (close servers, connections and clients before the test ends, or pass emutest.NoLeakCheck()):\n%v", err)
+		}
+	})
+	return n
+}
+
+// bubbleGrace is how much of a synctest bubble's time the teardown gives
+// the bubble's goroutines to end after the network closed: code under
+// test there sleeps and waits on the bubble's timers (a handler still
+// sleeping off a slow response when its client gave up), and that time
+// costs no wall time.
+const bubbleGrace = time.Minute
+
+// newInBubble builds the network of a test in a synctest bubble. Its
+// teardown closes the network and lets the bubble's time pass, up to
+// bubbleGrace, while other goroutines of the bubble remain; synctest then
+// fails the test, naming them, if any outlive it. The process-wide leak
+// check is not used: it sees goroutines outside the bubble, whose wall
+// time does not pass while the bubble's does.
+func newInBubble(tb testing.TB, s settings) *Net {
+	en, err := emu.New(s.cfg)
+	if err != nil {
+		tb.Fatalf("emutest.New: %v", err)
+	}
+	n := &Net{Net: en, tb: tb}
+	tb.Cleanup(func() {
+		n.Net.Close()
+		for waited := time.Duration(0); waited < bubbleGrace && clock.BubbleOthers() > 0; waited += time.Second {
+			time.Sleep(time.Second) // the bubble's time
 		}
 	})
 	return n
@@ -431,43 +462,15 @@ func (g *leakGroup) enter() {
 	g.open++
 }
 
-// bubbleGrace is how much of a synctest bubble's time the leak check
-// gives goroutines to end after the network closed: code under test there
-// sleeps and waits on the bubble's timers (a handler still sleeping off
-// a slow response when the client gave up), and that time costs no wall
-// time.
-const bubbleGrace = time.Minute
-
 // leave closes a network of the group. When it was the last one and check
 // is set, it returns the goroutines started since the group began that
-// still run, other than test goroutines. In a synctest bubble it first
-// lets up to bubbleGrace of the bubble's time pass for them to end.
-func (g *leakGroup) leave(check, bubble bool) error {
+// still run, other than test goroutines.
+func (g *leakGroup) leave(check bool) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.open--
 	if g.open > 0 || !check {
 		return nil
 	}
-	for waited := time.Duration(0); ; waited += time.Second {
-		err := goleak.Find(g.ignore, goleak.IgnoreAnyFunction("testing.tRunner"))
-		if err == nil || !bubble || waited >= bubbleGrace {
-			return err
-		}
-		time.Sleep(time.Second) // the bubble's time
-	}
-}
-
-// inBubble reports whether the calling goroutine runs in a
-// testing/synctest bubble: synctest.Wait panics outside one. Inside, it
-// returns once every other goroutine of the bubble is durably blocked,
-// which at New means at once in the usual test.
-func inBubble() (in bool) {
-	defer func() {
-		if recover() != nil {
-			in = false
-		}
-	}()
-	synctest.Wait()
-	return true
+	return goleak.Find(g.ignore, goleak.IgnoreAnyFunction("testing.tRunner"))
 }

@@ -265,7 +265,8 @@ func TestBubbleRefusals(t *testing.T) {
 			want string
 		}{
 			{TCPImpl(tcpstack.GVisor), "emutest.New: emu: gVisor's TCP cannot run in a testing/synctest bubble (its goroutines never block durably, so the bubble's time would never move); leave the TCP unset or use netemu's TCP (tcpstack.Netemu), the bubble's default"},
-			{RealClock(), "emutest.New: RealClock inside a testing/synctest bubble: the network runs on the bubble's clock there; drop the option"},
+			{RealClock(), "emutest.New: the real clock inside a testing/synctest bubble: the network runs on the bubble's clock there; drop RealClock (or Config's Clock)"},
+			{Config(emu.Config{Clock: emu.Real}), "emutest.New: the real clock inside a testing/synctest bubble: the network runs on the bubble's clock there; drop RealClock (or Config's Clock)"},
 		} {
 			f := newFakeTB(t)
 			reached := false
@@ -281,32 +282,76 @@ func TestBubbleRefusals(t *testing.T) {
 }
 
 // Outside a bubble, on the virtual clock, a deadline from the wall clock
-// lies decades ahead of the run (its clock starts in 2000): the deadline
-// is refused with an error that says so, and the read under it fails at
-// once with that error, instead of after a jump of 27 years. A deadline
-// from the run's clock works.
-func TestWallClockDeadlineReported(t *testing.T) {
+// lies decades ahead of the run (its clock starts in 2000). It is armed
+// as given, so that code setting such deadlines while traffic flows
+// works as before (an http.Server with production timeouts serves), and
+// when the run's clock reaches it the error says where it came from.
+// time.Now() itself passes at once, as callers who interrupt a blocked
+// read with it mean. A deadline from the run's clock works as ever.
+func TestWallClockDeadlines(t *testing.T) {
 	n := New(t, RTT(100*time.Millisecond), TCPImpl(tcpstack.Netemu))
+	ln, err := n.Listen(80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })}
+	served := make(chan struct{})
+	go func() { defer close(served); hs.Serve(ln) }()
+	client := &http.Client{Transport: NewTransport(n)}
 	n.Run(func(ctx context.Context) {
-		c, s := n.Pipe(ctx, 80)
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://server/", nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("GET from an http.Server with timeouts: %v", err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != "ok" {
+			t.Errorf("GET: %q; want ok", b)
+		}
+		client.CloseIdleConnections()
+
+		c, s := n.Pipe(ctx, 81)
 		defer c.Close()
 		defer s.Close()
-		start := n.Now()
-		err := c.SetReadDeadline(time.Now().Add(2 * time.Second))
 		var we *tcpstack.WallDeadlineError
-		if !errors.As(err, &we) || !strings.Contains(err.Error(), "years after the run's clock") {
-			t.Fatalf("SetReadDeadline(time.Now() + 2 s): %v; want a *tcpstack.WallDeadlineError", err)
+		start := n.Now()
+		c.SetReadDeadline(time.Now())
+		if _, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &we) || n.Now() != start {
+			t.Errorf("read under a deadline of time.Now(): %v after %v; want os.ErrDeadlineExceeded at once", err, n.Now().Sub(start))
 		}
+		deadline := time.Now().Add(2 * time.Second)
+		c.SetReadDeadline(deadline)
 		_, err = c.Read(make([]byte, 1))
-		if !errors.As(err, &we) || !errors.Is(err, os.ErrDeadlineExceeded) || n.Now() != start {
-			t.Errorf("read under it: %v, %v later; want the WallDeadlineError (a deadline exceeded) at once", err, n.Now().Sub(start))
+		if !errors.As(err, &we) || !errors.Is(err, os.ErrDeadlineExceeded) || !strings.Contains(err.Error(), "taken from the wall clock") || !n.Now().Equal(deadline) {
+			t.Errorf("read under a deadline of time.Now() + 2 s: %v at %v; want a *tcpstack.WallDeadlineError (a deadline exceeded) when the run reaches it, %v", err, n.Now(), deadline)
 		}
-		if err := c.SetReadDeadline(n.Now().Add(2 * time.Second)); err != nil {
-			t.Fatalf("SetReadDeadline(n.Now() + 2 s): %v", err)
-		}
+		start = n.Now()
+		c.SetReadDeadline(n.Now().Add(2 * time.Second))
 		_, err = c.Read(make([]byte, 1))
 		if !errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &we) || n.Now().Sub(start) != 2*time.Second {
 			t.Errorf("read under a deadline of the run's clock: %v after %v; want os.ErrDeadlineExceeded after 2s", err, n.Now().Sub(start))
+		}
+	})
+	hs.Close()
+	<-served
+}
+
+// New finds the bubble from any goroutine of it, without waiting on the
+// others: here one builds the network while the test's goroutine waits
+// in synctest.Wait, and another goroutine of the bubble is blocked on a
+// channel made outside it (not a durable block).
+func TestBubbleFoundFromAnyGoroutine(t *testing.T) {
+	outside := make(chan struct{})
+	synctest.Test(t, func(t *testing.T) {
+		go func() { <-outside }()
+		var n *Net
+		go func() { n = New(t, RTT(100*time.Millisecond)) }()
+		close(outside)
+		synctest.Wait()
+		if n == nil || n.Config().Clock != emu.Bubble || n.Config().TCP.Impl != tcpstack.Netemu {
+			t.Fatalf("network built on another goroutine: %+v; want the bubble's clock and netemu's TCP", n)
 		}
 	})
 }

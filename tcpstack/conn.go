@@ -48,23 +48,22 @@ type deadline struct {
 	timer clock.Timer
 	gen   uint64        // bumped by every set: a timer of an older set does nothing
 	ch    chan struct{} // closed when the deadline passes
-	err   error         // why it passed, if not by the clock: a *WallDeadlineError
+	err   error         // what it passes with instead of os.ErrDeadlineExceeded: a *WallDeadlineError
 }
 
-// WallDeadlineError is what a deadline taken from the wall clock gives
-// on a run whose clock is far from it (the virtual clock starts in 2000):
-// time.Now().Add(2*time.Second) would pass only after decades of the
-// run's time, so SetDeadline returns this error, and reads or writes
-// under the deadline fail with it at once. It matches
-// os.ErrDeadlineExceeded with errors.Is, so code that handles a timeout
-// handles it.
+// WallDeadlineError is what a read or write fails with when a deadline
+// taken from the wall clock passes on a run whose clock is far from it
+// (the virtual clock starts in 2000): time.Now().Add(2*time.Second)
+// passes only after decades of the run's time, which the virtual clock
+// jumps when nothing else is scheduled. It matches os.ErrDeadlineExceeded
+// with errors.Is, so code that handles a timeout handles it.
 type WallDeadlineError struct {
 	Deadline time.Time // the deadline given
 	RunNow   time.Time // the run's clock when it was given
 }
 
 func (e *WallDeadlineError) Error() string {
-	return fmt.Sprintf("deadline %s is %.1f years after the run's clock (%s) and within a day of the wall clock: a deadline from time.Now() on the virtual clock; take it from the run's clock (emu.Net.Now().Add(d)), or run the test inside testing/synctest, where both are one",
+	return fmt.Sprintf("deadline %s passed %.1f years of run time after it was set at %s: it was taken from the wall clock (time.Now()), but the run's clock is the virtual one; take deadlines from the run's clock (emu.Net.Now().Add(d)), or run the test inside testing/synctest, where both are one",
 		e.Deadline.UTC().Format(time.RFC3339), e.Deadline.Sub(e.RunNow).Hours()/24/365.25, e.RunNow.UTC().Format(time.RFC3339))
 }
 
@@ -73,18 +72,20 @@ func (e *WallDeadlineError) Unwrap() error { return os.ErrDeadlineExceeded }
 // Timeout reports true, as os.ErrDeadlineExceeded does.
 func (e *WallDeadlineError) Timeout() bool { return true }
 
-// wallDeadline returns a *WallDeadlineError if t looks taken from the wall
-// clock on a run whose clock is not: the run's clock more than a day
-// from the wall clock, t within a day of the wall clock. On the real
-// clock and in a synctest bubble (where time.Now is the bubble's) the
-// two are one and nothing is reported.
-func wallDeadline(t, runNow time.Time) error {
-	wall := time.Now()
-	far := func(a, b time.Time) bool { d := a.Sub(b); return d > 24*time.Hour || d < -24*time.Hour }
-	if far(runNow, wall) && !far(t, wall) && t.After(runNow) {
-		return &WallDeadlineError{Deadline: t, RunNow: runNow}
+// fromWall tells a deadline t given on a run whose clock is more than a
+// day from the wall clock (the virtual clock) as taken from the wall
+// clock, when it lies after the run's now and nearer the wall clock's
+// now than the run's: past says it is not after the wall clock's now
+// (the caller meant "at once", as SetReadDeadline(time.Now()) does), wall
+// that it is ahead of it. On the real clock and in a synctest bubble,
+// where time.Now is the run's, both are false.
+func fromWall(t, runNow time.Time) (past, wall bool) {
+	now := time.Now()
+	abs := func(d time.Duration) time.Duration { return max(d, -d) }
+	if abs(runNow.Sub(now)) <= 24*time.Hour || !t.After(runNow) || abs(t.Sub(now)) >= abs(t.Sub(runNow)) {
+		return false, false
 	}
-	return nil
+	return !t.After(now), t.After(now)
 }
 
 // passed returns the error a read or write under the passed deadline
@@ -110,19 +111,21 @@ func newDeadlines(c clock.Clock) deadlines { return deadlines{newDeadline(c), ne
 // SetDeadline implements net.Conn and net.PacketConn.
 func (d *deadlines) SetDeadline(t time.Time) error {
 	d.rd.set(t)
-	return d.wd.set(t)
+	d.wd.set(t)
+	return nil
 }
 
 // SetReadDeadline implements net.Conn and net.PacketConn.
-func (d *deadlines) SetReadDeadline(t time.Time) error { return d.rd.set(t) }
+func (d *deadlines) SetReadDeadline(t time.Time) error { d.rd.set(t); return nil }
 
 // SetWriteDeadline implements net.Conn and net.PacketConn.
-func (d *deadlines) SetWriteDeadline(t time.Time) error { return d.wd.set(t) }
+func (d *deadlines) SetWriteDeadline(t time.Time) error { d.wd.set(t); return nil }
 
 // set arms the deadline at t, an instant of the run's clock; zero clears
-// it. A deadline from the wall clock on a run far from it passes at once
-// with a *WallDeadlineError, which set returns.
-func (d *deadline) set(t time.Time) error {
+// it. On a run far from the wall clock, a deadline not after the wall
+// clock's now passes at once, and one nearer the wall clock than the
+// run's fails reads and writes with a *WallDeadlineError when it passes.
+func (d *deadline) set(t time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.stopLocked()
@@ -133,23 +136,25 @@ func (d *deadline) set(t time.Time) error {
 	default:
 	}
 	if t.IsZero() {
-		return nil
+		return
 	}
 	now := d.clk.Now()
-	if err := wallDeadline(t, now); err != nil {
-		d.err = err
-		close(d.ch)
-		return err
+	past, wall := fromWall(t, now)
+	if wall {
+		// Armed as given, so that code that sets such deadlines while
+		// traffic flows (http.Server's timeouts) works as before; if it
+		// passes, the error says where it came from.
+		d.err = &WallDeadlineError{Deadline: t, RunNow: now}
 	}
 	// Sub saturates: a deadline more than math.MaxInt64 away (the year
 	// 2500, say) is past the end of the clock's time and never passes.
 	wait := t.Sub(now)
-	if wait <= 0 {
+	if wait <= 0 || past {
 		close(d.ch)
-		return nil
+		return
 	}
 	if wait == math.MaxInt64 {
-		return nil
+		return
 	}
 	gen := d.gen
 	d.timer = d.clk.AfterFunc(wait, func() {
@@ -162,7 +167,6 @@ func (d *deadline) set(t time.Time) error {
 			d.timer = nil
 		}
 	})
-	return nil
 }
 
 // stopLocked cancels a pending timer. d.mu is held.
