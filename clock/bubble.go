@@ -21,11 +21,13 @@ func InBubble() bool {
 
 // BubbleOthers returns how many goroutines of the caller's bubble, other
 // than the caller and those of the testing and synctest packages that
-// run the bubble, still exist; 0 outside a bubble.
-func BubbleOthers() int {
+// run the bubble, still exist, and how many of them are blocked but not
+// durably (on I/O, a mutex, a channel made outside the bubble): while one
+// is, the bubble's time stands still. Both are 0 outside a bubble.
+func BubbleOthers() (others, stuck int) {
 	id, ok := bubbleOf(ownHeader())
 	if !ok {
-		return 0
+		return 0, 0
 	}
 	buf := make([]byte, 64<<10)
 	for {
@@ -36,7 +38,6 @@ func BubbleOthers() int {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	others := 0
 	// The caller's own record comes first.
 	for i, rec := range bytes.Split(buf, []byte("\n\n")) {
 		hdr, _, _ := bytes.Cut(rec, []byte("\n"))
@@ -47,8 +48,12 @@ func BubbleOthers() int {
 			continue
 		}
 		others++
+		state, _, _ := bytes.Cut(hdr, []byte(", synctest bubble "))
+		if !bytes.Contains(state, []byte("(durable)")) && !bytes.Contains(state, []byte("[running")) && !bytes.Contains(state, []byte("[runnable")) {
+			stuck++
+		}
 	}
-	return others
+	return others, stuck
 }
 
 // ownHeader is the first line of the calling goroutine's traceback.

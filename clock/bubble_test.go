@@ -1,22 +1,26 @@
 package clock
 
 import (
+	"runtime"
 	"testing"
 	"testing/synctest"
 )
+
+// outsideCh is made outside any bubble.
+var outsideCh = make(chan struct{})
 
 // InBubble is true on every goroutine of a bubble and false outside;
 // BubbleOthers counts the bubble's goroutines other than the caller and
 // the bubble's own machinery.
 func TestInBubble(t *testing.T) {
-	if InBubble() || BubbleOthers() != 0 {
-		t.Errorf("outside a bubble: InBubble %v, BubbleOthers %d; want false, 0", InBubble(), BubbleOthers())
+	if o, _ := BubbleOthers(); InBubble() || o != 0 {
+		t.Errorf("outside a bubble: InBubble %v, BubbleOthers %d; want false, 0", InBubble(), o)
 	}
 	synctest.Test(t, func(t *testing.T) {
 		if !InBubble() {
 			t.Error("InBubble false in the bubble's test goroutine")
 		}
-		if n := BubbleOthers(); n != 0 {
+		if n, _ := BubbleOthers(); n != 0 {
 			t.Errorf("BubbleOthers %d with no goroutine started; want 0", n)
 		}
 		got := make(chan bool)
@@ -25,13 +29,23 @@ func TestInBubble(t *testing.T) {
 		if !<-got {
 			t.Error("InBubble false on a goroutine the bubble started")
 		}
-		if n := BubbleOthers(); n != 1 {
-			t.Errorf("BubbleOthers %d with one goroutine started; want 1", n)
+		if n, stuck := BubbleOthers(); n != 1 || stuck != 0 {
+			t.Errorf("BubbleOthers %d, %d stuck, with one goroutine started and durably blocked; want 1, 0", n, stuck)
 		}
+		// A channel made outside the bubble blocks a goroutine of it, but
+		// not durably.
+		go func() { <-outsideCh }()
+		for {
+			if n, stuck := BubbleOthers(); n == 2 && stuck == 1 {
+				break
+			}
+			runtime.Gosched()
+		}
+		outsideCh <- struct{}{}
 		close(stop)
 		synctest.Wait()
-		if n := BubbleOthers(); n != 0 {
-			t.Errorf("BubbleOthers %d after it ended; want 0", n)
+		if n, _ := BubbleOthers(); n != 0 {
+			t.Errorf("BubbleOthers %d after they ended; want 0", n)
 		}
 	})
 	done := make(chan bool)

@@ -72,17 +72,20 @@ func (e *WallDeadlineError) Unwrap() error { return os.ErrDeadlineExceeded }
 // Timeout reports true, as os.ErrDeadlineExceeded does.
 func (e *WallDeadlineError) Timeout() bool { return true }
 
-// fromWall tells a deadline t given on a run whose clock is more than a
-// day from the wall clock (the virtual clock) as taken from the wall
-// clock, when it lies after the run's now and nearer the wall clock's
-// now than the run's: past says it is not after the wall clock's now
-// (the caller meant "at once", as SetReadDeadline(time.Now()) does), wall
-// that it is ahead of it. On the real clock and in a synctest bubble,
-// where time.Now is the run's, both are false.
+// fromWall tells a deadline t taken from the wall clock (it carries the
+// monotonic reading time.Now gives, which the virtual clock's instants
+// never do), given on a run whose clock is more than a day from the wall
+// clock and lying after the run's now: past says it is not after the
+// wall clock's now (the caller meant "at once", as
+// SetReadDeadline(time.Now()) does), wall that it is ahead of it. On the
+// real clock and in a synctest bubble, where time.Now is the run's, both
+// are false.
 func fromWall(t, runNow time.Time) (past, wall bool) {
+	if t == t.Round(0) {
+		return false, false
+	}
 	now := time.Now()
-	abs := func(d time.Duration) time.Duration { return max(d, -d) }
-	if abs(runNow.Sub(now)) <= 24*time.Hour || !t.After(runNow) || abs(t.Sub(now)) >= abs(t.Sub(runNow)) {
+	if d := runNow.Sub(now); d <= 24*time.Hour && d >= -24*time.Hour || !t.After(runNow) {
 		return false, false
 	}
 	return !t.After(now), t.After(now)
