@@ -21,13 +21,14 @@ func InBubble() bool {
 
 // BubbleOthers returns how many goroutines of the caller's bubble, other
 // than the caller and those of the testing and synctest packages that
-// run the bubble, still exist, and how many of them are blocked but not
-// durably (on I/O, a mutex, a channel made outside the bubble): while one
-// is, the bubble's time stands still. Both are 0 outside a bubble.
-func BubbleOthers() (others, stuck int) {
+// run the bubble, still exist; how many of them are blocked but not
+// durably (on I/O, a mutex, a channel made outside the bubble), which
+// stops the bubble's time while they are; and how many are running or
+// runnable, which may yet free those. All are 0 outside a bubble.
+func BubbleOthers() (others, stuck, active int) {
 	id, ok := bubbleOf(ownHeader())
 	if !ok {
-		return 0, 0
+		return 0, 0, 0
 	}
 	buf := make([]byte, 64<<10)
 	for {
@@ -49,11 +50,14 @@ func BubbleOthers() (others, stuck int) {
 		}
 		others++
 		state, _, _ := bytes.Cut(hdr, []byte(", synctest bubble "))
-		if !bytes.Contains(state, []byte("(durable)")) && !bytes.Contains(state, []byte("[running")) && !bytes.Contains(state, []byte("[runnable")) {
+		switch {
+		case bytes.Contains(state, []byte("[running")) || bytes.Contains(state, []byte("[runnable")):
+			active++
+		case !bytes.Contains(state, []byte("(durable)")):
 			stuck++
 		}
 	}
-	return others, stuck
+	return others, stuck, active
 }
 
 // ownHeader is the first line of the calling goroutine's traceback.

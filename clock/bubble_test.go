@@ -13,14 +13,14 @@ var outsideCh = make(chan struct{})
 // BubbleOthers counts the bubble's goroutines other than the caller and
 // the bubble's own machinery.
 func TestInBubble(t *testing.T) {
-	if o, _ := BubbleOthers(); InBubble() || o != 0 {
+	if o, _, _ := BubbleOthers(); InBubble() || o != 0 {
 		t.Errorf("outside a bubble: InBubble %v, BubbleOthers %d; want false, 0", InBubble(), o)
 	}
 	synctest.Test(t, func(t *testing.T) {
 		if !InBubble() {
 			t.Error("InBubble false in the bubble's test goroutine")
 		}
-		if n, _ := BubbleOthers(); n != 0 {
+		if n, _, _ := BubbleOthers(); n != 0 {
 			t.Errorf("BubbleOthers %d with no goroutine started; want 0", n)
 		}
 		got := make(chan bool)
@@ -29,14 +29,14 @@ func TestInBubble(t *testing.T) {
 		if !<-got {
 			t.Error("InBubble false on a goroutine the bubble started")
 		}
-		if n, stuck := BubbleOthers(); n != 1 || stuck != 0 {
+		if n, stuck, _ := BubbleOthers(); n != 1 || stuck != 0 {
 			t.Errorf("BubbleOthers %d, %d stuck, with one goroutine started and durably blocked; want 1, 0", n, stuck)
 		}
 		// A channel made outside the bubble blocks a goroutine of it, but
 		// not durably.
 		go func() { <-outsideCh }()
 		for {
-			if n, stuck := BubbleOthers(); n == 2 && stuck == 1 {
+			if n, stuck, _ := BubbleOthers(); n == 2 && stuck == 1 {
 				break
 			}
 			runtime.Gosched()
@@ -44,7 +44,7 @@ func TestInBubble(t *testing.T) {
 		outsideCh <- struct{}{}
 		close(stop)
 		synctest.Wait()
-		if n, _ := BubbleOthers(); n != 0 {
+		if n, _, _ := BubbleOthers(); n != 0 {
 			t.Errorf("BubbleOthers %d after they ended; want 0", n)
 		}
 	})

@@ -317,11 +317,18 @@ func newInBubble(tb testing.TB, s settings) *Net {
 	tb.Cleanup(func() {
 		defer leaks.leave(false)
 		n.Net.Close()
-		for waited, spins := time.Duration(0), 0; waited < bubbleGrace; {
-			others, stuck := clock.BubbleOthers()
+		// spins counts the looks at a bubble whose time cannot move:
+		// while nothing of it runs, up to 1000 in a row; in all, up to
+		// 100000 (a goroutine that polls forever beside a stuck one).
+		for waited, spins, total := time.Duration(0), 0, 0; waited < bubbleGrace && total < 100000; total++ {
+			others, stuck, active := clock.BubbleOthers()
 			switch {
 			case others == 0:
 				return
+			case stuck > 0 && active > 0:
+				// One that runs may free the stuck (a mutex's holder).
+				spins = 0
+				runtime.Gosched()
 			case stuck > 0:
 				// The bubble's time stands still while a goroutine is
 				// blocked on something outside it; a later cleanup may
@@ -331,6 +338,7 @@ func newInBubble(tb testing.TB, s settings) *Net {
 				}
 				runtime.Gosched()
 			default:
+				spins = 0
 				time.Sleep(time.Second) // the bubble's time
 				waited += time.Second
 			}

@@ -125,9 +125,10 @@ func (d *deadlines) SetReadDeadline(t time.Time) error { d.rd.set(t); return nil
 func (d *deadlines) SetWriteDeadline(t time.Time) error { d.wd.set(t); return nil }
 
 // set arms the deadline at t, an instant of the run's clock; zero clears
-// it. On a run far from the wall clock, a deadline not after the wall
-// clock's now passes at once, and one nearer the wall clock than the
-// run's fails reads and writes with a *WallDeadlineError when it passes.
+// it. On a run far from the wall clock, a deadline taken from time.Now()
+// (see fromWall) passes at once if it is not after the wall clock's now,
+// and otherwise fails reads and writes with a *WallDeadlineError when it
+// passes.
 func (d *deadline) set(t time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
