@@ -3,13 +3,13 @@ package bench
 import (
 	"context"
 	"runtime"
-	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/internal/race"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/workloads"
 )
@@ -64,16 +64,6 @@ func watched(dir string) []watching {
 	}
 }
 
-func raceEnabled() bool {
-	bi, _ := debug.ReadBuildInfo()
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
-}
-
 // A run's memory is bounded by the work in flight, not the bytes moved:
 // 128 MiB at 1 gbit keeps the live heap under 24 MiB, also while it
 // writes a pcap and a timeline, and while explain analyses it. (Keeping
@@ -84,7 +74,7 @@ func TestRunMemoryBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves 128 MiB three times")
 	}
-	if raceEnabled() {
+	if race.Enabled {
 		t.Skip("the race detector's shadow memory says nothing about the heap; run without -race")
 	}
 	const limit = 24 << 20

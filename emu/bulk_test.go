@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netemu/netemu/internal/race"
 	"github.com/netemu/netemu/link"
 	"go.uber.org/goleak"
 )
@@ -94,7 +95,7 @@ func TestDeterminism(t *testing.T) {
 	if testing.Short() {
 		runs = 5
 	}
-	runs = deterministicRuns(runs)
+	runs = race.DeterministicRuns(runs)
 	for _, procs := range []int{1, 2} {
 		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))

@@ -10,43 +10,14 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime"
-	"runtime/debug"
 	"testing"
 	"time"
 
+	"github.com/netemu/netemu/internal/race"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/tcpstack"
 	"go.uber.org/goleak"
 )
-
-// raceEnabled reports whether the test binary was built with -race.
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
-}
-
-// deterministicRuns is how many times a determinism test repeats a run at
-// each GOMAXPROCS: n, or 3 under the race detector. Its runtime shuffles
-// the scheduler's run queues (runtime.randomizeScheduler), so a trace that
-// depends on which goroutine runs first changes within a run or two
-// there: with Net.Go starting its goroutines at once instead of through
-// the clock's wakes, TestImpairedDeterminism's second run differed.
-// Without the detector that showed in 1 run of 15, and runs cost a
-// twentieth as much, so n stays.
-func deterministicRuns(n int) int {
-	if raceEnabled() {
-		return min(n, 3)
-	}
-	return n
-}
 
 // transferResult is what one lossy transfer saw at both ends.
 type transferResult struct {
@@ -162,10 +133,9 @@ func TestLossyTransferIsExact(t *testing.T) {
 	const full = 50 << 20
 	// The race detector slows every packet's path severalfold: under it
 	// both cases move less data.
-	race := raceEnabled()
 	t.Run("virtual", func(t *testing.T) {
 		size := int64(full)
-		if race {
+		if race.Enabled {
 			// Seed 5 makes the same impairments every run: 4 MiB has
 			// dozens of each in both directions.
 			size = 4 << 20
@@ -181,7 +151,7 @@ func TestLossyTransferIsExact(t *testing.T) {
 			t.Skip("50 MiB through 3 % loss takes about 50 s of wall time on the real clock; skipped under -short")
 		}
 		size := int64(full)
-		if race {
+		if race.Enabled {
 			size = 3 << 20
 			t.Logf("race detector on: %d MiB instead of %d MiB", size>>20, full>>20)
 		}
@@ -333,7 +303,7 @@ func TestImpairedDeterminism(t *testing.T) {
 	if testing.Short() {
 		runs = 5
 	}
-	runs = deterministicRuns(runs)
+	runs = race.DeterministicRuns(runs)
 
 	want, wantSt := pageRun(t, cfg, conns, respSize)
 	for _, d := range []link.Dir{link.AtoB, link.BtoA} {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netemu/netemu/internal/race"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/tcpstack"
 	"go.uber.org/goleak"
@@ -38,7 +39,7 @@ func checkDeterministic(t *testing.T, client, server tcpstack.Impl) {
 	if testing.Short() {
 		runs = 5
 	}
-	runs = deterministicRuns(runs)
+	runs = race.DeterministicRuns(runs)
 	trace := func(seed uint64) string {
 		n := newNet(t, cfg(seed))
 		res := exchange(t, n, 80, 3, 20<<10, 60<<10)

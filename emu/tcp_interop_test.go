@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netemu/netemu/internal/race"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/tcpstack"
 	"go.uber.org/goleak"
@@ -193,7 +194,7 @@ func impairments() []struct {
 func TestTCPInteropIntegrity(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	up, down := int64(150<<10), int64(600<<10)
-	if raceEnabled() {
+	if race.Enabled {
 		up, down = 40<<10, 200<<10
 	}
 	for _, p := range tcpPairs {
@@ -234,7 +235,7 @@ func TestTCPInteropIntegrity(t *testing.T) {
 func TestTCPInteropSizes(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	sizes := []int64{0, 1, 1447, 1448, 1449, 65535, 1 << 20, 4 << 20}
-	if raceEnabled() {
+	if race.Enabled {
 		sizes = sizes[:len(sizes)-1]
 	}
 	for _, p := range tcpPairs {

@@ -7,11 +7,11 @@ import (
 	"hash"
 	"io"
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/netemu/netemu/internal/race"
 	"github.com/netemu/netemu/link"
 )
 
@@ -80,20 +80,6 @@ func readSequence(t *testing.T) [2]string {
 	return [2]string{string(sums[0].Sum(nil)), string(sums[1].Sum(nil))}
 }
 
-// raceEnabled reports whether the test binary was built with -race.
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
-}
-
 // The monotonic clock's tie-breaking offsets (gclock.NowMonotonic) depend
 // only on the order of a host's clock reads. The virtual scheduler runs
 // one event at a time and settles between events; within an event the
@@ -113,7 +99,7 @@ func TestMonotonicReadsAreOrdered(t *testing.T) {
 	if testing.Short() {
 		runs = 2
 	}
-	if raceEnabled() {
+	if race.Enabled {
 		runs = min(runs, 3)
 	}
 	var first [2]string

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/internal/race"
 	"github.com/netemu/netemu/link"
 )
 
@@ -106,7 +107,7 @@ func TestLoadedDeterministic(t *testing.T) {
 	for _, procs := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			for i := range deterministicRuns(20) {
+			for i := range race.DeterministicRuns(20) {
 				if _, st := runLink(t, w, lc); st.TraceSHA256 != first.TraceSHA256 {
 					t.Fatalf("run %d: trace %s; first %s", i+1, st.TraceSHA256[:12], first.TraceSHA256[:12])
 				}

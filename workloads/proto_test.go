@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/internal/race"
 )
 
 // Over TLS the trace is the same on every run: TLS draws from the run's
@@ -24,7 +25,7 @@ func TestSecurePageDeterministic(t *testing.T) {
 			func() {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 				first, st := run(t, c.w, path(50*time.Millisecond, 10e6))
-				for i := range deterministicRuns(9) - 1 {
+				for i := range race.DeterministicRuns(9) - 1 {
 					r, st2 := run(t, c.w, path(50*time.Millisecond, 10e6))
 					if st2.TraceSHA256 != st.TraceSHA256 || r.Elapsed != first.Elapsed {
 						t.Fatalf("%s, GOMAXPROCS=%d, run %d: trace %s in %v; first %s in %v", c.w.Variant(), procs, i+1, st2.TraceSHA256[:12], r.Elapsed, st.TraceSHA256[:12], first.Elapsed)
@@ -46,7 +47,7 @@ func TestH2Deterministic(t *testing.T) {
 	if testing.Short() {
 		runs = 5
 	}
-	runs = deterministicRuns(runs)
+	runs = race.DeterministicRuns(runs)
 	p := path(50*time.Millisecond, 10e6)
 	for _, w := range []Workload{
 		Page{Proto: H2, TLS: TLS13},

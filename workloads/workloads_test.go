@@ -6,7 +6,6 @@ import (
 	"flag"
 	"net"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -40,35 +39,6 @@ func runSeed(t testing.TB, w Workload, p Path, seed uint64) (Result, emu.Stats) 
 		t.Fatalf("%s: %v", w.Name(), err)
 	}
 	return r, n.Stats()
-}
-
-// raceEnabled reports whether the test binary was built with -race.
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
-}
-
-// deterministicRuns is how many times a determinism test repeats a run at
-// each GOMAXPROCS: n, or 3 under the race detector. Its runtime shuffles
-// the scheduler's run queues (runtime.randomizeScheduler), so a trace that
-// depends on which goroutine runs first changes within a run or two
-// there: with h2's turns or its server's 65,535-byte window undone, or
-// loaded's flows started without env.Go, the second run differed. Without
-// the detector such a difference showed in as few as 1 run in 50 (the
-// window), and runs cost a twentieth as much, so n stays.
-func deterministicRuns(n int) int {
-	if raceEnabled() {
-		return min(n, 3)
-	}
-	return n
 }
 
 func path(rtt time.Duration, rate float64) Path {
