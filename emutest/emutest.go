@@ -266,13 +266,17 @@ func New(tb testing.TB, opts ...Option) *Net {
 			tb.Fatalf("emutest.New: %v", err)
 		}
 	}
-	if clock.InBubble() {
+	bubble := clock.InBubble()
+	if bubble {
 		if s.cfg.Clock == emu.Real {
 			tb.Fatalf("emutest.New: the real clock inside a testing/synctest bubble: the network runs on the bubble's clock there; drop RealClock (or Config's Clock)")
 		}
 		s.cfg.Clock = emu.Bubble
-		return newInBubble(tb, s)
 	}
+	// A network belongs to the process-wide leak group while it is open;
+	// one in a bubble is not checked itself (see awaitBubble), but while
+	// open it keeps a check of other tests' networks from counting its
+	// goroutines.
 	leaks.enter()
 	en, err := emu.New(s.cfg)
 	if err != nil {
@@ -282,6 +286,11 @@ func New(tb testing.TB, opts ...Option) *Net {
 	n := &Net{Net: en, tb: tb}
 	tb.Cleanup(func() {
 		n.Net.Close()
+		if bubble {
+			awaitBubble()
+			leaks.leave(false)
+			return
+		}
 		if err := leaks.leave(s.leakCheck); err != nil {
 			tb.Errorf("emutest: goroutines outlived the network (close servers, connections and clients before the test ends, or pass emutest.NoLeakCheck()):\n%v", err)
 		}
@@ -296,55 +305,39 @@ func New(tb testing.TB, opts ...Option) *Net {
 // costs no wall time.
 const bubbleGrace = time.Minute
 
-// newInBubble builds the network of a test in a synctest bubble. Its
-// teardown closes the network and lets the bubble's time pass, up to
-// bubbleGrace, while other goroutines of the bubble remain (not while one
-// of them is blocked outside the bubble's reach, which stops its time);
-// synctest then fails the test, naming them, if any outlive it. The
-// process-wide leak check is not used: it sees goroutines outside the
-// bubble, whose wall time does not pass while the bubble's does.
-func newInBubble(tb testing.TB, s settings) *Net {
-	// The network belongs to the process-wide leak group while it is
-	// open, so that a check of other tests' networks does not count its
-	// goroutines; it is not checked itself.
-	leaks.enter()
-	en, err := emu.New(s.cfg)
-	if err != nil {
-		leaks.leave(false)
-		tb.Fatalf("emutest.New: %v", err)
-	}
-	n := &Net{Net: en, tb: tb}
-	tb.Cleanup(func() {
-		defer leaks.leave(false)
-		n.Net.Close()
-		// spins counts the looks at a bubble whose time cannot move:
-		// while nothing of it runs, up to 1000 in a row; in all, up to
-		// 100000 (a goroutine that polls forever beside a stuck one).
-		for waited, spins, total := time.Duration(0), 0, 0; waited < bubbleGrace && total < 100000; total++ {
-			others, stuck, active := clock.BubbleOthers()
-			switch {
-			case others == 0:
+// awaitBubble lets the bubble's time pass, up to bubbleGrace, while other
+// goroutines of the bubble remain (not while one of them is blocked
+// outside the bubble's reach, which stops its time); synctest then fails
+// the test, naming them, if any outlive it. The process-wide leak check
+// is not used in a bubble: it sees goroutines outside the bubble, whose
+// wall time does not pass while the bubble's does.
+func awaitBubble() {
+	// spins counts the looks at a bubble whose time cannot move:
+	// while nothing of it runs, up to 1000 in a row; in all, up to
+	// 100000 (a goroutine that polls forever beside a stuck one).
+	for waited, spins, total := time.Duration(0), 0, 0; waited < bubbleGrace && total < 100000; total++ {
+		others, stuck, active := clock.BubbleOthers()
+		switch {
+		case others == 0:
+			return
+		case stuck > 0 && active > 0:
+			// One that runs may free the stuck (a mutex's holder).
+			spins = 0
+			runtime.Gosched()
+		case stuck > 0:
+			// The bubble's time stands still while a goroutine is
+			// blocked on something outside it; a later cleanup may
+			// free it, so do not sleep on it.
+			if spins++; spins > 1000 {
 				return
-			case stuck > 0 && active > 0:
-				// One that runs may free the stuck (a mutex's holder).
-				spins = 0
-				runtime.Gosched()
-			case stuck > 0:
-				// The bubble's time stands still while a goroutine is
-				// blocked on something outside it; a later cleanup may
-				// free it, so do not sleep on it.
-				if spins++; spins > 1000 {
-					return
-				}
-				runtime.Gosched()
-			default:
-				spins = 0
-				time.Sleep(time.Second) // the bubble's time
-				waited += time.Second
 			}
+			runtime.Gosched()
+		default:
+			spins = 0
+			time.Sleep(time.Second) // the bubble's time
+			waited += time.Second
 		}
-	})
-	return n
+	}
 }
 
 // Run calls f on the test's goroutine, inside the network. f may call

@@ -944,7 +944,7 @@ func (r *receiver) sendDelayedAck() {
 	}
 	r.pending |= ackSched | ackTimer
 	r.ackDue = due
-	e.tm.delack.setJiffies(due, hz)
+	e.tm.delack.setJiffies(now, due, hz)
 }
 
 // delackTimer is tcp_delack_timer_handler. It reports whether it sent

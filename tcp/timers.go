@@ -30,24 +30,24 @@ type etimer struct {
 // write it).
 func (t *etimer) set(d time.Duration) {
 	d = max(d, 0)
+	now := t.e.now()
 	if !t.wheel {
-		t.arm(t.e.now() + d)
+		t.arm(now, now+d)
 		return
 	}
 	hz := t.e.p.opts.HZ
-	t.setJiffies(jiffies64(t.e.now(), hz)+uint64(ticks(d, hz)/jiffy(hz)), hz)
+	t.setJiffies(now, jiffies64(now, hz)+uint64(ticks(d, hz)/jiffy(hz)), hz)
 }
 
-// setJiffies arms a wheel timer for the absolute jiffy expires
-// (mod_timer(timer, expires)).
-func (t *etimer) setJiffies(expires uint64, hz int) {
-	clk := jiffies64(t.e.now(), hz)
-	t.arm(jiffyInstant(wheelExpiry(expires, clk, hz), hz))
+// setJiffies arms a wheel timer, at the connection's time now, for the
+// absolute jiffy expires (mod_timer(timer, expires)).
+func (t *etimer) setJiffies(now time.Duration, expires uint64, hz int) {
+	t.arm(now, jiffyInstant(wheelExpiry(expires, jiffies64(now, hz), hz), hz))
 }
 
-// arm makes the timer due at the connection's time at.
-func (t *etimer) arm(at time.Duration) {
-	d := max(at-t.e.now(), 0)
+// arm makes the timer, at the connection's time now, due at at.
+func (t *etimer) arm(now, at time.Duration) {
+	d := max(at-now, 0)
 	t.armed = true
 	t.due = at
 	if t.t == nil {
