@@ -24,6 +24,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
 )
 
@@ -49,7 +50,8 @@ var commands = []command{
 	{"version", "", "the module version, the commit and its date as the build recorded them, and the Go and gVisor versions (also --version, -v)", "netemu version", cmdVersion},
 }
 
-// usageError is bad input: reported in one line, exit status 2.
+// usageError is bad input: reported in one line, exit status 2, as the
+// library's experiment.InputError is.
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
@@ -164,7 +166,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "netemu: %v\n", err)
 	var ue *usageError
-	if errors.As(err, &ue) {
+	var ie *experiment.InputError
+	if errors.As(err, &ue) || errors.As(err, &ie) {
 		return 2
 	}
 	return 1

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
 )
 
@@ -25,7 +26,7 @@ func TestMain(m *testing.M) {
 		var fail, crash int
 		_, ferr := fmt.Sscan(os.Getenv(testFailEnv), &fail)
 		_, cerr := fmt.Sscan(os.Getenv(testCrashEnv), &crash)
-		testFault = func(u unit) error {
+		testFault = func(u experiment.Unit) error {
 			switch {
 			case ferr == nil && u.Cell == fail:
 				return errors.New("injected failure")

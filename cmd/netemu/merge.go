@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"strings"
+
+	"github.com/netemu/netemu/experiment"
 )
 
 // cmdMerge writes the output of a sweep run in shards, from the results
@@ -29,9 +33,18 @@ func cmdMerge(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if len(files) == 0 {
 		return usagef("merge: which files? give the --out files of a sweep's shards: netemu merge part-*.jsonl")
 	}
-	h, ocs, err := mergeParts(ctx, files)
-	if err != nil {
+	h, ocs, err := experiment.MergeResults(ctx, files)
+	var mismatch *experiment.StudyMismatchError
+	var ie *experiment.InputError
+	switch {
+	case errors.As(err, &mismatch):
+		return usagef("merge: %v, %s", err, difference(mismatch.Got, mismatch.Want))
+	case errors.As(err, &ie):
+		return usagef("merge: %v", err)
+	case err != nil && ctx.Err() != nil:
 		return err
+	case err != nil:
+		return fmt.Errorf("merge: %w", err)
 	}
 	margs := append([]string{}, h.Args...)
 	if *json {
@@ -45,14 +58,14 @@ func cmdMerge(ctx context.Context, args []string, w, stderr io.Writer) error {
 		return usagef("merge: the parts' sweep %q: %v", strings.Join(h.Args, " "), err)
 	}
 	s.o.study, s.o.studyHash = h.Study, h.StudySHA256
-	us := s.units(s.allCells())
+	us := s.AllUnits()
 	if len(us) != len(ocs) {
 		return usagef("merge: the parts hold %d runs; their sweep has %d", len(ocs), len(us))
 	}
 	defer s.o.announce(stderr)
 	out := s.newOutput(w, stderr)
 	for k, oc := range ocs {
-		if oc.unit != us[k] {
+		if oc.Unit != us[k] {
 			return usagef("merge: run %d of the parts is cell %d seed %d; their sweep's is cell %d seed %d", k+1, oc.Cell, oc.Seed, us[k].Cell, us[k].Seed)
 		}
 		if err := out.add(oc); err != nil {

@@ -217,25 +217,6 @@ func TestResultsFileDamageRefused(t *testing.T) {
 	}
 }
 
-// A file that is not one, endless and without a newline, is refused
-// once a line passes the bound, by merge and by sweep --continue, in a
-// line that says so; reading does not hold it all. The bound is lowered
-// to 1 MiB for the test: reading 64 MiB twice took 9 s of CPU under the
-// race detector, and the check is the same at any bound.
-func TestResultsFileUnboundedLine(t *testing.T) {
-	if _, err := os.Stat("/dev/zero"); err != nil {
-		t.Skip("no /dev/zero")
-	}
-	defer func(n int) { maxResultLine = n }(maxResultLine)
-	maxResultLine = 1 << 20
-	for _, args := range [][]string{{"merge", "/dev/zero"}, sweepArgs("--out", "/dev/zero", "--continue")} {
-		code, out, errOut := runCmd(args...)
-		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "/dev/zero:1: a line longer than") {
-			t.Errorf("%q: exit %d, stderr %q; want exit 2 and one line: /dev/zero:1: a line longer than …", args, code, errOut)
-		}
-	}
-}
-
 // merge stops when interrupted (SIGTERM cancels the context): the
 // status of the signal, no output.
 func TestMergeInterrupted(t *testing.T) {
@@ -263,7 +244,7 @@ func TestResultsFileLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := lockFile(f); err != nil { // the first sweep, still writing
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil { // the first sweep, still writing
 		t.Fatal(err)
 	}
 	code, _, errOut := runCmd(append(grid, "--out", part, "--continue")...)

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -364,4 +365,17 @@ func proxyHelp() string {
 	b.WriteString("\nWho can use it: the listeners have no authentication. A port alone (8080,\n:8080) listens on loopback; another address (0.0.0.0:8080) is reachable by\nwhoever reaches this machine, and the proxy warns. SOCKS5 and CONNECT reach\nloopback only, unless --allow says more.\n")
 	b.WriteString("\nEvery connection takes one of the emulated client host's 49,536 ephemeral ports\n(16000 to 65535), held for 60 s of TIME_WAIT after it closes: past about 49,500\nconnections a minute, new ones fail with \"no ports are available\".\n")
 	return b.String()
+}
+
+// lockedWriter serializes writes from several goroutines: the proxy's
+// connections' failure lines, the sweep workers' stderr.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -28,7 +28,7 @@ func cmdSweep(ctx context.Context, args []string, w, stderr io.Writer) error {
 			return err
 		}
 		if ok {
-			s.shard, s.shards = i, n
+			s.Shard, s.Shards = i, n
 			fmt.Fprintf(stderr, "netemu: shard %d/%d, from JOB_COMPLETION_INDEX and JOB_COMPLETIONS\n", i, n)
 		}
 	}
@@ -40,16 +40,12 @@ func cmdSweep(ctx context.Context, args []string, w, stderr io.Writer) error {
 // A sweep is the plan of netemu sweep: the cells (one case each), the
 // seeds each cell runs with, and how to run them.
 type sweep struct {
+	experiment.Sweep
 	o     *options
 	b     experiment.Backend
-	cases []experiment.Case // the cells, in the order the output lists them
-	seeds []uint64
 	multi bool // --seeds given: each cell ends with a summary of its seeds
 	jobs  int  // worker processes
 	args  []string
-	study []string // args without the flags of how it runs and prints
-	// shard of shards: the sweep runs every shards-th cell from cell shard.
-	shard, shards int
 }
 
 // planSweep parses sweep's arguments into its plan.
@@ -74,19 +70,19 @@ func planSweep(args []string) (*sweep, error) {
 		return nil, err
 	}
 	o.study, o.studyHash = study, studyHash
-	s := &sweep{o: o, cases: cases, seeds: []uint64{o.seed}, args: args, jobs: availableCPUs(),
-		study: studyArgs(args), shards: 1}
+	s := &sweep{o: o, args: args, jobs: availableCPUs(), Sweep: experiment.Sweep{Cases: cases, Seeds: []uint64{o.seed},
+		Shards: 1, Results: o.out, Resume: o.resume, Study: experiment.StudyID{Args: studyArgs(args), Study: study, StudySHA256: studyHash}}}
 	if o.set["seeds"] {
 		if o.set["seed"] {
 			return nil, usagef("sweep: --seed %d and --seeds %s both pick the seed; give --seeds alone (like --seeds 1-20) or --seed alone", o.seed, o.seedsFlag)
 		}
-		if s.seeds, err = parseSeeds(o.seedsFlag); err != nil {
+		if s.Seeds, err = parseSeeds(o.seedsFlag); err != nil {
 			return nil, err
 		}
 		s.multi = true
 	}
-	if runs := len(s.cases) * len(s.seeds); runs > maxRuns {
-		return nil, usagef("sweep: %d cells × %d seeds is %d runs; want at most %d per sweep: fewer seeds or values, or split the study (--shard)", len(s.cases), len(s.seeds), runs, maxRuns)
+	if runs := len(s.Cases) * len(s.Seeds); runs > maxRuns {
+		return nil, usagef("sweep: %d cells × %d seeds is %d runs; want at most %d per sweep: fewer seeds or values, or split the study (--shard)", len(s.Cases), len(s.Seeds), runs, maxRuns)
 	}
 	if s.b, err = o.newBackend(o.backend); err != nil {
 		return nil, err
@@ -98,7 +94,7 @@ func planSweep(args []string) (*sweep, error) {
 		s.jobs = o.jobs
 	}
 	if o.set["shard"] {
-		if s.shard, s.shards, err = parseShard(o.shardFlag); err != nil {
+		if s.Shard, s.Shards, err = parseShard(o.shardFlag); err != nil {
 			return nil, err
 		}
 	}
@@ -163,127 +159,47 @@ func parseSeeds(v string) ([]uint64, error) {
 
 // seedsLabel names the seeds as records and notes write them: "1-20".
 func (s *sweep) seedsLabel() string {
-	if len(s.seeds) == 1 {
-		return strconv.FormatUint(s.seeds[0], 10)
+	if len(s.Seeds) == 1 {
+		return strconv.FormatUint(s.Seeds[0], 10)
 	}
-	return fmt.Sprintf("%d-%d", s.seeds[0], s.seeds[len(s.seeds)-1])
-}
-
-// A unit is one run of a sweep: a cell with one seed.
-type unit struct {
-	Cell int    `json:"cell"`
-	Seed uint64 `json:"seed"`
-}
-
-// units lists the runs of the given cells, in output order: cell by cell,
-// seeds in order.
-func (s *sweep) units(cells []int) []unit {
-	var us []unit
-	for _, c := range cells {
-		for _, seed := range s.seeds {
-			us = append(us, unit{c, seed})
-		}
-	}
-	return us
-}
-
-// allCells lists every cell of the sweep.
-func (s *sweep) allCells() []int {
-	cells := make([]int, len(s.cases))
-	for i := range cells {
-		cells[i] = i
-	}
-	return cells
-}
-
-// An outcome is what the output needs of one run: its JSON record and
-// its table row's figures, or why it failed. Worker processes send
-// outcomes back as JSON lines.
-type outcome struct {
-	unit
-	Err         string          `json:"error,omitempty"` // the run failed: the cell's other runs go on
-	Fatal       bool            `json:"fatal,omitempty"` // Err is bad input that stops the sweep
-	Record      json.RawMessage `json:"record,omitempty"`
-	Workload    string          `json:"workload,omitempty"`
-	Elapsed     time.Duration   `json:"elapsed_ns,omitempty"`
-	Model       time.Duration   `json:"model_ns,omitempty"`
-	Headline    time.Duration   `json:"headline_ns,omitempty"`
-	ModelHead   time.Duration   `json:"model_headline_ns,omitempty"`
-	Conns       int             `json:"conns,omitempty"`
-	Drops       *uint64         `json:"drops,omitempty"`
-	Retransmits *int            `json:"retransmits,omitempty"`
-	Summary     string          `json:"summary,omitempty"` // the workload's own figures, for the table
-}
-
-// outcomeOf describes a measured run.
-func outcomeOf(u unit, r workloads.Result, rec experiment.Record) (outcome, error) {
-	raw, err := json.Marshal(rec)
-	if err != nil {
-		return outcome{}, err
-	}
-	got, model := r.Headline()
-	return outcome{unit: u, Record: raw, Workload: r.Workload, Elapsed: r.Elapsed, Model: r.Model.Elapsed,
-		Headline: got, ModelHead: model, Conns: r.Conns, Drops: rec.Drops, Retransmits: rec.Retransmits,
-		Summary: r.Detail.Summary()}, nil
+	return fmt.Sprintf("%d-%d", s.Seeds[0], s.Seeds[len(s.Seeds)-1])
 }
 
 // testFault, if set, may fail a unit before it runs (tests of failures).
-var testFault func(unit) error
+var testFault func(experiment.Unit) error
 
 // runUnit runs one unit. A run that fails is an outcome with its error;
 // the error returned stops the sweep: bad input (a file that cannot be
 // written) or an interruption.
-func (s *sweep) runUnit(ctx context.Context, u unit) (outcome, error) {
+func (s *sweep) runUnit(ctx context.Context, u experiment.Unit) (experiment.UnitOutcome, error) {
 	if testFault != nil {
 		if err := testFault(u); err != nil {
-			return outcome{unit: u, Err: err.Error()}, nil
+			return experiment.UnitOutcome{Unit: u, Err: err.Error()}, nil
 		}
 	}
-	c := s.cases[u.Cell]
+	c := s.Cases[u.Cell]
 	c.Seed = u.Seed
-	variant := s.o.caseVariant(c, len(s.cases) > 1)
-	if len(s.seeds) > 1 {
+	variant := s.o.caseVariant(c, len(s.Cases) > 1)
+	if len(s.Seeds) > 1 {
 		variant = strings.TrimPrefix(variant+"-seed"+strconv.FormatUint(u.Seed, 10), "-")
 	}
 	r, rec, _, err := s.o.measure(ctx, s.b, c, variant, false)
 	var ue *usageError
 	switch {
 	case ctx.Err() != nil:
-		return outcome{}, context.Cause(ctx)
+		return experiment.UnitOutcome{}, context.Cause(ctx)
 	case errors.As(err, &ue):
-		return outcome{}, err
+		return experiment.UnitOutcome{}, err
 	case err != nil:
-		return outcome{unit: u, Err: err.Error()}, nil
+		return experiment.UnitOutcome{Unit: u, Err: err.Error()}, nil
 	}
 	rec.Study, rec.StudySHA256 = s.o.study, s.o.studyHash
-	return outcomeOf(u, r, rec)
+	return experiment.OutcomeOf(u, r, rec)
 }
 
 // run runs the sweep's cells and writes the output.
 func (s *sweep) run(ctx context.Context, w, stderr io.Writer) error {
 	out := s.newOutput(w, stderr)
-	us := s.units(shardCells(len(s.cases), s.shard, s.shards))
-	emit := out.add
-	if s.o.out != "" {
-		rf, done, err := s.openResults(ctx, us)
-		if err != nil {
-			return err
-		}
-		defer rf.close()
-		s.o.wrote("out", s.o.out)
-		for _, oc := range done {
-			if err := out.add(oc); err != nil {
-				return err
-			}
-		}
-		us = us[len(done):]
-		emit = func(oc outcome) error {
-			if err := rf.write(oc); err != nil {
-				return err
-			}
-			return out.add(oc)
-		}
-	}
 	// An interrupted sweep without --out loses its finished runs: say
 	// how to keep them, once the bar is gone.
 	defer func() {
@@ -292,17 +208,41 @@ func (s *sweep) run(ctx context.Context, w, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "netemu: sweep: the runs that finished are not kept without --out; run it with --out FILE to write each run as it ends, and again with --out FILE --continue to go on from them\n")
 		}
 	}()
-	bar := newProgress(stderr, len(us), true)
-	defer bar.close()
-	if err := s.execute(ctx, us, s.jobs, stderr, bar, emit); err != nil {
+	p := &sweepProgress{s: s, stderr: stderr}
+	defer p.close()
+	if err := s.Run(ctx, s.executor(stderr), p, out.add); err != nil {
 		return err
 	}
 	return out.close()
 }
 
+// sweepProgress shows a sweep's progress bar, from the moment its
+// results file is open.
+type sweepProgress struct {
+	s      *sweep
+	stderr io.Writer
+	bar    *progress
+}
+
+func (p *sweepProgress) Begin(runs int) {
+	if p.s.o.out != "" {
+		p.s.o.wrote("out", p.s.o.out)
+	}
+	p.bar = newProgress(p.stderr, runs, true)
+}
+
+func (p *sweepProgress) Start(u experiment.Unit) { p.bar.start(p.s.unitLabel(u)) }
+func (p *sweepProgress) Finish()                 { p.bar.finish() }
+
+func (p *sweepProgress) close() {
+	if p.bar != nil {
+		p.bar.close()
+	}
+}
+
 // unitLabel names a unit for the progress bar.
-func (s *sweep) unitLabel(u unit) string {
-	l := caseLabel(s.cases[u.Cell])
+func (s *sweep) unitLabel(u experiment.Unit) string {
+	l := caseLabel(s.Cases[u.Cell])
 	if s.multi {
 		l += fmt.Sprintf(" seed %d", u.Seed)
 	}
@@ -311,7 +251,7 @@ func (s *sweep) unitLabel(u unit) string {
 
 // cellParams names a cell by its parameters, for messages.
 func (s *sweep) cellParams(cell int) string {
-	c := s.cases[cell]
+	c := s.Cases[cell]
 	p := fmt.Sprintf("%s, rtt %s, rate %s", c.Workload.Name(), fmtDur(c.RTT()), c.RateLabel())
 	if n := s.o.caseName(c); n != "" {
 		p += ", " + n
@@ -326,8 +266,8 @@ type sweepOutput struct {
 	w      io.Writer
 	stderr io.Writer
 	tw     *tabwriter.Writer
-	runs   []outcome // the current cell's
-	failed int       // runs
+	runs   []experiment.UnitOutcome // the current cell's
+	failed int                      // runs
 	total  int
 
 	plotCases   []experiment.Case
@@ -351,7 +291,7 @@ const tableHeader = "workload\trtt\trate\tcase\telapsed\tmodel\tvs model\tconns\
 
 // add takes the next outcome; a cell's output is written once its last
 // seed is in.
-func (out *sweepOutput) add(oc outcome) error {
+func (out *sweepOutput) add(oc experiment.UnitOutcome) error {
 	out.total++
 	if oc.Err != "" {
 		out.failed++
@@ -362,7 +302,7 @@ func (out *sweepOutput) add(oc outcome) error {
 		fmt.Fprintf(out.stderr, "netemu: %s%s: %s\n", out.s.cellParams(oc.Cell), seed, oc.Err)
 	}
 	out.runs = append(out.runs, oc)
-	if len(out.runs) < len(out.s.seeds) {
+	if len(out.runs) < len(out.s.Seeds) {
 		return nil
 	}
 	runs := out.runs
@@ -371,10 +311,10 @@ func (out *sweepOutput) add(oc outcome) error {
 }
 
 // cell writes one cell's output.
-func (out *sweepOutput) cell(runs []outcome) error {
+func (out *sweepOutput) cell(runs []experiment.UnitOutcome) error {
 	s := out.s
-	c := s.cases[runs[0].Cell]
-	var ok []outcome
+	c := s.Cases[runs[0].Cell]
+	var ok []experiment.UnitOutcome
 	for _, r := range runs {
 		if r.Err == "" {
 			ok = append(ok, r)
@@ -452,7 +392,7 @@ func (out *sweepOutput) close() error {
 		}
 		if s.multi {
 			fmt.Fprintf(out.w, "\nmedian and 10th–90th percentiles (nearest rank) of each cell's %s over seeds %s, and the median of its drops; conns and the last column: the median run's.\n",
-				headlineName(s.cases[0]), strings.ReplaceAll(s.seedsLabel(), "-", "–"))
+				headlineName(s.Cases[0]), strings.ReplaceAll(s.seedsLabel(), "-", "–"))
 		}
 	}
 	if s.o.plot != "" && len(out.plotCases) > 0 {

@@ -1,4 +1,4 @@
-package main
+package experiment
 
 import (
 	"os/exec"
