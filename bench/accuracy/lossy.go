@@ -1,83 +1,15 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
-	"github.com/netemu/netemu/kernel"
-	"github.com/netemu/netemu/tcpstack"
-	"github.com/netemu/netemu/workloads"
 )
 
-// lossyRow is one lossy cell: the emulator's runs (seeds 1 to N) and
-// kernel TCP's (seeds 1 to K), each summarized.
-type lossyRow struct {
-	cell       workloads.Cell
-	emu, kern  experiment.Spread
-	emuSame    experiment.Spread // the emulator over the kernel's seeds
-	own        experiment.Spread // netemu's TCP on the emulator, same seeds as emu
-	ownSame    experiment.Spread // netemu's TCP over the kernel's seeds
-	model      float64
-	lossBound  float64
-	kernelNote string
-}
-
-// lossyTable measures every lossy cell (workloads.LossyCells). kernelRuns
-// 0, or kernel mode unavailable here, leaves the kernel side empty, with
-// the reason in why.
-func lossyTable(ctx context.Context, runs, kernelRuns int, via kernel.Via, progress func(workloads.Cell)) (rows []lossyRow, why string, err error) {
-	if kernelRuns == 0 {
-		why = "-lossy-kernel-runs 0"
-	}
-	for _, cell := range workloads.LossyCells() {
-		if progress != nil {
-			progress(cell)
-		}
-		c := experiment.Case{Workload: cell.Workload, Link: cell.Link, Clock: emu.Virtual}
-		times, recs, last, err := experiment.Repeat(ctx, experiment.Emulated{}, c, cell.Runs(runs), nil)
-		if err != nil {
-			return nil, "", fmt.Errorf("%s, %s: %w", cell.Table, cell.Label, err)
-		}
-		row := lossyRow{cell: cell, emu: experiment.SpreadOf(times, recs)}
-		oc := c
-		oc.TCP.Impl = tcpstack.Netemu
-		otimes, orecs, _, err := experiment.Repeat(ctx, experiment.Emulated{}, oc, cell.Runs(runs), nil)
-		if err != nil {
-			return nil, "", fmt.Errorf("%s, %s, netemu's TCP: %w", cell.Table, cell.Label, err)
-		}
-		row.own = experiment.SpreadOf(otimes, orecs)
-		_, model := last.Headline()
-		row.model = experiment.Ms(model)
-		row.lossBound = experiment.Ms(last.Model.LossBound)
-		if why == "" {
-			kn := cell.Runs(kernelRuns)
-			ktimes, krecs, _, err := experiment.Repeat(ctx, experiment.Kernel{Via: via}, c, kn, nil)
-			switch {
-			case errors.Is(err, kernel.ErrUnsupported):
-				why = err.Error()
-			case err != nil:
-				return nil, "", fmt.Errorf("%s, %s, kernel: %w", cell.Table, cell.Label, err)
-			default:
-				row.kern = experiment.SpreadOf(ktimes, krecs)
-				row.emuSame = experiment.SpreadOf(times[:min(len(times), kn)], nil)
-				row.ownSame = experiment.SpreadOf(otimes[:min(len(otimes), kn)], nil)
-				if krecs[0].Kernel != nil {
-					row.kernelNote = krecs[0].Kernel.String()
-				}
-			}
-		}
-		rows = append(rows, row)
-	}
-	return rows, why, nil
-}
-
 // lossyMarkdown writes the lossy section of the report.
-func lossyMarkdown(w io.Writer, rows []lossyRow, runs, kernelRuns int, why string) {
+func lossyMarkdown(w io.Writer, rows []experiment.LossyRow, runs, kernelRuns int, why string) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("\n# Lossy links\n\n")
 	p("Cells where nothing was published (`workloads.LossyCells`; `netemu reproduce --lossy` prints the same table): ")
@@ -89,13 +21,13 @@ func lossyMarkdown(w io.Writer, rows []lossyRow, runs, kernelRuns int, why strin
 	p("**loss bound**: the rate limited also by Mathis et al., MSS/RTT · 1.22/√p.\n")
 	if why != "" {
 		p("\nKernel TCP not measured here: %s.\n", why)
-	} else if len(rows) > 0 && rows[0].kernelNote != "" {
-		p("\nKernel: %s.\n", rows[0].kernelNote)
+	} else if len(rows) > 0 && rows[0].KernelFacts != nil {
+		p("\nKernel: %s.\n", rows[0].KernelFacts)
 	}
 	table := ""
 	for _, r := range rows {
-		if r.cell.Table != table {
-			table = r.cell.Table
+		if r.Cell.Table != table {
+			table = r.Cell.Table
 			p("\n## %s\n\n| | netemu | p10–p90 | drops | retx | netemu TCP | p10–p90 | drops | retx | kernel | p10–p90 | drops | retx | Δ netemu | Δ netemu TCP | model | loss bound |\n", table)
 			p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		}
@@ -106,19 +38,20 @@ func lossyMarkdown(w io.Writer, rows []lossyRow, runs, kernelRuns int, why strin
 			return fmt.Sprintf("%.1f ms | %.1f–%.1f ms | %g | %g", s.MedianMs, s.P10Ms, s.P90Ms, s.Drops, s.Retransmits)
 		}
 		d, do := "—", "—"
-		if r.kern.Runs > 0 {
-			d = fmt.Sprintf("%+.1f %%", (r.emuSame.MedianMs-r.kern.MedianMs)/r.kern.MedianMs*100)
-			do = fmt.Sprintf("%+.1f %%", (r.ownSame.MedianMs-r.kern.MedianMs)/r.kern.MedianMs*100)
+		k := r.Kernel
+		if k.Runs > 0 {
+			d = fmt.Sprintf("%+.1f %%", (r.Same[0].MedianMs-k.MedianMs)/k.MedianMs*100)
+			do = fmt.Sprintf("%+.1f %%", (r.Same[1].MedianMs-k.MedianMs)/k.MedianMs*100)
 		}
 		lb := "—"
-		if r.lossBound > 0 {
-			lb = fmt.Sprintf("%.1f ms", r.lossBound)
+		if r.LossBound > 0 {
+			lb = fmt.Sprintf("%.1f ms", experiment.Ms(r.LossBound))
 		}
-		label := r.cell.Label
-		if r.cell.MinRuns > runs {
-			label += fmt.Sprintf(" (%d seeds)", r.cell.MinRuns)
+		label := r.Cell.Label
+		if r.Cell.MinRuns > runs {
+			label += fmt.Sprintf(" (%d seeds)", r.Cell.MinRuns)
 		}
-		p("| %s | %s | %s | %s | %s | %s | %.1f ms | %s |\n", label, spread(r.emu), spread(r.own), spread(r.kern), d, do, r.model, strings.TrimSpace(lb))
+		p("| %s | %s | %s | %s | %s | %s | %.1f ms | %s |\n", label, spread(r.Emulated[0]), spread(r.Emulated[1]), spread(k), d, do, experiment.Ms(r.Model), strings.TrimSpace(lb))
 	}
 	p("\n%s", lossyNotes)
 }

@@ -113,9 +113,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if !*kern {
 			kernelRuns = 0
 		}
-		rows, why, err := lossyTable(ctx, *lossyRuns, kernelRuns, kernel.Via(*via), func(c workloads.Cell) {
-			fmt.Fprintf(stderr, "accuracy: lossy %s / %s\n", c.Table, c.Label)
-		})
+		var rows []experiment.LossyRow
+		l := experiment.Lossy{Runs: *lossyRuns, KernelRuns: kernelRuns, Clock: emu.Virtual,
+			TCPs: []tcpstack.Impl{"", tcpstack.Netemu}, Kernel: experiment.Kernel{Via: kernel.Via(*via)},
+			Start: func(c workloads.Cell) { fmt.Fprintf(stderr, "accuracy: lossy %s / %s\n", c.Table, c.Label) }}
+		why, err := l.Measure(ctx, func(r experiment.LossyRow) error { rows = append(rows, r); return nil })
+		if kernelRuns == 0 {
+			why = "-lossy-kernel-runs 0"
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "accuracy: %v\n", err)
 			return 1
