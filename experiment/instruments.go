@@ -49,6 +49,8 @@ type Watch struct {
 	timeline     *timeline.Timeline
 	analyzer     *explain.Analyzer
 	tally        explain.Tally
+	finished     bool  // Finish ran
+	finishErr    error // and returned this
 }
 
 // Attach readies the instruments on case c and wires them into its
@@ -116,7 +118,18 @@ func (w *Watch) Timeline() *timeline.Timeline { return w.timeline }
 func (w *Watch) Analyzer() *explain.Analyzer { return w.analyzer }
 
 // Finish writes what the instruments collected and closes their files.
+// Later calls do nothing and return the first call's error, so that a
+// deferred Finish can back an explicit one.
 func (w *Watch) Finish() error {
+	if w.finished {
+		return w.finishErr
+	}
+	w.finished = true
+	w.finishErr = w.finish()
+	return w.finishErr
+}
+
+func (w *Watch) finish() error {
 	var err error
 	if w.pcap != nil {
 		err = w.pcap.Err()

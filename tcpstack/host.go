@@ -410,6 +410,11 @@ func (q directQDisc) WritePacket(pkt *stack.PacketBuffer) tcpip.Error {
 // Close implements stack.QueueingDiscipline.
 func (directQDisc) Close() {}
 
+// nicEndpoint is the host's one NIC: a stack.LinkEndpoint whose packets
+// go to the link and come from it. The methods below implement
+// stack.LinkEndpoint.
+var _ stack.LinkEndpoint = (*nicEndpoint)(nil)
+
 func (e *nicEndpoint) Attach(d stack.NetworkDispatcher) {
 	e.dispatcher.Store(&dispatcherRef{d})
 }
@@ -460,6 +465,8 @@ type gclock struct {
 	onRead atomic.Pointer[func()] // tests: called on every monotonic read
 	ties   atomic.Bool            // tests: allow equal readings, as gVisor's own clocks do
 }
+
+var _ tcpip.Clock = (*gclock)(nil)
 
 func newGClock(c clock.Clock) *gclock {
 	g := &gclock{c: c, base: c.Now().Add(-time.Second)}
@@ -512,6 +519,8 @@ func (g *gclock) AfterFunc(d time.Duration, f func()) tcpip.Timer {
 
 // gtimer adapts clock.Timer to tcpip.Timer, whose Reset returns nothing.
 type gtimer struct{ t clock.Timer }
+
+var _ tcpip.Timer = gtimer{}
 
 func (g gtimer) Stop() bool            { return g.t.Stop() }
 func (g gtimer) Reset(d time.Duration) { g.t.Reset(d) }

@@ -82,9 +82,9 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer watch.Finish() // on every early return; the end checks its error
 	n, err := kernel.New(kernel.Config{Link: lc, Via: via, CongestionControl: tcp.CongestionControl, Probe: c.Probe})
 	if err != nil {
-		watch.Finish()
 		if errors.Is(err, kernel.ErrUnsupported) {
 			return usagef("shell: %v", err)
 		}
@@ -92,12 +92,10 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	}
 	defer n.Close()
 	if c.Observe != nil && !n.Observe(c.Observe) {
-		watch.Finish()
 		return usagef("shell: --pcap and --timeline need the TUN link: the netem link is in the kernel, with no events to observe")
 	}
 	for _, p := range fwd {
 		if err := n.ForwardHost(p); err != nil {
-			watch.Finish()
 			return err
 		}
 	}
@@ -108,14 +106,12 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 		// name server.
 		resolver, loopback, err := kernel.HostResolvers()
 		if err != nil {
-			watch.Finish()
 			return err
 		}
 		if sf.resolver.IsValid() {
 			resolver = sf.resolver
 		}
 		if err := n.ForwardOutside(resolver, loopback); err != nil {
-			watch.Finish()
 			return err
 		}
 		outside = "TCP and DNS (resolver " + resolver.String() + ")"
@@ -160,7 +156,6 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 			code = 128 + int(ws.Signal())
 		}
 	case err != nil:
-		watch.Finish()
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
 			return &exitError{code: 127, err: fmt.Errorf("shell: %v", err)}
 		}
