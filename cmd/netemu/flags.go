@@ -177,47 +177,6 @@ func (o *options) announce(stderr io.Writer) {
 	o.written = nil
 }
 
-// sweepOnly are the flags only sweep takes.
-var sweepOnly = []string{"spec", "seeds", "jobs", "out", "continue", "shard"}
-
-func newFlagSet(name string, o *options) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	o.rtt = newList(fs, "rtt", "50ms", "round-trip time (each direction gets half)", parseDuration("RTT"))
-	o.rate = newList(fs, "rate", "10mbit", "bottleneck rate in tc units: bit kbit mbit gbit (bits/s), bps kbps mbps gbps (bytes/s); 0 or unlimited", link.ParseRate)
-	o.queue = newList(fs, "queue", "1000", "drop-tail queue per direction: packets (1000) or bytes (150KB)", parseQueue)
-	o.qdisc = newList(fs, "qdisc", "fifo", "queue discipline per direction, as tc writes it: fifo (drop-tail, see --queue), codel [target 5ms] [interval 100ms] [limit N] [ecn], or fq_codel with also [flows N] [quantum BYTES] [memory_limit 32Mb] [noecn]; a list (fifo,fq_codel) makes a case of each, in run and compare too", parseQdisc)
-	fs.StringVar(&o.qdiscDown, "qdisc-down", "", "queue discipline of the server→client direction only, as --qdisc")
-	o.delack = newList(fs, "delack", "40ms", "Linux-style delayed ACK at the link; 0 disables", parseDuration("delayed-ACK timer"))
-	o.loss = newList(fs, "loss", "0", "random loss, as netem's loss random: 1%", parsePercent("loss"))
-	o.jitter = newList(fs, "jitter", "0", "delay jitter, uniform ± this, as netem's delay DELAY JITTER", parseDuration("jitter"))
-	o.reorder = newList(fs, "reorder", "0", "packets sent at once, ahead of the delay, as netem's reorder: 10%", parsePercent("reorder"))
-	o.duplicate = newList(fs, "duplicate", "0", "packets sent twice: 1%", parsePercent("duplicate"))
-	o.corrupt = newList(fs, "corrupt", "0", "packets with one bit flipped (the receiver's checksum drops them): 1%", parsePercent("corrupt"))
-	fs.StringVar(&o.netem[0], "netem", "", "tc's netem options for both directions: \"delay 25ms 5ms distribution normal loss 1% 25%\"; what they leave out keeps netemu's flags and defaults (--rtt 50ms, --rate 10mbit), not tc's (no delay, no rate limit)")
-	fs.StringVar(&o.netem[1], "netem-up", "", "tc's netem options for the client→server direction only")
-	fs.StringVar(&o.netem[2], "netem-down", "", "tc's netem options for the server→client direction only")
-	fs.StringVar(&o.cc, "cc", string(tcpstack.Cubic), "congestion control of both hosts: cubic or reno")
-	o.tcp = newList(fs, "tcp", string(tcpstack.GVisor), "TCP of the emulated hosts: gvisor (gVisor's netstack) or netemu (netemu's own, Linux's algorithms); a list runs each (sweep, compare)", parseImpl)
-	fs.StringVar(&o.clock, "clock", emu.Virtual.String(), "virtual: deterministic and fast; real: wall clock")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of all randomness")
-	fs.IntVar(&o.mtu, "mtu", link.DefaultMTU, "link and NIC MTU in bytes")
-	fs.String("spec", "", "sweep: the study file (YAML): the workload and any of these flags by name, lists for axes; see the README")
-	fs.StringVar(&o.seedsFlag, "seeds", "", "sweep: run each cell with every seed of a range, 1-20, or a count, 20 (seeds 1 to 20); the table shows medians and 10th–90th percentiles")
-	fs.IntVar(&o.jobs, "jobs", 0, "sweep: worker processes running cells side by side (default: one per CPU); the output is the same whatever the number")
-	fs.StringVar(&o.out, "out", "", "sweep: write each run's results to this file as it ends (JSON lines; netemu merge makes the output from shards' files)")
-	fs.BoolVar(&o.resume, "continue", false, "sweep: go on from the runs the --out file holds, after an interruption")
-	fs.StringVar(&o.shardFlag, "shard", "", "sweep: run shard i of n (i from 0), every n-th cell; in a Kubernetes Indexed Job, JOB_COMPLETION_INDEX and JOB_COMPLETIONS")
-	fs.BoolVar(&o.json, "json", false, "one JSON object per case (JSON lines) instead of a table")
-	fs.StringVar(&o.backend, "backend", experiment.Emulated{}.Name(), "where TCP runs: "+experiment.BackendNames())
-	fs.StringVar(&o.via, "link", string(kernel.Auto), "kernel backend's link: auto, tun or netem")
-	fs.StringVar(&o.pcap, "pcap", "", "write every packet crossing the link to this pcap file")
-	fs.StringVar(&o.timeline, "timeline", "", "write TCP state and queue occupancy over time to this CSV file")
-	fs.StringVar(&o.plot, "plot", "", "draw the run to this .svg or .png file")
-	fs.StringVar(&o.waterfall, "waterfall", "", "draw each request's phases (page, keepalive) to this .svg or .png file, as a browser's network panel does")
-	return fs
-}
-
 // parseArgs parses "<workload> [flags]": the shared flags may come first,
 // the workload's own come after its name.
 func parseArgs(cmd string, args []string) (*options, error) {
@@ -317,7 +276,7 @@ func (o *options) netemLeavesOut() string {
 		missing := up && !sets(d.opt, o.netem[0], o.netem[1]) || down && !sets(d.opt, o.netem[0], o.netem[2])
 		if missing && !o.set[d.flag] {
 			opts = append(opts, d.opt)
-			kept = append(kept, "--"+d.flag+" "+newFlagSet("defaults", &options{}).Lookup(d.flag).DefValue)
+			kept = append(kept, "--"+d.flag+" "+defaultOf(d.flag))
 			flags = append(flags, "--"+d.flag)
 			tcs = append(tcs, d.tc)
 		}
@@ -391,7 +350,9 @@ func setFlags(fs *flag.FlagSet) map[string]bool {
 	return set
 }
 
-// notApplicable rejects flags that were given but would be ignored.
+// notApplicable rejects flags that were given but would be ignored with
+// the values of the others (a flag the command never takes is not in its
+// flag set: commandFlags).
 func (o *options) notApplicable(cmd string) error {
 	reject := func(name, why string, unless ...bool) error {
 		if o.set[name] && !(len(unless) > 0 && unless[0]) {
@@ -403,25 +364,15 @@ func (o *options) notApplicable(cmd string) error {
 	if len(o.tcp.vals) == 1 && o.tcp.vals[0] == tcpstack.Netemu {
 		errs = append(errs, reject("delack", "netemu's TCP delays its own ACKs, as a Linux receiver does; the link's delayed-ACK stage is for --tcp gvisor"))
 	}
-	if cmd != "sweep" {
-		for _, name := range sweepOnly {
-			errs = append(errs, reject(name, "it is a flag of netemu sweep"))
-		}
-	} else {
-		errs = append(errs, reject("waterfall", "sweep draws no waterfall; use netemu run, which draws one per case"))
-	}
-	if cmd == "compare" {
-		errs = append(errs,
-			reject("backend", "compare runs both backends"),
-			reject("waterfall", "compare draws no waterfall; use netemu run"),
-			reject("clock", "compare runs the emulator on the virtual clock and kernel TCP in real time"))
-	} else if o.backend == (experiment.Kernel{}).Name() {
+	switch {
+	case cmd == "compare": // it runs both backends
+	case o.backend == (experiment.Kernel{}).Name():
 		errs = append(errs,
 			reject("clock", "kernel TCP runs in real time"),
 			reject("seed", "kernel TCP takes no seed; the seed applies to the link's impairments (--loss, --netem, ...)", o.impaired()),
 			reject("delack", "kernel TCP delays its own ACKs"),
 			reject("tcp", "kernel TCP is Linux's; --tcp picks the emulated hosts' TCP"))
-	} else {
+	default:
 		errs = append(errs, reject("link", "it picks the kernel backend's link; add --backend kernel"))
 	}
 	for _, err := range errs {
@@ -455,6 +406,9 @@ func parseFlags(fs *flag.FlagSet, args []string, workload string) error {
 			msg = fmt.Sprintf("invalid value %.40s…\" (%d bytes) for --%s", v, len(v), rest) // one line, not the whole list
 		}
 		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+			if why := notTaken(fs.Name(), name); why != "" {
+				return usagef("%s", why)
+			}
 			msg = "unknown flag --" + name
 			if near := nearestFlag(fs, name, workload); near != "" {
 				msg += "; did you mean --" + near + "?"

@@ -11,18 +11,6 @@ import (
 	"github.com/netemu/netemu/workloads"
 )
 
-// flagGroups orders the shared flags in help.
-var flagGroups = []struct {
-	title string
-	names []string
-}{
-	{"Link and stack flags", []string{"rtt", "rate", "queue", "qdisc", "qdisc-down", "delack", "cc", "tcp", "mtu", "clock", "seed"}},
-	{"Impairments, as netem applies them (list flags sweep: --loss 0,1%,3%)", []string{"loss", "jitter", "reorder", "duplicate", "corrupt", "netem", "netem-up", "netem-down"}},
-	{"Output flags", []string{"json", "pcap", "timeline", "plot", "waterfall"}},
-	{"Sweep flags (netemu sweep)", sweepOnly},
-	{"Kernel mode (root: network namespaces and TUN devices)", []string{"backend", "link"}},
-}
-
 // usage is the help text, built from the commands, the workloads' kinds
 // and the shared flags, so that it lists what exists.
 func usage() string {
@@ -45,23 +33,22 @@ func usage() string {
 	}
 	tw.Flush()
 
-	b.WriteString(flagHelp(nil))
+	b.WriteString(flagHelp(""))
 	b.WriteString("\nnetemu help <command> or <workload> says more.\n")
 	return b.String()
 }
 
-// flagHelp lists the shared flags by group, with their defaults. For a
-// command that carries real programs (proxy, shell: reject is not nil)
-// it leaves out the flags in reject and sweep's, which it refuses, and
-// --clock (it runs on the real clock).
-func flagHelp(reject map[string]string) string {
+// flagHelp lists the shared flags command cmd takes by group, with their
+// defaults; every shared flag for "".
+func flagHelp(cmd string) string {
 	var b strings.Builder
-	fs := newFlagSet("help", &options{})
+	fs := newFlagSet(cmd, &options{})
+	r, known := commandFlags[cmd]
 	for _, g := range flagGroups {
 		var names []string
-		for _, name := range g.names {
-			if _, no := reject[name]; !no && (reject == nil || !slices.Contains(sweepOnly, name) && name != "clock") {
-				names = append(names, name)
+		for _, f := range g.flags {
+			if fs.Lookup(f.name) != nil && !(known && slices.Contains(r.hidden, f.name)) {
+				names = append(names, f.name)
 			}
 		}
 		if len(names) == 0 {
@@ -124,16 +111,16 @@ func commandHelp(c command, w io.Writer) error {
 	switch c.name {
 	case "version":
 	case "proxy":
-		b.WriteString(proxyHelp() + flagHelp(proxyRejects))
+		b.WriteString(proxyHelp() + flagHelp("proxy"))
 	case "shell":
-		b.WriteString(shellHelp() + flagHelp(shellRejects))
+		b.WriteString(shellHelp() + flagHelp("shell"))
 	case "merge":
 		b.WriteString("\nFlags:\n  --json       one JSON object per run and a summary per cell, as sweep --json\n  --plot FILE  draw the sweep to this .svg or .png file, as sweep --plot\n")
 	case "reproduce":
 		fs := newFlagSet("reproduce", &options{})
 		b.WriteString("\nFlags:\n")
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		for _, name := range reproduceFlags[:5] {
+		for _, name := range commandFlags["reproduce"].names {
 			f := fs.Lookup(name)
 			fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, f.DefValue, f.Usage)
 		}
@@ -143,7 +130,7 @@ func commandHelp(c command, w io.Writer) error {
 		tw.Flush()
 	default:
 		b.WriteString("\nWorkloads: " + workloads.Names() + " (netemu help <workload> lists a workload's flags)\n")
-		b.WriteString(flagHelp(nil))
+		b.WriteString(flagHelp(c.name))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -7,12 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/netip"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -205,33 +203,14 @@ func (f *forwardList) Set(s string) error {
 // proxyLink is the link and the stacks the flags describe, for the
 // proxy: one value per flag, and flags that do not apply refused.
 func (o *options) proxyLink() (link.Config, tcpstack.TCPConfig, error) {
-	return o.realLink("proxy", "the proxy runs on the real clock", proxyRejects)
-}
-
-// proxyRejects are the shared flags that do not apply to the proxy, and
-// why; its help leaves them out.
-var proxyRejects = map[string]string{
-	"backend":   "the proxy runs the emulated stacks; for programs' own TCP across the link, see netemu shell",
-	"link":      "it picks the kernel backend's link",
-	"plot":      "the proxy draws no figure; --timeline writes its data",
-	"waterfall": "the proxy draws no waterfall",
+	return o.realLink("proxy", "the proxy runs on the real clock")
 }
 
 // realLink is the one link the flags describe for a command that carries
-// real programs in real time (proxy, shell): flags in reject, sweep's and
-// a clock other than real are refused, with the reasons given.
-func (o *options) realLink(cmd, clockWhy string, reject map[string]string) (link.Config, tcpstack.TCPConfig, error) {
+// real programs in real time (proxy, shell): a clock other than real is
+// refused, with the reason given.
+func (o *options) realLink(cmd, clockWhy string) (link.Config, tcpstack.TCPConfig, error) {
 	var lc link.Config
-	for _, name := range slices.Sorted(maps.Keys(reject)) {
-		if o.set[name] {
-			return lc, tcpstack.TCPConfig{}, usagef("%s: --%s does not apply: %s", cmd, name, reject[name])
-		}
-	}
-	for _, name := range sweepOnly {
-		if o.set[name] {
-			return lc, tcpstack.TCPConfig{}, usagef("%s: --%s does not apply: it is a flag of netemu sweep", cmd, name)
-		}
-	}
 	if o.set["clock"] && o.clock != emu.Real.String() {
 		return lc, tcpstack.TCPConfig{}, usagef("%s: --clock %s does not apply: real programs run in real time, so %s", cmd, o.clock, clockWhy)
 	}

@@ -39,7 +39,7 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 		return usagef("shell: which command? write it after the flags: netemu shell --rtt 100ms -- curl http://%v:8080/", kernel.ServerAddr)
 	}
 	o.set = setFlags(fs)
-	lc, tcp, err := o.realLink("shell", "kernel TCP runs on the real clock", shellRejects)
+	lc, tcp, err := o.realLink("shell", "kernel TCP runs on the real clock")
 	if err != nil {
 		return err
 	}
@@ -231,17 +231,6 @@ func orNone(words []string) string {
 		return "none"
 	}
 	return strings.Join(words, " ")
-}
-
-// shellRejects are the shared flags that do not apply to the shell, and
-// why; its help leaves them out.
-var shellRejects = map[string]string{
-	"backend":   "the command's own kernel TCP crosses the link",
-	"delack":    "kernel TCP delays its own ACKs",
-	"tcp":       "the command's own kernel TCP crosses the link",
-	"json":      "the command's output is its own",
-	"plot":      "shell draws no figure; --timeline writes its data",
-	"waterfall": "shell draws no waterfall",
 }
 
 // shellOptions are the shell's own flags.
