@@ -315,12 +315,12 @@ func RandomWalkTrace(mean, spread float64, step, length time.Duration, seed uint
 // opportunity in use and the bytes left in it. Packets are placed on it
 // in the order they are queued (depart).
 type traceLine struct {
-	t      *Trace
-	next   int           // the next opportunity not yet used, an index into t.ms
-	base   time.Duration // the start of the period next is in
-	at     time.Duration // the last opportunity used (when left > 0)
-	left   int           // its bytes no packet has used yet
-	ended  bool          // Once, and the last opportunity is used
+	t     *Trace
+	next  int           // the next opportunity not yet used, an index into t.ms
+	base  time.Duration // the start of the period next is in
+	at    time.Duration // the last opportunity used (when left > 0)
+	left  int           // its bytes no packet has used yet
+	ended bool          // Once, and the last opportunity is used
 }
 
 // opportunity returns the time of opportunity next, without using it.
