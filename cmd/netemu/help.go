@@ -108,27 +108,9 @@ func cmdHelp(args []string, w io.Writer) error {
 func commandHelp(c command, w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "netemu %s %s\n  %s\n\nExample:\n  %s\n", c.name, c.synopsis, c.about, c.example)
-	switch c.name {
-	case "version":
-	case "proxy":
-		b.WriteString(proxyHelp() + flagHelp("proxy"))
-	case "shell":
-		b.WriteString(shellHelp() + flagHelp("shell"))
-	case "merge":
-		b.WriteString("\nFlags:\n  --json       one JSON object per run and a summary per cell, as sweep --json\n  --plot FILE  draw the sweep to this .svg or .png file, as sweep --plot\n")
-	case "reproduce":
-		fs := newFlagSet("reproduce", &options{})
-		b.WriteString("\nFlags:\n")
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		for _, name := range commandFlags["reproduce"].names {
-			f := fs.Lookup(name)
-			fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, f.DefValue, f.Usage)
-		}
-		fmt.Fprintf(tw, "  --lossy\tthe lossy table: small queues and random loss, medians over seeds and kernel runs\n")
-		fmt.Fprintf(tw, "  --runs 10\t--lossy: seeds per cell on the emulator\n")
-		fmt.Fprintf(tw, "  --kernel-runs 5\t--lossy: kernel runs per cell where kernel mode is available; 0 skips them\n")
-		tw.Flush()
-	default:
+	if c.help != nil {
+		b.WriteString(c.help())
+	} else {
 		b.WriteString("\nWorkloads: " + workloads.Names() + " (netemu help <workload> lists a workload's flags)\n")
 		b.WriteString(flagHelp(c.name))
 	}
@@ -148,4 +130,26 @@ func workloadHelp(k workloads.Kind, w io.Writer) error {
 	fmt.Fprintf(&b, "\nExample:\n  netemu run %s --rtt 50ms --rate 10mbit\n", k.Name)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// mergeHelp is netemu merge's help.
+func mergeHelp() string {
+	return "\nFlags:\n  --json       one JSON object per run and a summary per cell, as sweep --json\n  --plot FILE  draw the sweep to this .svg or .png file, as sweep --plot\n"
+}
+
+// reproduceHelp is netemu reproduce's help.
+func reproduceHelp() string {
+	var b strings.Builder
+	fs := newFlagSet("reproduce", &options{})
+	b.WriteString("\nFlags:\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, name := range commandFlags["reproduce"].names {
+		f := fs.Lookup(name)
+		fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, f.DefValue, f.Usage)
+	}
+	fmt.Fprintf(tw, "  --lossy\tthe lossy table: small queues and random loss, medians over seeds and kernel runs\n")
+	fmt.Fprintf(tw, "  --runs 10\t--lossy: seeds per cell on the emulator\n")
+	fmt.Fprintf(tw, "  --kernel-runs 5\t--lossy: kernel runs per cell where kernel mode is available; 0 skips them\n")
+	tw.Flush()
+	return b.String()
 }

@@ -328,7 +328,7 @@ func proxyFlags(fs *flag.FlagSet) *proxyOptions {
 }
 
 // proxyHelp lists the proxy's own flags, for netemu help proxy; the
-// shared ones follow.
+// shared flags it takes follow.
 func proxyHelp() string {
 	var b strings.Builder
 	b.WriteString("\nProxy flags (the link's flags below apply; --clock is real):\n")
@@ -343,7 +343,7 @@ func proxyHelp() string {
 	b.WriteString("\nA connection's own TCP ends at the proxy, on loopback: the emulated stack's TCP\ncrosses the link in its place (Nagle, congestion control, timers); for a\nprogram's own TCP across the link, use kernel mode.\n")
 	b.WriteString("\nWho can use it: the listeners have no authentication. A port alone (8080,\n:8080) listens on loopback; another address (0.0.0.0:8080) is reachable by\nwhoever reaches this machine, and the proxy warns. SOCKS5 and CONNECT reach\nloopback only, unless --allow says more.\n")
 	b.WriteString("\nEvery connection takes one of the emulated client host's 49,536 ephemeral ports\n(16000 to 65535), held for 60 s of TIME_WAIT after it closes: past about 49,500\nconnections a minute, new ones fail with \"no ports are available\".\n")
-	return b.String()
+	return b.String() + flagHelp("proxy")
 }
 
 // lockedWriter serializes writes from several goroutines: the proxy's

@@ -261,7 +261,7 @@ func shellFlags(fs *flag.FlagSet) *shellOptions {
 }
 
 // shellHelp says what the command finds, for netemu help shell; the
-// shared flags follow.
+// shared flags it takes follow.
 func shellHelp() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nThe command runs in the client's network namespace (%v); the server's\n", kernel.ClientAddr)
@@ -291,7 +291,7 @@ func shellHelp() string {
 	})
 	tw.Flush()
 	b.WriteString("\nUnlike netemu proxy, nothing splits the connection: the command's own kernel\nTCP (Nagle, congestion control, timers, socket options) crosses the link.\n")
-	return b.String()
+	return b.String() + flagHelp("shell")
 }
 
 // portList is the repeatable, comma-separated --port.

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// netemu trace writes mm-link's own example traces, describes a file,
+// and writes --out whole or not at all.
+func TestTraceCommand(t *testing.T) {
+	if out := runOK(t, "trace", "constant", "--rate", "12mbit"); out != "1\n" {
+		t.Errorf("trace constant --rate 12mbit = %q; want mm-link's 12 Mbit/s trace, \"1\\n\"", out)
+	}
+	if out := runOK(t, "trace", "onoff", "--rate", "12mbit", "--on", "3ms", "--off", "2ms"); out != "3\n4\n5\n" {
+		t.Errorf("trace onoff = %q; want off for 2 ms, then one opportunity a millisecond for 3 ms", out)
+	}
+	a := runOK(t, "trace", "walk", "--rate", "10mbit", "--length", "5s", "--step", "100ms", "--seed", "3")
+	b := runOK(t, "trace", "walk", "--rate", "10mbit", "--length", "5s", "--step", "100ms", "--seed", "3")
+	if a != b || a == "" {
+		t.Errorf("trace walk with one seed differs between runs")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "steps.trace")
+	code, out, errOut := runCmd("trace", "steps", "--rates", "12mbit,24mbit", "--step", "2ms", "--out", path)
+	got, _ := os.ReadFile(path)
+	if code != 0 || out != "" || string(got) != "1\n2\n3\n3\n4\n4\n" || !strings.Contains(errOut, "wrote "+path) {
+		t.Errorf("trace steps --out: exit %d, stdout %q, file %q, stderr %q", code, out, got, errOut)
+	}
+	if out := runOK(t, "trace", "show", path); !strings.HasPrefix(out, "steps.trace: 6 opportunities over 4ms, repeating: mean 18mbit; over 100 ms windows") {
+		t.Errorf("trace show = %q", out)
+	}
+	if out := runOK(t, "trace", "show", "--json", path); !strings.Contains(out, `"opportunities":6`) || !strings.Contains(out, `"mean_bps":18000000`) {
+		t.Errorf("trace show --json = %q", out)
+	}
+	bad := filepath.Join(dir, "bad.trace")
+	os.WriteFile(bad, []byte("1\n2\nfive\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"trace"}, "trace: which kind? want constant, onoff, steps, walk, show"},
+		{[]string{"trace", "sine"}, `unknown kind "sine"`},
+		{[]string{"trace", "constant", "--rate", "0"}, `--rate "0": want a rate above 0`},
+		{[]string{"trace", "steps"}, "which rates?"},
+		{[]string{"trace", "steps", "--rates", "12mbit,0"}, "end on a rate above 0"},
+		{[]string{"trace", "show", bad}, "bad.trace:3: \"five\" is not a whole number of milliseconds"},
+		{[]string{"trace", "constant", "--out", filepath.Join(dir, "no", "x.trace")}, "the directory"},
+	} {
+		code, out, errOut := runCmd(c.args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", strings.Join(c.args, " "), code, out, errOut, c.want)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("the directory holds %d files; want the two written (no temporary left)", len(ents))
+	}
+}
