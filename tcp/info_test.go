@@ -58,11 +58,13 @@ func TestACKCounts(t *testing.T) {
 	h.none("a second after the pair")
 
 	// The first segment again, below the window's left edge: a duplicate
-	// ACK at once (tcp_send_dupack). Then the second again, inside the
-	// window: a D-SACK, ACKed at once in the quick-ACK mode it enters.
-	c.sendAt(c.sndNxt-2*1460, header.TCPFlagAck, fill(1460))
-	if o := h.takeOne(); o.ack != c.sndNxt {
-		t.Errorf("ACK of an old duplicate: %v; want an ACK of %d", o, c.sndNxt)
+	// ACK at once, with a D-SACK of it (tcp_send_dupack). Then the
+	// second again, inside the window: a D-SACK, ACKed at once in the
+	// quick-ACK mode it enters.
+	old := c.sndNxt - 2*1460
+	c.sendAt(old, header.TCPFlagAck, fill(1460))
+	if o := h.takeOne(); o.ack != c.sndNxt || len(o.opts.SACKBlocks) != 1 || o.opts.SACKBlocks[0] != (header.SACKBlock{Start: old, End: old + 1460}) {
+		t.Errorf("ACK of an old duplicate: %v; want an ACK of %d with the D-SACK [%d, %d)", o, c.sndNxt, old, old+1460)
 	}
 	c.sendAt(c.sndNxt-1460, header.TCPFlagAck, fill(1460))
 	if o := h.takeOne(); o.ack != c.sndNxt || len(o.opts.SACKBlocks) != 1 {

@@ -215,6 +215,49 @@ func (e *endpoint) challengeAck() {
 	}
 }
 
+// pawsDiscard is tcp_paws_discard (RFC 7323 section 5): a timestamp
+// older than ts_recent by more than TCP_PAWS_WINDOW (1) marks an old
+// duplicate, unless ts_recent is 0 or was taken 24 days ago or more
+// (tcp_paws_check), or the segment is a disordered ACK.
+func (e *endpoint) pawsDiscard(s *segment) bool {
+	if !e.tsOK || !s.hasTS || e.tsRecent == 0 || int32(e.tsRecent-s.tsVal) <= 1 || e.now()-e.tsRecentStamp >= 24*24*time.Hour {
+		return false
+	}
+	return !e.disorderedACK(s)
+}
+
+// disorderedACK is tcp_disordered_ack: a pure ACK at rcv_nxt that
+// acknowledges nothing new and updates no window (tcp_may_update_window),
+// with a timestamp within one RTO of ts_recent (icsk_rto·1024/HZ in the
+// timestamp clock's ticks: its milliseconds, here) is taken as reordered,
+// not old.
+func (e *endpoint) disorderedACK(s *segment) bool {
+	snd := &e.snd
+	nwin := uint32(s.wnd) << snd.wscale
+	mayUpdate := after(s.ack, snd.una) || after(s.seq, snd.wl1) || (s.seq == snd.wl1 && nwin > snd.wnd)
+	return s.has(ackFlag) && s.length() == 0 && s.seq == e.rcv.nxt && s.ack == snd.una && !mayUpdate &&
+		int64(int32(e.tsRecent-s.tsVal)) <= int64(snd.rto*1024/time.Second)
+}
+
+// sendDupAck is tcp_send_dupack: the answer to a segment that failed
+// PAWS or the window test. When it carried data (or a SYN or FIN)
+// starting below rcv_nxt, the peer sent again what had arrived, so an
+// ACK was likely lost: counted (LINUX_MIB_DELAYEDACKLOST), quick-ACK
+// mode entered, and the old part D-SACKed (RFC 2883).
+func (e *endpoint) sendDupAck(s *segment) {
+	r := &e.rcv
+	if s.length() > 0 && s.seq.LessThan(r.nxt) {
+		r.delayedACKLost++
+		r.enterQuickAck()
+		end := s.seq.Add(s.length())
+		if after(end, r.nxt) {
+			end = r.nxt
+		}
+		r.setDSACK(s.seq, end)
+	}
+	e.sendAckNow()
+}
+
 // sendAckNow sends a pure ACK whatever the state.
 func (e *endpoint) sendAckNow() {
 	if e.route == nil {
@@ -237,13 +280,9 @@ func (e *endpoint) acceptable(s *segment) bool {
 func (e *endpoint) handleSynchronized(s *segment) {
 	r := &e.rcv
 	snd := &e.snd
-	// PAWS (RFC 7323 section 5): an older timestamp than ts_recent marks
-	// an old duplicate.
-	if e.tsOK && s.hasTS && !s.has(rstFlag) && int32(s.tsVal-e.tsRecent) < 0 && e.now()-e.tsRecentStamp < 24*24*time.Hour {
+	if !s.has(rstFlag) && e.pawsDiscard(s) {
 		if !e.oowRateLimited(s) {
-			r.oldData(s)
-			r.enterQuickAck()
-			e.sendAckNow()
+			e.sendDupAck(s)
 		}
 		return
 	}
@@ -253,8 +292,7 @@ func (e *endpoint) handleSynchronized(s *segment) {
 		case s.has(synFlag):
 			e.challengeAck()
 		case !e.oowRateLimited(s):
-			r.oldData(s)
-			e.sendAckNow() // tcp_send_dupack
+			e.sendDupAck(s)
 		}
 		return
 	}

@@ -966,16 +966,6 @@ func (r *receiver) delackTimer() bool {
 	return true
 }
 
-// oldData counts a segment whose data (or FIN) starts below rcv_nxt,
-// answered at once by a duplicate ACK, as Linux counts
-// LINUX_MIB_DELAYEDACKLOST: the peer sent it again, so an ACK of it was
-// likely lost or delayed too long.
-func (r *receiver) oldData(s *segment) {
-	if s.length() > 0 && s.seq.LessThan(r.nxt) {
-		r.delayedACKLost++
-	}
-}
-
 // sendAck sends a pure ACK now (tcp_send_ack).
 func (r *receiver) sendAck() {
 	e := r.e
