@@ -136,6 +136,11 @@ type sender struct {
 	cwndUsed      uint32
 	noSpace       bool // the application waits for buffer space (SOCK_NOSPACE)
 
+	// The GSO packet writeXmit is cutting: its segments, and whether the
+	// one being sent is its last (see writeXmit).
+	gsoSegs int
+	gsoLast bool
+
 	rexmitLost, rexmitNew bool // what tcp_xmit_recovery should send after this ACK
 
 	optBuf [header.TCPOptionsMaximumSize]byte
@@ -505,8 +510,14 @@ func (s *sender) transmit(t *txSeg, fresh bool) {
 		dataEnd--
 	}
 	n := int(t.seq.Size(dataEnd))
-	if n > 0 && dataEnd == s.dataStart().Add(seqnum.Size(s.n)) {
+	switch {
+	case n == 0:
+	case dataEnd == s.dataStart().Add(seqnum.Size(s.n)):
 		flags |= header.TCPFlagPsh // the last of the queued data (tcp_mark_push)
+	case fresh && s.gsoSegs > 1 && s.gsoLast:
+		flags |= header.TCPFlagPsh // the end of a GSO packet (__tcp_transmit_skb)
+	case fresh && s.probing:
+		flags |= header.TCPFlagPsh // a window probe's data (tcp_write_wakeup)
 	}
 	before := s.inFlight()
 	if fresh {
@@ -591,32 +602,37 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 	mss := int(s.cc.mss) - e.rcv.sackOptLen()
 	sent := 0
 	cwndLimited := false
+	maxSegs := s.tsoSegs(mss)
+	chunk, left := 0, 0 // the current GSO packet's segments, and those still to cut
 	for limit == 0 || sent < limit {
 		avail := s.unsent()
-		fin := s.finQueued && !s.finOut && avail <= mss
-		if avail == 0 && !fin {
+		if avail == 0 && !(s.finQueued && !s.finOut) {
 			break
 		}
-		inflight := s.inFlight()
-		if inflight >= s.cc.cwnd && !(fin && avail == 0) {
+		if s.inFlight() >= s.cc.cwnd && avail > 0 {
 			cwndLimited = true
 			break
 		}
-		size := min(avail, mss)
-		if s.probing {
-			size = min(size, int(s.nxt.Size(s.wndEnd())))
-		}
 		seq := s.nxt
-		// tcp_snd_wnd_test: the segment must fit the peer's window.
-		if seqnum.Size(size) > s.una.Size(s.wndEnd()) || after(seq.Add(seqnum.Size(size)), s.wndEnd()) {
+		size, fin, ok := s.nextSegment(seq, avail, mss, nagleOff)
+		if !ok {
 			break
 		}
-		// Nagle, as Linux applies it (tcp_nagle_test, tcp_nagle_check):
-		// a partial segment waits while a small one is unacknowledged
-		// (Minshall's rule), unless TCP_NODELAY, or it carries the FIN.
-		if size < mss && !fin && !nagleOff && e.ops.GetDelayOption() && s.packetsOut > 0 && s.minshallPending() {
-			break
+		// The segments leave as GSO packets (tcp_write_xmit): each of
+		// min(tcp_cwnd_test's quota, tcp_tso_segs) segments, as the
+		// windows and Nagle allow; __tcp_transmit_skb sets PSH on a
+		// packet of more than one segment, and GSO (tcp_gso_segment)
+		// keeps it on the last segment only.
+		if left == 0 {
+			n := min(s.cwndQuota(), maxSegs)
+			if limit > 0 {
+				n = min(n, limit-sent)
+			}
+			chunk = s.countSegments(mss, n, nagleOff)
+			left = chunk
 		}
+		left--
+		s.gsoSegs, s.gsoLast = chunk, left == 0
 		end := seq.Add(seqnum.Size(size))
 		t := txSeg{seq: seq, end: end}
 		if fin {
@@ -633,6 +649,7 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 			s.prrOut++
 		}
 		s.transmit(s.seg(s.qn-1), true)
+		s.gsoSegs, s.gsoLast = 0, false
 		sent++
 		if fin {
 			break
@@ -651,6 +668,96 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 		s.resetProbeTimer()
 	}
 	return false
+}
+
+// nextSegment is the segment writeXmit sends at seq with avail bytes
+// unsent from there: its size, whether it carries the FIN, and ok false
+// when the peer's window (tcp_snd_wnd_test) or Nagle (tcp_nagle_test,
+// tcp_nagle_check) holds it back. The congestion window is the caller's.
+func (s *sender) nextSegment(seq seqnum.Value, avail, mss int, nagleOff bool) (size int, fin, ok bool) {
+	fin = s.finQueued && !s.finOut && avail <= mss
+	if avail == 0 && !fin {
+		return 0, false, false
+	}
+	size = min(avail, mss)
+	if s.probing {
+		size = min(size, int(seq.Size(s.wndEnd())))
+	}
+	// tcp_snd_wnd_test: the segment must fit the peer's window.
+	if seqnum.Size(size) > s.una.Size(s.wndEnd()) || after(seq.Add(seqnum.Size(size)), s.wndEnd()) {
+		return 0, false, false
+	}
+	// Nagle, as Linux applies it: a partial segment waits while a small
+	// one is unacknowledged (Minshall's rule), unless TCP_NODELAY, or it
+	// carries the FIN.
+	if size < mss && !fin && !nagleOff && s.e.ops.GetDelayOption() && s.packetsOut > 0 && s.minshallPending() {
+		return 0, false, false
+	}
+	return size, fin, true
+}
+
+// countSegments is how many of the next n segments nextSegment lets out,
+// at least one: the segments of the GSO packet tcp_write_xmit cuts from
+// the head of the unsent data (tcp_mss_split_point). Linux 6.10 and later
+// grow the packet across the write queue's skbs (tcp_grow_skb), so only
+// the end of the data, the windows and Nagle end it early.
+func (s *sender) countSegments(mss, n int, nagleOff bool) int {
+	seq, avail := s.nxt, s.unsent()
+	k := 0
+	for k < n {
+		size, fin, ok := s.nextSegment(seq, avail, mss, nagleOff)
+		if !ok {
+			break
+		}
+		k++
+		if fin {
+			break
+		}
+		seq, avail = seq.Add(seqnum.Size(size)), avail-size
+	}
+	return max(k, 1)
+}
+
+// cwndQuota is tcp_cwnd_test: the segments the congestion window lets
+// one GSO packet hold, at most half the window, so that at least two
+// packets are in flight.
+func (s *sender) cwndQuota() int {
+	in, cwnd := s.inFlight(), s.cc.cwnd
+	if in >= cwnd {
+		return 0
+	}
+	return int(min(max(cwnd>>1, 1), cwnd-in))
+}
+
+// Linux's defaults for TSO autosizing: net.ipv4.tcp_min_tso_segs,
+// net.ipv4.tcp_tso_rtt_log, and the pacing shift (sk_pacing_shift,
+// SK_DEFAULT_PACING_SHIFT).
+const (
+	minTSOSegs  = 2
+	tsoRTTLog   = 9
+	pacingShift = 10
+	gsoMaxSegs  = 65535 // GSO_MAX_SEGS, a device's default gso_max_segs
+)
+
+// tsoSegs is tcp_tso_segs (tcp_tso_autosize): the segments of one GSO
+// packet, about a millisecond of the pacing rate (sk_pacing_rate >>
+// sk_pacing_shift), plus, on a path of small minimum RTT, a share of
+// the GSO limit that halves with every 512 µs of it (tcp_tso_rtt_log);
+// at most the GSO limit, at least tcp_min_tso_segs. Before the first
+// rate (Linux's ~0UL) it is the GSO limit.
+func (s *sender) tsoSegs(mss int) int {
+	bytes := uint64(gsoMaxSize)
+	if r := s.cc.pacingRate; r != 0 {
+		bytes = r >> pacingShift
+	}
+	// tcp_min_rtt is ~0U before the first sample: no share.
+	if rtt := s.minRTT.get(); rtt > 0 {
+		if r := uint64(rtt/time.Microsecond) >> tsoRTTLog; r < 32 {
+			bytes += gsoMaxSize >> r
+		}
+	}
+	bytes = min(bytes, gsoMaxSize)
+	return min(max(int(bytes)/mss, minTSOSegs), gsoMaxSegs)
 }
 
 func (s *sender) minshallPending() bool {

@@ -60,4 +60,32 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   10-packet queue towards the server (page on 8 ms and 3 mbit, ` + "`netemu compare page --rtt 8ms --rate 3mbit --queue 10 --tcp netemu`" + `)
   twelve packets meet a queue of ten, a request is lost, and its connection waits for a 212 ms timeout: 559 ms against the
   kernel's 419–449 ms. This is the workload's timing on the virtual clock, not TCP's; both of netemu's TCPs show it.
+- **GSO packets end with PSH** (tcp_write_xmit, tcp_tso_autosize, __tcp_transmit_skb). Linux sends what it has as GSO
+  packets of min(tcp_cwnd_test's quota, tcp_tso_segs) segments: the quota at most half the window, tcp_tso_segs about a
+  millisecond at the pacing rate (more on paths of under 16 ms minimum RTT), at least 2; every packet of more than one
+  segment gets PSH, which GSO leaves on its last segment. The receiver marks the ACK of a full segment with PSH pushed
+  and sends it when the application reads it (tcp_measure_rcv_mss, tcp_cleanup_rbuf), so a flight that ends on an odd
+  segment is ACKed at once instead of with the next segment or by the delayed-ACK timer. netemu's TCP set PSH only at
+  the end of the queued data. On 24.5 ms, 4 mbit and a 3-packet queue (4 MiB, cell 24 of the grid) the kernel's server
+  set PSH on 1024 of 2973 data segments, every second or third, netemu's TCP on 18; the kernel's client sent 1901 ACKs,
+  netemu's 1691 before and 1814 after. On 5 ms, 50 mbit and a 100-packet queue (2 MiB): 872 ACKs from the kernel,
+  765 before and 851 after. There the kernel's packets are of 5 segments where netemu's are of 2 or 3: Linux holds a
+  partial packet back for the next ACK (tcp_tso_should_defer), which netemu's TCP does not.
+- **An ACK-clock tie on the virtual clock** (cell 24 of the grid: 24.5 ms, 4 mbit, queue 3, 4 MiB; ` + "`netemu compare bulk --tcp netemu,gvisor --rtt 24.5ms --rate 4mbit --queue 3 --size 4MiB`" + `).
+  In a flight of back-to-back pairs the ACKs come back exactly two packets' serialization apart, so each pair reaches
+  the queue at the instant the pair before it leaves the wire. On the virtual clock the departure comes first, and the
+  3-packet queue overflows only under a standing queue: netemu's episodes begin at cwnd 12 (BDP 8 + 3 + 1). On a real
+  clock any noise puts about half of those arrivals before the departure, and a pair, or a burst of three when the
+  window grows, overflows at cwnd 4–10. 41 of the kernel's 71 drops came less than 0.3 ms before the packet on the
+  wire left (9 of netemu's 59); the kernel's window averaged 6.7–7.1 packets, netemu's 9.0. Breaking the tie with 1 µs
+  of jitter (` + "`--jitter 1us --seeds 6`" + `)
+  gives netemu's TCP 14.69 s (14.19–15.77 s, 77.5 drops), 10 µs 15.29 s and 300 µs 15.60 s; 12.43 s before the PSH
+  rule above. The kernel took 15.87, 16.31 and 16.06 s (13.6–17.9 s over ten runs, 62–82 drops), netemu's TCP 10.13 s
+  without jitter (10.60 s before), gVisor's 14.11 s. Not TCP: how the link orders a departure and an arrival at one instant.
+- **Time on the real clock per request** (cell 8 of the grid: keepalive on 5.7 ms, 4.5 mbit, queue 3). netemu's and
+  gVisor's TCPs take the same time, 166.1 ms reusing one connection and 285.3 ms with fresh ones; the kernel 186.9 and
+  321.3 ms, about 1 ms more for each of the 20 requests. It is as much on RTT 0 and 4.5 mbit (0.99 ms a request) and on
+  5.7 ms unlimited (0.96 ms), and 0.45 ms on RTT 0 unlimited, where no packet waits for a timer: the kernel's side
+  spends real time in the HTTP client and server and in the bridge's timed deliveries, which the virtual clock does not
+  count. Not TCP.
 `

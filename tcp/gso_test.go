@@ -1,0 +1,117 @@
+package tcp
+
+import (
+	"testing"
+	"time"
+
+	"gvisor.dev/gvisor/pkg/tcpip/header"
+)
+
+// pshAt lists which of the segments carry PSH, counted from 1.
+func pshAt(o []out) []int {
+	var at []int
+	for i, s := range o {
+		if s.has(header.TCPFlagPsh) {
+			at = append(at, i+1)
+		}
+	}
+	return at
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Linux sends its segments as GSO packets (tcp_write_xmit): each of
+// min(tcp_cwnd_test's quota, tcp_tso_segs) segments, where the quota is at
+// most half the congestion window and tcp_tso_segs (tcp_tso_autosize) is
+// about a millisecond at the pacing rate, at least tcp_min_tso_segs, 2.
+// __tcp_transmit_skb sets PSH on every packet of more than one segment,
+// and GSO leaves it on the packet's last segment: a Linux receiver sees
+// PSH at the end of each packet (and, with a full segment, marks its ACK
+// pushed: tcp_measure_rcv_mss). At 100 ms the pacing rate of ten
+// segments, twice the window a round trip, is 282 bytes a millisecond:
+// packets of two segments.
+func TestGSOPacketsEndWithPSH(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
+	c.write(fill(20 * 1448))
+	o := h.take()
+	if len(o) != 10 {
+		t.Fatalf("sent %d segments at once; want the initial window, 10:\n%s", len(o), outsString(o))
+	}
+	if got, want := pshAt(o), []int{2, 4, 6, 8, 10}; !equalInts(got, want) {
+		t.Errorf("initial window: PSH on segments %v; want %v (five GSO packets of two):\n%s", got, want, outsString(o))
+	}
+	c.saw(o...)
+
+	// An ACK of three: slow start makes the window 13 with 7 in flight;
+	// the quota, min(13/2, 13-7), is 6: three packets of two.
+	h.advance(100 * time.Millisecond)
+	c.ackUpTo(o[3].seq)
+	r := dataOuts(h.take())
+	if len(r) != 6 {
+		t.Fatalf("after an ACK of three segments in slow start: %d segments; want 6:\n%s", len(r), outsString(r))
+	}
+	if got, want := pshAt(r), []int{2, 4, 6}; !equalInts(got, want) {
+		t.Errorf("after an ACK of three: PSH on segments %v; want %v:\n%s", got, want, outsString(r))
+	}
+
+	// At 1 ms the rate is 28281 bytes a millisecond, and a minimum RTT of
+	// 1000 µs adds half the GSO limit (65536 >> (1000 >> tcp_tso_rtt_log
+	// 9)): 42 segments; the quota, half the window, makes packets of 5.
+	h = newHarness(t, Options{})
+	c = h.acceptAfter(linuxPeer, time.Millisecond)
+	c.write(fill(20 * 1448))
+	o = h.take()
+	if len(o) != 10 {
+		t.Fatalf("sent %d segments at once; want the initial window, 10:\n%s", len(o), outsString(o))
+	}
+	if got, want := pshAt(o), []int{5, 10}; !equalInts(got, want) {
+		t.Errorf("initial window at 1 ms: PSH on segments %v; want %v (two GSO packets of five):\n%s", got, want, outsString(o))
+	}
+}
+
+// tcp_tso_autosize's figures: about a millisecond of the pacing rate
+// (sk_pacing_rate >> 10) in segments, plus a share of the GSO limit on a
+// path whose minimum RTT is under 32 steps of 512 µs, capped at the GSO
+// limit, never under tcp_min_tso_segs; the GSO limit before any rate.
+func TestTSOAutosize(t *testing.T) {
+	for _, tc := range []struct {
+		rate   uint64 // bytes per second
+		minRTT time.Duration
+		want   int
+	}{
+		{0, 0, 45},                               // ~0UL: 65536 / 1448
+		{289600, 100 * time.Millisecond, 2},      // 282 bytes: tcp_min_tso_segs
+		{12_500_000, 20 * time.Millisecond, 8},   // 12207 bytes; 20000 >> 9 = 39: no share
+		{12_500_000, 10 * time.Millisecond, 8},   // 10000 >> 9 = 19: 65536 >> 19 = 0
+		{12_500_000, 5 * time.Millisecond, 8},    // 5000 >> 9 = 9: + 128 bytes
+		{1_250_000, 2 * time.Millisecond, 6},     // 1220 bytes + 65536 >> 3
+		{1_250_000, 400 * time.Microsecond, 45},  // + 65536 >> 0: capped
+		{125_000_000, 50 * time.Millisecond, 45}, // 122070 bytes: capped
+	} {
+		h := newHarness(t, Options{})
+		c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
+		e := c.ep.(*endpoint)
+		e.mu.Lock()
+		e.snd.cc.pacingRate = tc.rate
+		e.snd.minRTT = minRTT{}
+		if tc.minRTT > 0 {
+			e.snd.minRTT.update(h.now(), tc.minRTT)
+		}
+		got := e.snd.tsoSegs(1448)
+		e.mu.Unlock()
+		if got != tc.want {
+			t.Errorf("rate %d B/s, min RTT %v: %d segments a GSO packet; want %d", tc.rate, tc.minRTT, got, tc.want)
+		}
+	}
+}
