@@ -9,6 +9,8 @@ import (
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/internal/race"
+
+	"github.com/netemu/netemu/workloads/web"
 )
 
 // Over TLS the trace is the same on every run: TLS draws from the run's
@@ -18,8 +20,8 @@ func TestSecurePageDeterministic(t *testing.T) {
 		w     Page
 		procs []int
 	}{
-		{Page{Proto: H1S, TLS: TLS12}, []int{1, 2}},
-		{Page{Proto: H1S, TLS: TLS13}, []int{1, 2}},
+		{Page{Proto: web.H1S, TLS: web.TLS12}, []int{1, 2}},
+		{Page{Proto: web.H1S, TLS: web.TLS13}, []int{1, 2}},
 	} {
 		for _, procs := range c.procs {
 			func() {
@@ -50,10 +52,10 @@ func TestH2Deterministic(t *testing.T) {
 	runs = race.DeterministicRuns(runs)
 	p := path(50*time.Millisecond, 10e6)
 	for _, w := range []Workload{
-		Page{Proto: H2, TLS: TLS13},
-		Page{Proto: H2, TLS: TLS12, Timings: true},
-		KeepAlive{Mode: Reuse, Proto: H2, TLS: TLS13},
-		KeepAlive{Mode: Fresh, Proto: H2, TLS: TLS12, Resume: true},
+		Page{Proto: web.H2, TLS: web.TLS13},
+		Page{Proto: web.H2, TLS: web.TLS12, Timings: true},
+		KeepAlive{Mode: Reuse, Proto: web.H2, TLS: web.TLS13},
+		KeepAlive{Mode: Fresh, Proto: web.H2, TLS: web.TLS12, Resume: true},
 	} {
 		var (
 			first   Result
@@ -79,8 +81,8 @@ func TestH2Deterministic(t *testing.T) {
 
 // Two seeds give two certificates, two handshakes: different traces.
 func TestSecureTraceFollowsSeed(t *testing.T) {
-	_, a := run(t, Page{Proto: H1S}, path(50*time.Millisecond, 10e6))
-	_, b := runSeed(t, Page{Proto: H1S}, path(50*time.Millisecond, 10e6), 2)
+	_, a := run(t, Page{Proto: web.H1S}, path(50*time.Millisecond, 10e6))
+	_, b := runSeed(t, Page{Proto: web.H1S}, path(50*time.Millisecond, 10e6), 2)
 	if a.TraceSHA256 == b.TraceSHA256 {
 		t.Errorf("seeds 1 and 2 give the same trace %s", a.TraceSHA256[:12])
 	}
@@ -95,13 +97,13 @@ func TestSecureKeepAliveRoundTrips(t *testing.T) {
 		w    KeepAlive
 		rtts int
 	}{
-		{KeepAlive{Mode: Fresh, Proto: H1S, TLS: TLS13}, 20 * 3},
-		{KeepAlive{Mode: Fresh, Proto: H1S, TLS: TLS13, Resume: true}, 20 * 3},
-		{KeepAlive{Mode: Fresh, Proto: H1S, TLS: TLS12}, 20 * 4},
-		{KeepAlive{Mode: Fresh, Proto: H1S, TLS: TLS12, Resume: true}, 4 + 19*3},
-		{KeepAlive{Mode: Reuse, Proto: H1S, TLS: TLS12}, 3 + 20},
-		{KeepAlive{Mode: Fresh, Proto: H2, TLS: TLS12, Resume: true}, 4 + 19*3},
-		{KeepAlive{Mode: Reuse, Proto: H2, TLS: TLS13}, 2 + 20},
+		{KeepAlive{Mode: Fresh, Proto: web.H1S, TLS: web.TLS13}, 20 * 3},
+		{KeepAlive{Mode: Fresh, Proto: web.H1S, TLS: web.TLS13, Resume: true}, 20 * 3},
+		{KeepAlive{Mode: Fresh, Proto: web.H1S, TLS: web.TLS12}, 20 * 4},
+		{KeepAlive{Mode: Fresh, Proto: web.H1S, TLS: web.TLS12, Resume: true}, 4 + 19*3},
+		{KeepAlive{Mode: Reuse, Proto: web.H1S, TLS: web.TLS12}, 3 + 20},
+		{KeepAlive{Mode: Fresh, Proto: web.H2, TLS: web.TLS12, Resume: true}, 4 + 19*3},
+		{KeepAlive{Mode: Reuse, Proto: web.H2, TLS: web.TLS13}, 2 + 20},
 	} {
 		r := run1(t, c.w, path(rtt, 0))
 		want := time.Duration(c.rtts) * rtt
@@ -128,15 +130,15 @@ func TestSecurePageModel(t *testing.T) {
 	off := func(r Result) float64 { return float64(r.Elapsed-r.Model.Elapsed) / float64(r.Model.Elapsed) }
 	for _, ref := range refs("page, ") {
 		h1 := off(run1(t, Page{}, path(ref.RTT, ref.Rate)))
-		for _, w := range []Page{{Proto: H1S, TLS: TLS12}, {Proto: H1S}, {Proto: H2, TLS: TLS12}, {Proto: H2}} {
+		for _, w := range []Page{{Proto: web.H1S, TLS: web.TLS12}, {Proto: web.H1S}, {Proto: web.H2, TLS: web.TLS12}, {Proto: web.H2}} {
 			r := run1(t, w, path(ref.RTT, ref.Rate))
-			if w.Proto == H2 {
+			if w.Proto == web.H2 {
 				within(t, ref.Table+" "+ref.Label+" "+w.Variant()+" vs model", r.Elapsed, r.Model.Elapsed, 0.25)
 			} else if d := off(r) - h1; d < -0.05 || d > 0.05 {
 				t.Errorf("%s %s %s: %+.1f%% off the model, h1 %+.1f%%; want h1's error ±5 points", ref.Table, ref.Label, w.Variant(), off(r)*100, h1*100)
 			}
 			wantConns := DefaultPageConns
-			if w.Proto == H2 {
+			if w.Proto == web.H2 {
 				wantConns = 1
 			}
 			if r.Conns != wantConns || r.Requests != 40 || r.Bytes != 120_000 {
@@ -151,8 +153,8 @@ func TestSecurePageModel(t *testing.T) {
 func TestTLSRoundTripsShowInPage(t *testing.T) {
 	p := path(50*time.Millisecond, 10e6)
 	h1 := run1(t, Page{}, p).Elapsed
-	t13 := run1(t, Page{Proto: H1S, TLS: TLS13}, p).Elapsed
-	t12 := run1(t, Page{Proto: H1S, TLS: TLS12}, p).Elapsed
+	t13 := run1(t, Page{Proto: web.H1S, TLS: web.TLS13}, p).Elapsed
+	t12 := run1(t, Page{Proto: web.H1S, TLS: web.TLS12}, p).Elapsed
 	for _, c := range []struct {
 		what       string
 		slow, fast time.Duration
@@ -198,7 +200,7 @@ func TestProtoFlags(t *testing.T) {
 			t.Errorf("%v: %q, %v; want %q", c.args, got, err, c.want)
 		}
 	}
-	if !Same(Page{}, Page{Proto: H1, TLS: TLS12}) || Same(Page{Proto: H1S}, Page{Proto: H1S, TLS: TLS12}) || !Same(Page{Proto: H2}, Page{Proto: H2, TLS: TLS13}) {
+	if !Same(Page{}, Page{Proto: web.H1, TLS: web.TLS12}) || Same(Page{Proto: web.H1S}, Page{Proto: web.H1S, TLS: web.TLS12}) || !Same(Page{Proto: web.H2}, Page{Proto: web.H2, TLS: web.TLS13}) {
 		t.Error("defaults: h1 ignores --tls, and TLS 1.3 is the default of h1s and h2")
 	}
 }
@@ -209,9 +211,9 @@ func TestProtoValidation(t *testing.T) {
 		want string
 	}{
 		{Page{Proto: "spdy"}, `protocol "spdy"`},
-		{Page{Proto: H2, TLS: "1.0"}, `TLS version "1.0"`},
+		{Page{Proto: web.H2, TLS: "1.0"}, `TLS version "1.0"`},
 		{KeepAlive{Resume: true}, "resume needs TLS"},
-		{Page{Proto: H3, TLS: TLS12}, "h3 runs TLS 1.3 only"},
+		{Page{Proto: web.H3, TLS: web.TLS12}, "h3 runs TLS 1.3 only"},
 	} {
 		if err := c.w.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v; want an error containing %q", c.w, err, c.want)
