@@ -22,7 +22,7 @@
 //	})
 //
 // The HTTP workloads speak through package web, which holds the
-// protocols (h1, h1s, h2, h3), TLS, DNS and per-request timings. A
+// protocols (h1, h1s, h2, h2c, h3), TLS, DNS and per-request timings. A
 // workload that needs more of the network than every backend gives (the
 // real clock, kernel TCP) declares it (Needs). Reference holds the
 // published figures the command's reproduce subcommand compares against.

@@ -106,8 +106,8 @@ var keepAliveKind = Kind{
 }
 
 // KeepAlive makes Requests sequential small requests, each on a fresh
-// connection or all on one reused connection, over HTTP/1.1 (plain or
-// over TLS) or HTTP/2.
+// connection or all on one reused connection, over any of web's
+// protocols.
 type KeepAlive struct {
 	Requests int            // 0 means DefaultKeepAliveRequests
 	Mode     ConnMode       // Fresh or Reuse; "" means Reuse

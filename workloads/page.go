@@ -76,12 +76,12 @@ var pageKind = Kind{
 
 // Page fetches Resources resources totalling Total bytes, as a browser
 // loads a page's assets: over HTTP/1.1 (plain or over TLS) with at most
-// Conns parallel keep-alive connections, or over HTTP/2 with every
-// request at once on one connection.
+// Conns parallel keep-alive connections, or over a multiplexed protocol
+// (h2, h2c, h3) with every request at once on one connection.
 type Page struct {
 	Resources int            // 0 means DefaultPageResources
 	Total     int            // bytes; 0 means DefaultPageTotal
-	Conns     int            // 0 means DefaultPageConns; h2 opens one
+	Conns     int            // 0 means DefaultPageConns; a multiplexed protocol opens one
 	Proto     web.Proto      // "" means web.DefaultProto
 	TLS       web.TLSVersion // over TLS only; "" means web.DefaultTLS
 	DNS       bool           // look the server's name up first, once (web/dns.go)

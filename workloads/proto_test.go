@@ -56,6 +56,8 @@ func TestH2Deterministic(t *testing.T) {
 		Page{Proto: web.H2, TLS: web.TLS12, Timings: true},
 		KeepAlive{Mode: Reuse, Proto: web.H2, TLS: web.TLS13},
 		KeepAlive{Mode: Fresh, Proto: web.H2, TLS: web.TLS12, Resume: true},
+		Page{Proto: web.H2C, Timings: true},
+		KeepAlive{Mode: Fresh, Proto: web.H2C},
 	} {
 		var (
 			first   Result
@@ -174,7 +176,7 @@ func TestProtoFlags(t *testing.T) {
 		{nil, []string{""}, ""},
 		{[]string{"--proto", "h1,h1s,h2"}, []string{"", "h1s, TLS 1.3", "h2, TLS 1.3"}, ""},
 		{[]string{"--proto", "h2,h1", "--tls", "1.2,1.3"}, []string{"h2, TLS 1.2", "h2, TLS 1.3", ""}, ""},
-		{[]string{"--proto", "h4"}, nil, `--proto "h4": want h1, h1s, h2 or h3`},
+		{[]string{"--proto", "h4"}, nil, `--proto "h4": want h1, h1s, h2, h2c or h3`},
 		{[]string{"--proto", "h2,h3", "--tls", "1.2,1.3"}, []string{"h2, TLS 1.2", "h2, TLS 1.3", "h3, TLS 1.3"}, ""},
 		{[]string{"--proto", "h3", "--tls", "1.2"}, nil, "h3 runs TLS 1.3 only"},
 		{[]string{"--tls", "1.1"}, nil, `--tls "1.1"`},
@@ -218,5 +220,24 @@ func TestProtoValidation(t *testing.T) {
 		if err := c.w.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v; want an error containing %q", c.w, err, c.want)
 		}
+	}
+}
+
+// h2c is h2 without TLS: the same page on one connection, one TLS 1.3
+// round trip sooner, and at unlimited rate exactly its model's round
+// trips (TCP's one, then the rounds of the window).
+func TestH2C(t *testing.T) {
+	const rtt = 50 * time.Millisecond
+	h2 := run1(t, Page{Proto: web.H2}, path(rtt, 10e6))
+	h2c := run1(t, Page{Proto: web.H2C}, path(rtt, 10e6))
+	if d := h2.Elapsed - h2c.Elapsed; h2c.Conns != 1 || d < 40*time.Millisecond || d > 60*time.Millisecond {
+		t.Errorf("h2c %v on %d connections, h2 %v; want one connection and about one RTT (50ms) less", h2c.Elapsed, h2c.Conns, h2.Elapsed)
+	}
+	if v := (Page{Proto: web.H2C}).Variant(); v != "h2c" {
+		t.Errorf("variant %q; want h2c", v)
+	}
+	r := run1(t, KeepAlive{Requests: 5, Mode: Fresh, Proto: web.H2C}, path(rtt, 0))
+	if want := 10 * rtt; r.Elapsed != want || r.Model.Elapsed != want {
+		t.Errorf("keepalive fresh over h2c: %v, model %v; want 5 × (TCP + request) = %v", r.Elapsed, r.Model.Elapsed, want)
 	}
 }

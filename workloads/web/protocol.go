@@ -16,6 +16,7 @@ var protocols = []Protocol{
 	h1{},
 	h1s{},
 	h2{},
+	h2c{},
 	h3{},
 }
 

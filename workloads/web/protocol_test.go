@@ -13,7 +13,7 @@ func TestRounds(t *testing.T) {
 		n, rounds int
 	}{
 		{H3, 1, 1}, {H3, 32 * 1250, 1}, {H3, 32*1250 + 1, 2}, {H3, 120_000, 2}, {H3, 96 * 1250, 2}, {H3, 96*1250 + 1, 3},
-		{H2, 1, 1}, {H2, 10 * 1448, 1}, {H2, 10*1448 + 1, 2}, {H2, 120_000, 4},
+		{H2, 1, 1}, {H2, 10 * 1448, 1}, {H2, 10*1448 + 1, 2}, {H2, 120_000, 4}, {H2C, 120_000, 4},
 	} {
 		if got := c.p.Protocol().Rounds(40, c.n, 6); got != c.rounds {
 			t.Errorf("%s: %d bytes take %d rounds; want %d", c.p, c.n, got, c.rounds)
@@ -37,7 +37,7 @@ func TestRegistry(t *testing.T) {
 	if Proto("").Protocol().Name() != DefaultProto || Proto("spdy").Protocol() != nil {
 		t.Error(`"" should find the default protocol, and an unknown name none`)
 	}
-	if strings.Join(Names(), ",") != "h1,h1s,h2,h3" {
+	if strings.Join(Names(), ",") != "h1,h1s,h2,h2c,h3" {
 		t.Errorf("names %v", Names())
 	}
 }
@@ -53,7 +53,8 @@ func TestConfig(t *testing.T) {
 		{Config{Proto: H1S}, "h1s, TLS 1.3", ""},
 		{Config{Proto: H2, TLS: TLS12}, "h2, TLS 1.2", ""},
 		{Config{Proto: H3}, "h3, TLS 1.3", ""},
-		{Config{Proto: "spdy"}, "", `protocol "spdy" is unknown; want h1, h1s, h2 or h3`},
+		{Config{Proto: H2C, TLS: TLS13}, "h2c", ""},
+		{Config{Proto: "spdy"}, "", `protocol "spdy" is unknown; want h1, h1s, h2, h2c or h3`},
 		{Config{Proto: H2, TLS: "1.0"}, "", `TLS version "1.0" is unknown`},
 		{Config{Proto: H3, TLS: TLS12}, "", "h3 runs TLS 1.3 only"},
 	} {
@@ -83,6 +84,7 @@ func TestHandshake(t *testing.T) {
 		{Config{Proto: H1S}, true, 2},
 		{Config{Proto: H1S, TLS: TLS12}, false, 3},
 		{Config{Proto: H2, TLS: TLS12}, true, 2},
+		{Config{Proto: H2C, TLS: TLS12}, false, 1},
 		{Config{Proto: H3}, false, 1},
 	} {
 		if got := c.c.Handshake(c.resumed); got != c.want {
