@@ -19,6 +19,7 @@ import (
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
+	"github.com/netemu/netemu/workloads/web"
 )
 
 // Inside a testing/synctest bubble the network runs on the bubble's
@@ -379,7 +380,7 @@ func TestBubbleHTTP3(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			n := New(t, RTT(rtt), Rate(rate))
 			n.Run(func(ctx context.Context) {
-				r, err := workloads.Run(ctx, workloads.Page{Proto: workloads.H3, DNS: true}, n, workloads.Path{})
+				r, err := workloads.Run(ctx, workloads.Page{Proto: web.H3, DNS: true}, n, workloads.Path{})
 				if err != nil {
 					t.Fatalf("run %d: %v", run, err)
 				}

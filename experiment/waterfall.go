@@ -7,6 +7,7 @@ import (
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/report/waterfall"
 	"github.com/netemu/netemu/workloads"
+	"github.com/netemu/netemu/workloads/web"
 )
 
 // WaterfallFigure is the waterfall of one run: a row per request, in the
@@ -29,7 +30,7 @@ func WaterfallFigure(title string, r workloads.Result) (c waterfall.Chart, ok bo
 // from its issue to its first handshake (or, without one, to its
 // sending), and between its handshakes and its sending; then waiting for
 // the first byte and receiving the rest.
-func segments(rt workloads.ResourceTiming) []waterfall.Segment {
+func segments(rt web.ResourceTiming) []waterfall.Segment {
 	var out []waterfall.Segment
 	at := rt.Start
 	add := func(p waterfall.Phase, from, to time.Duration) {
@@ -41,7 +42,7 @@ func segments(rt workloads.ResourceTiming) []waterfall.Segment {
 	}
 	for _, h := range []struct {
 		p waterfall.Phase
-		s *workloads.Span
+		s *web.Span
 	}{{waterfall.DNS, rt.DNS}, {waterfall.Connect, rt.Connect}, {waterfall.TLS, rt.TLS}} {
 		if h.s != nil {
 			add(h.p, h.s.Start, h.s.End)

@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"net/http"
 	"time"
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/workloads/web"
 )
 
 // DefaultBulkSize is Bulk's default download.
@@ -128,17 +128,19 @@ func (b Bulk) Model(path Path) Model {
 
 // Run implements Workload.
 func (b Bulk) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
-	srv, err := startServer(env, web{proto: H1}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		blob(w, b.Size)
-	}))
+	site, err := web.NewSite(env, web.Config{}, []web.File{{Path: "/file", Size: b.Size}})
 	if err != nil {
 		return Result{}, err
 	}
-	defer srv.stop()
-	cl := newClient(env, web{proto: H1}, 1)
-	defer cl.close()
+	srv, err := site.Serve()
+	if err != nil {
+		return Result{}, err
+	}
+	defer srv.Stop()
+	cl := site.Client(1)
+	defer cl.Close()
 	start := env.Now()
-	n, err := cl.get(ctx, web{proto: H1}, "/file")
+	n, err := cl.Get(ctx, 0)
 	elapsed := env.Now().Sub(start)
 	if err != nil {
 		return Result{}, err
@@ -150,7 +152,7 @@ func (b Bulk) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
 		Started:  start,
 		Elapsed:  elapsed,
 		Bytes:    n,
-		Conns:    cl.opened(),
+		Conns:    cl.Conns(),
 		Requests: 1,
 		Detail:   BulkDetail{Goodput: rate(n, elapsed)},
 	}, nil

@@ -4,50 +4,14 @@ import (
 	"context"
 	"net/netip"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
-	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/netemu/netemu/workloads/web"
 )
-
-// query builds a DNS query for name with ID id.
-func query(t *testing.T, name string, id uint16) []byte {
-	t.Helper()
-	b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: id, RecursionDesired: true})
-	b.StartQuestions()
-	b.Question(dnsmessage.Question{Name: dnsmessage.MustNewName(name), Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET})
-	msg, err := b.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return msg
-}
-
-// The server answers an A query for its name with the server's address,
-// any other name with NXDOMAIN, and ignores what is not a query; the
-// client takes only the answer to its own query.
-func TestDNSAnswer(t *testing.T) {
-	resp, ok := answer(query(t, "Server.", 7))
-	if !ok {
-		t.Fatal("no answer to a query for server.")
-	}
-	if addr, ok, err := parseAnswer(resp, 7); !ok || err != nil || addr != emu.ServerAddr {
-		t.Errorf("answer: %v, %v, %v; want %v", addr, ok, err, emu.ServerAddr)
-	}
-	if _, ok, _ := parseAnswer(resp, 8); ok {
-		t.Error("an answer with another query's ID was taken")
-	}
-	if _, ok := answer(resp); ok {
-		t.Error("the server answered a response")
-	}
-	resp, _ = answer(query(t, "example.com.", 9))
-	if _, ok, err := parseAnswer(resp, 9); !ok || err == nil || !strings.Contains(err.Error(), "NameError") {
-		t.Errorf("unknown name: %v, %v; want the server's NXDOMAIN", ok, err)
-	}
-}
 
 // With DNS the first connection waits one round trip more, and only the
 // first: at unlimited rate keepalive takes the model's round trips
@@ -60,7 +24,7 @@ func TestDNSOneLookup(t *testing.T) {
 	}{
 		{KeepAlive{Requests: 5, Mode: Fresh, DNS: true}, 1 + 5*2},
 		{KeepAlive{Requests: 5, Mode: Reuse, DNS: true}, 1 + 1 + 5},
-		{KeepAlive{Requests: 5, Mode: Fresh, Proto: H2, DNS: true}, 1 + 5*3},
+		{KeepAlive{Requests: 5, Mode: Fresh, Proto: web.H2, DNS: true}, 1 + 5*3},
 	} {
 		n, err := emu.New(emu.Config{Link: link.Config{Delay: rtt / 2}, Seed: 1})
 		if err != nil {
@@ -100,7 +64,7 @@ func TestDNSOneLookup(t *testing.T) {
 // run is the same every time.
 func TestPageDNS(t *testing.T) {
 	const rtt = 50 * time.Millisecond
-	w := Page{Proto: H1S, DNS: true, Timings: true}
+	w := Page{Proto: web.H1S, DNS: true, Timings: true}
 	a, sa := run(t, w, path(rtt, 10e6))
 	for i, g := range a.Detail.(PageDetail).Resources {
 		switch {

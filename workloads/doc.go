@@ -12,13 +12,18 @@
 //
 // Each workload runs against an emu.Env, so the same code runs over the
 // emulated hosts and over kernel sockets, on the virtual or the real
-// clock. Case runs one workload on a new emulated network:
+// clock. Run runs one workload on an env:
 //
-//	r, st, err := workloads.Case{
-//		Workload: workloads.KeepAlive{Mode: workloads.Fresh},
-//		Link:     link.Config{Delay: 25 * time.Millisecond, Rate: 10e6},
-//	}.Run(ctx)
+//	n, err := emu.New(emu.Config{Link: link.Config{Delay: 25 * time.Millisecond, Rate: 10e6}})
+//	...
+//	err = n.Run(ctx, func(ctx context.Context) error {
+//		r, err := workloads.Run(ctx, workloads.KeepAlive{Mode: workloads.Fresh}, n, workloads.Path{RTT: 50 * time.Millisecond, Rate: 10e6})
+//		...
+//	})
 //
-// Reference holds the published figures the command's reproduce
-// subcommand compares against.
+// The HTTP workloads speak through package web, which holds the
+// protocols (h1, h1s, h2, h2c, h3), TLS, DNS and per-request timings. A
+// workload that needs more of the network than every backend gives (the
+// real clock, kernel TCP) declares it (Needs). Reference holds the
+// published figures the command's reproduce subcommand compares against.
 package workloads

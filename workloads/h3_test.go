@@ -3,11 +3,14 @@ package workloads
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
+
+	"github.com/netemu/netemu/workloads/web"
 )
 
 // h3 on the real clock: the page arrives whole over one QUIC connection,
@@ -19,7 +22,7 @@ func TestH3Page(t *testing.T) {
 		t.Skip("real-clock run")
 	}
 	const rtt = 50 * time.Millisecond
-	w := Page{Proto: H3, DNS: true, Timings: true}
+	w := Page{Proto: web.H3, DNS: true, Timings: true}
 	n, err := emu.New(emu.Config{Clock: emu.Real, Link: link.Config{Delay: rtt / 2, Rate: 10e6}, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +49,8 @@ func TestH3Page(t *testing.T) {
 	}
 }
 
-// On the virtual clock h3 is refused, with the reason and the fix.
+// On the virtual clock h3 is refused, with the reason; h3, and only h3,
+// declares that it needs the real clock.
 func TestH3NeedsRealClock(t *testing.T) {
 	n, err := emu.New(emu.Config{Seed: 1})
 	if err != nil {
@@ -54,23 +58,20 @@ func TestH3NeedsRealClock(t *testing.T) {
 	}
 	defer n.Close()
 	err = n.Run(context.Background(), func(ctx context.Context) error {
-		_, err := Run(ctx, Page{Proto: H3}, n, path(0, 0))
+		_, err := Run(ctx, Page{Proto: web.H3}, n, path(0, 0))
 		return err
 	})
-	if !errors.Is(err, ErrH3VirtualClock) {
-		t.Errorf("h3 on the virtual clock: %v; want ErrH3VirtualClock", err)
+	var ne *NeedError
+	if !errors.As(err, &ne) || ne.Need.Of != RealClock || !strings.Contains(err.Error(), "quic-go reads the wall clock") {
+		t.Errorf("h3 on the virtual clock: %v; want a NeedError for the real clock that says why", err)
 	}
-	if RealClockOnly(Page{Proto: H3}) == "" || RealClockOnly(KeepAlive{Proto: H3}) == "" || RealClockOnly(Page{Proto: H2}) != "" {
-		t.Error("RealClockOnly names h3, and only h3")
-	}
-}
-
-// quic-go's window: 32 packets of some 1250 bytes in the first round,
-// doubling after.
-func TestQUICRounds(t *testing.T) {
-	for _, c := range []struct{ n, rounds int }{{1, 1}, {32 * 1250, 1}, {32*1250 + 1, 2}, {120_000, 2}, {96 * 1250, 2}, {96*1250 + 1, 3}} {
-		if got := quicRounds(c.n); got != c.rounds {
-			t.Errorf("quicRounds(%d) = %d; want %d", c.n, got, c.rounds)
+	for _, c := range []struct {
+		w    Workload
+		need bool
+	}{{Page{Proto: web.H3}, true}, {KeepAlive{Proto: web.H3}, true}, {Page{Proto: web.H2}, false}, {Page{}, false}, {Bulk{}, false}} {
+		ns := Needs(c.w)
+		if got := len(ns) == 1 && ns[0].Of == RealClock && ns[0].Param == "proto" && ns[0].Value == "h3"; got != c.need || (!c.need && len(ns) > 0) {
+			t.Errorf("%s %s needs %+v; want the real clock: %v", c.w.Name(), c.w.Variant(), ns, c.need)
 		}
 	}
 }

@@ -2,17 +2,15 @@ package workloads
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/http"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/workloads/web"
 )
 
 // ConnMode says whether KeepAlive reuses its connection.
@@ -62,7 +60,7 @@ var keepAliveKind = Kind{
 			if err != nil {
 				return nil, err
 			}
-			resumable := slices.ContainsFunc(ps, func(p [2]string) bool { return Proto(p[0]).secure() && Proto(p[0]) != H3 }) && slices.Contains(ms, Fresh)
+			resumable := slices.ContainsFunc(ps, func(c web.Config) bool { return c.Proto.Protocol().Resumes() }) && slices.Contains(ms, Fresh)
 			if slices.Contains(rs, true) && !resumable {
 				return nil, fmt.Errorf("--resume: TLS sessions resume on fresh connections over TLS; add --proto h1s or h2 and --mode fresh (or both)")
 			}
@@ -76,14 +74,14 @@ var keepAliveKind = Kind{
 					for _, r := range rs {
 						// Resumption only matters where a fresh
 						// connection makes a TLS handshake again.
-						if r && (m != Fresh || !Proto(p[0]).secure()) {
+						if r && (m != Fresh || !p.Proto.Secure()) {
 							if len(rs) > 1 {
 								continue
 							}
 							r = false
 						}
 						for _, d := range ds {
-							ws = append(ws, KeepAlive{Requests: n, Mode: m, Size: s, Proto: Proto(p[0]), TLS: TLSVersion(p[1]), Resume: r, DNS: d, Timings: *timings})
+							ws = append(ws, KeepAlive{Requests: n, Mode: m, Size: s, Proto: p.Proto, TLS: p.TLS, Resume: r, DNS: d, Timings: *timings})
 						}
 					}
 				}
@@ -108,34 +106,34 @@ var keepAliveKind = Kind{
 }
 
 // KeepAlive makes Requests sequential small requests, each on a fresh
-// connection or all on one reused connection, over HTTP/1.1 (plain or
-// over TLS) or HTTP/2.
+// connection or all on one reused connection, over any of web's
+// protocols.
 type KeepAlive struct {
-	Requests int        // 0 means DefaultKeepAliveRequests
-	Mode     ConnMode   // Fresh or Reuse; "" means Reuse
-	Size     int        // response bytes; 0 means DefaultKeepAliveSize
-	Proto    Proto      // "" means H1
-	TLS      TLSVersion // h1s and h2 only; "" means DefaultTLS
+	Requests int            // 0 means DefaultKeepAliveRequests
+	Mode     ConnMode       // Fresh or Reuse; "" means Reuse
+	Size     int            // response bytes; 0 means DefaultKeepAliveSize
+	Proto    web.Proto      // "" means web.DefaultProto
+	TLS      web.TLSVersion // over TLS only; "" means web.DefaultTLS
 	// Resume resumes TLS sessions from tickets: each fresh connection
 	// after the first makes an abbreviated handshake. h1s and h2 only.
 	Resume  bool
-	DNS     bool // look the server's name up before the first connection (see dns.go)
+	DNS     bool // look the server's name up before the first connection (web/dns.go)
 	Timings bool // record each request's timings (KeepAliveDetail.Requests)
 }
 
 // KeepAliveDetail is KeepAlive's own figures.
 type KeepAliveDetail struct {
 	Mode       ConnMode
-	PerRequest time.Duration    // Elapsed ÷ Requests
-	Proto      Proto            // "" for h1, which records leave out
-	TLS        TLSVersion       // "" without TLS
-	Resumed    int              // connections whose TLS session resumed
-	DNS        bool             // the name was looked up
-	Requests   []ResourceTiming // in request order; nil unless KeepAlive.Timings
+	PerRequest time.Duration        // Elapsed ÷ Requests
+	Proto      web.Proto            // "" for web.DefaultProto, which records leave out
+	TLS        web.TLSVersion       // "" without TLS
+	Resumed    int                  // connections whose TLS session resumed
+	DNS        bool                 // the name was looked up
+	Requests   []web.ResourceTiming // in request order; nil unless KeepAlive.Timings
 }
 
 // Timings implements Timings.
-func (d KeepAliveDetail) Timings() []ResourceTiming { return d.Requests }
+func (d KeepAliveDetail) Timings() []web.ResourceTiming { return d.Requests }
 
 // Summary implements Detail.
 func (d KeepAliveDetail) Summary() string { return link.FormatDuration(d.PerRequest) + " per request" }
@@ -143,13 +141,13 @@ func (d KeepAliveDetail) Summary() string { return link.FormatDuration(d.PerRequ
 // MarshalJSON writes the record's keepalive fields.
 func (d KeepAliveDetail) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Mode       ConnMode         `json:"mode"`
-		PerRequest float64          `json:"per_request_ms"`
-		Proto      Proto            `json:"proto,omitempty"`
-		TLS        TLSVersion       `json:"tls,omitempty"`
-		Resumed    *int             `json:"resumed_conns,omitempty"`
-		DNS        bool             `json:"dns,omitempty"`
-		Requests   []ResourceTiming `json:"resources,omitempty"`
+		Mode       ConnMode             `json:"mode"`
+		PerRequest float64              `json:"per_request_ms"`
+		Proto      web.Proto            `json:"proto,omitempty"`
+		TLS        web.TLSVersion       `json:"tls,omitempty"`
+		Resumed    *int                 `json:"resumed_conns,omitempty"`
+		DNS        bool                 `json:"dns,omitempty"`
+		Requests   []web.ResourceTiming `json:"resources,omitempty"`
 	}{d.Mode, ms(d.PerRequest), d.Proto, d.TLS, resumedField(d), d.DNS, d.Requests})
 }
 
@@ -161,13 +159,21 @@ func (KeepAlive) Name() string { return "keepalive" }
 func (k KeepAlive) Variant() string {
 	k = k.WithDefaults().(KeepAlive)
 	v := string(k.Mode)
-	if l := protoLabel(k.Proto, k.TLS); l != "" {
+	if l := k.web().Label(); l != "" {
 		v += ", " + l
 	}
 	if k.Resume {
 		v += ", resumed"
 	}
 	return withDNS(v, k.DNS)
+}
+
+// Needs implements Needer: what the protocol needs.
+func (k KeepAlive) Needs() []Need { return protoNeeds(k.Proto) }
+
+// web is how the server and the client talk.
+func (k KeepAlive) web() web.Config {
+	return web.Config{Proto: k.Proto, TLS: k.TLS, Resume: k.Resume, DNS: k.DNS}
 }
 
 // WithTimings implements Timed.
@@ -184,7 +190,8 @@ func (k KeepAlive) WithDefaults() Workload {
 	if k.Size == 0 {
 		k.Size = DefaultKeepAliveSize
 	}
-	k.Proto, k.TLS = protoDefaults(k.Proto, k.TLS)
+	c := k.web().WithDefaults()
+	k.Proto, k.TLS = c.Proto, c.TLS
 	return k
 }
 
@@ -197,10 +204,13 @@ func (k KeepAlive) Validate() error {
 		return fmt.Errorf("keepalive: mode %q is unknown; want %q or %q", k.Mode, Fresh, Reuse)
 	case k.Size < 0:
 		return fmt.Errorf("keepalive: size is %d bytes; want 0 or more", k.Size)
-	case k.Resume && !Proto(k.Proto).secure():
+	case k.Resume && !k.Proto.Secure():
 		return fmt.Errorf("keepalive: resume needs TLS; want protocol h1s or h2, not %q", k.Proto)
 	}
-	return validateProto("keepalive", k.Proto, k.TLS)
+	if err := k.web().Validate(); err != nil {
+		return fmt.Errorf("keepalive: %w", err)
+	}
+	return nil
 }
 
 // Model: each request costs one round trip, and each connection its
@@ -211,48 +221,38 @@ func (k KeepAlive) Validate() error {
 // more for the lookup; the others find the name cached.
 func (k KeepAlive) Model(path Path) Model {
 	k = k.WithDefaults().(KeepAlive)
-	full := handshakeRTTs(k.Proto, k.TLS, false)
+	full := k.web().Handshake(false)
 	rt := float64(k.Requests) + full
 	if k.Mode == Fresh {
-		rt = float64(k.Requests) + full + float64(k.Requests-1)*handshakeRTTs(k.Proto, k.TLS, k.Resume)
+		rt = float64(k.Requests) + full + float64(k.Requests-1)*k.web().Handshake(k.Resume)
 	}
-	return model(path, dnsRTTs(k.DNS)+rt, int64(k.Requests*k.Size), 0)
+	return model(path, web.LookupRoundTrips(k.DNS)+rt, int64(k.Requests*k.Size), 0)
 }
 
 // Run implements Workload.
 func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, error) {
-	web, err := newWeb(env, k.Proto, k.TLS, k.Resume)
+	files := make([]web.File, k.Requests)
+	for i := range files {
+		files[i] = web.File{Path: fmt.Sprintf("/r/%02d", i), Size: k.Size}
+	}
+	site, err := web.NewSite(env, k.web(), files)
 	if err != nil {
 		return Result{}, err
 	}
-	web.dns = k.DNS
-	srv, err := startServer(env, web, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		blob(w, k.Size)
-	}))
+	srv, err := site.Serve()
 	if err != nil {
 		return Result{}, err
 	}
-	defer srv.stop()
-	var resumed atomic.Int64
-	if web.client != nil {
-		// Count the handshakes that resumed a session.
-		web.client = web.client.Clone()
-		web.client.VerifyConnection = func(cs tls.ConnectionState) error {
-			if cs.DidResume {
-				resumed.Add(1)
-			}
-			return nil
-		}
-	}
-	cl := newClient(env, web, 1)
-	defer cl.close()
+	defer srv.Stop()
+	cl := site.Client(1)
+	defer cl.Close()
 	var bytes int64
 	start := env.Now()
 	if k.Timings {
-		cl.timed(env, start)
+		cl.Time(start)
 	}
 	for i := range k.Requests {
-		n, err := cl.get(ctx, web, fmt.Sprintf("/r/%02d", i))
+		n, err := cl.Get(ctx, i)
 		if err != nil {
 			return Result{}, fmt.Errorf("request %d: %w", i, err)
 		}
@@ -260,7 +260,7 @@ func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, err
 		if k.Mode == Fresh {
 			// The connection is idle once the body is read; closing it
 			// here, on this goroutine, sends the FIN before the next SYN.
-			cl.closeIdle()
+			cl.CloseIdle()
 		}
 	}
 	elapsed := env.Now().Sub(start)
@@ -268,9 +268,9 @@ func (k KeepAlive) Run(ctx context.Context, env emu.Env, path Path) (Result, err
 		Started:  start,
 		Elapsed:  elapsed,
 		Bytes:    bytes,
-		Conns:    cl.opened(),
+		Conns:    cl.Conns(),
 		Requests: k.Requests,
-		Detail:   KeepAliveDetail{Mode: k.Mode, PerRequest: elapsed / time.Duration(k.Requests), Proto: recorded(k.Proto), TLS: k.TLS, Resumed: int(resumed.Load()), DNS: k.DNS, Requests: cl.timings()},
+		Detail:   KeepAliveDetail{Mode: k.Mode, PerRequest: elapsed / time.Duration(k.Requests), Proto: k.Proto.Recorded(), TLS: k.TLS, Resumed: cl.Resumed(), DNS: k.DNS, Requests: cl.Timings()},
 	}, nil
 }
 

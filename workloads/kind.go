@@ -3,11 +3,13 @@ package workloads
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/workloads/web"
 )
 
 // A Kind is a workload as the command line knows it: its name, its flags
@@ -161,4 +163,86 @@ func duration(fs *flag.FlagSet, name string, def, min time.Duration, example, he
 		}
 		return d, nil
 	}
+}
+
+// The help of the HTTP workloads' --dns and --timings.
+const (
+	dnsHelp     = "look the server's name up on a DNS server on the server host first, once (as a browser's host cache): true, false or both"
+	timingsHelp = "record each request's timings (DNS, connect, TLS, sent, first and last byte) in JSON records"
+)
+
+// protoFlags defines --proto and --tls, each one value or a
+// comma-separated list, and returns the function that reads them as the
+// protocol and TLS version pairs they expand to, protocols varying
+// slowest. A protocol without TLS appears once whatever --tls lists; one
+// over TLS takes each version listed that it runs.
+func protoFlags(fs *flag.FlagSet) func() ([]web.Config, error) {
+	names := web.Names()
+	protos := listOf(fs, "proto", string(web.DefaultProto), "HTTP protocol: "+orList(names)+" (TLS: h1s, h2; QUIC: h3, with --clock real), or a list: h1,h2", names...)
+	versions := listOf(fs, "tls", string(web.DefaultTLS), "TLS version of h1s and h2: 1.2 or 1.3, or a list: 1.2,1.3 (h3: 1.3)", string(web.TLS12), string(web.TLS13))
+	return func() ([]web.Config, error) {
+		ps, err := protos()
+		if err != nil {
+			return nil, err
+		}
+		vs, err := versions()
+		if err != nil {
+			return nil, err
+		}
+		if isSet(fs, "tls") && !slices.ContainsFunc(ps, func(p string) bool { return web.Proto(p).Secure() }) {
+			return nil, fmt.Errorf("--tls %s: no protocol listed runs over TLS; add --proto h1s or h2", strings.Join(vs, ","))
+		}
+		var out []web.Config
+		for _, name := range ps {
+			p := web.Proto(name).Protocol()
+			runs := p.TLSVersions()
+			if len(runs) == 0 {
+				out = append(out, web.Config{Proto: p.Name()})
+				continue
+			}
+			n := len(out)
+			for _, v := range vs {
+				if slices.Contains(runs, web.TLSVersion(v)) {
+					out = append(out, web.Config{Proto: p.Name(), TLS: web.TLSVersion(v)})
+				}
+			}
+			if len(out) == n {
+				var only []string
+				for _, v := range runs {
+					only = append(only, string(v))
+				}
+				return nil, fmt.Errorf("--proto %s --tls %s: %s runs TLS %s only; want --tls %s (or a list with it)", name, strings.Join(vs, ","), name, orList(only), orList(only))
+			}
+		}
+		return out, nil
+	}
+}
+
+// listOf defines a flag that takes one of values or a comma-separated
+// list of them, each at most once.
+func listOf(fs *flag.FlagSet, name, def, help string, values ...string) func() ([]string, error) {
+	v := fs.String(name, def, help)
+	return func() ([]string, error) {
+		var out []string
+		seen := map[string]bool{}
+		for _, w := range strings.Split(*v, ",") {
+			w = strings.TrimSpace(w)
+			if !slices.Contains(values, w) {
+				return nil, fmt.Errorf("--%s %q: want %s, or a comma-separated list of them", name, w, orList(values))
+			}
+			if seen[w] {
+				return nil, fmt.Errorf("--%s %q: %s is listed twice", name, *v, w)
+			}
+			seen[w] = true
+			out = append(out, w)
+		}
+		return out, nil
+	}
+}
+
+// isSet reports whether the flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

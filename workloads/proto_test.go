@@ -9,6 +9,8 @@ import (
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/internal/race"
+
+	"github.com/netemu/netemu/workloads/web"
 )
 
 // Over TLS the trace is the same on every run: TLS draws from the run's
@@ -18,8 +20,8 @@ func TestSecurePageDeterministic(t *testing.T) {
 		w     Page
 		procs []int
 	}{
-		{Page{Proto: H1S, TLS: TLS12}, []int{1, 2}},
-		{Page{Proto: H1S, TLS: TLS13}, []int{1, 2}},
+		{Page{Proto: web.H1S, TLS: web.TLS12}, []int{1, 2}},
+		{Page{Proto: web.H1S, TLS: web.TLS13}, []int{1, 2}},
 	} {
 		for _, procs := range c.procs {
 			func() {
@@ -50,10 +52,12 @@ func TestH2Deterministic(t *testing.T) {
 	runs = race.DeterministicRuns(runs)
 	p := path(50*time.Millisecond, 10e6)
 	for _, w := range []Workload{
-		Page{Proto: H2, TLS: TLS13},
-		Page{Proto: H2, TLS: TLS12, Timings: true},
-		KeepAlive{Mode: Reuse, Proto: H2, TLS: TLS13},
-		KeepAlive{Mode: Fresh, Proto: H2, TLS: TLS12, Resume: true},
+		Page{Proto: web.H2, TLS: web.TLS13},
+		Page{Proto: web.H2, TLS: web.TLS12, Timings: true},
+		KeepAlive{Mode: Reuse, Proto: web.H2, TLS: web.TLS13},
+		KeepAlive{Mode: Fresh, Proto: web.H2, TLS: web.TLS12, Resume: true},
+		Page{Proto: web.H2C, Timings: true},
+		KeepAlive{Mode: Fresh, Proto: web.H2C},
 	} {
 		var (
 			first   Result
@@ -79,8 +83,8 @@ func TestH2Deterministic(t *testing.T) {
 
 // Two seeds give two certificates, two handshakes: different traces.
 func TestSecureTraceFollowsSeed(t *testing.T) {
-	_, a := run(t, Page{Proto: H1S}, path(50*time.Millisecond, 10e6))
-	_, b := runSeed(t, Page{Proto: H1S}, path(50*time.Millisecond, 10e6), 2)
+	_, a := run(t, Page{Proto: web.H1S}, path(50*time.Millisecond, 10e6))
+	_, b := runSeed(t, Page{Proto: web.H1S}, path(50*time.Millisecond, 10e6), 2)
 	if a.TraceSHA256 == b.TraceSHA256 {
 		t.Errorf("seeds 1 and 2 give the same trace %s", a.TraceSHA256[:12])
 	}
@@ -95,13 +99,13 @@ func TestSecureKeepAliveRoundTrips(t *testing.T) {
 		w    KeepAlive
 		rtts int
 	}{
-		{KeepAlive{Mode: Fresh, Proto: H1S, TLS: TLS13}, 20 * 3},
-		{KeepAlive{Mode: Fresh, Proto: H1S, TLS: TLS13, Resume: true}, 20 * 3},
-		{KeepAlive{Mode: Fresh, Proto: H1S, TLS: TLS12}, 20 * 4},
-		{KeepAlive{Mode: Fresh, Proto: H1S, TLS: TLS12, Resume: true}, 4 + 19*3},
-		{KeepAlive{Mode: Reuse, Proto: H1S, TLS: TLS12}, 3 + 20},
-		{KeepAlive{Mode: Fresh, Proto: H2, TLS: TLS12, Resume: true}, 4 + 19*3},
-		{KeepAlive{Mode: Reuse, Proto: H2, TLS: TLS13}, 2 + 20},
+		{KeepAlive{Mode: Fresh, Proto: web.H1S, TLS: web.TLS13}, 20 * 3},
+		{KeepAlive{Mode: Fresh, Proto: web.H1S, TLS: web.TLS13, Resume: true}, 20 * 3},
+		{KeepAlive{Mode: Fresh, Proto: web.H1S, TLS: web.TLS12}, 20 * 4},
+		{KeepAlive{Mode: Fresh, Proto: web.H1S, TLS: web.TLS12, Resume: true}, 4 + 19*3},
+		{KeepAlive{Mode: Reuse, Proto: web.H1S, TLS: web.TLS12}, 3 + 20},
+		{KeepAlive{Mode: Fresh, Proto: web.H2, TLS: web.TLS12, Resume: true}, 4 + 19*3},
+		{KeepAlive{Mode: Reuse, Proto: web.H2, TLS: web.TLS13}, 2 + 20},
 	} {
 		r := run1(t, c.w, path(rtt, 0))
 		want := time.Duration(c.rtts) * rtt
@@ -128,15 +132,15 @@ func TestSecurePageModel(t *testing.T) {
 	off := func(r Result) float64 { return float64(r.Elapsed-r.Model.Elapsed) / float64(r.Model.Elapsed) }
 	for _, ref := range refs("page, ") {
 		h1 := off(run1(t, Page{}, path(ref.RTT, ref.Rate)))
-		for _, w := range []Page{{Proto: H1S, TLS: TLS12}, {Proto: H1S}, {Proto: H2, TLS: TLS12}, {Proto: H2}} {
+		for _, w := range []Page{{Proto: web.H1S, TLS: web.TLS12}, {Proto: web.H1S}, {Proto: web.H2, TLS: web.TLS12}, {Proto: web.H2}} {
 			r := run1(t, w, path(ref.RTT, ref.Rate))
-			if w.Proto == H2 {
+			if w.Proto == web.H2 {
 				within(t, ref.Table+" "+ref.Label+" "+w.Variant()+" vs model", r.Elapsed, r.Model.Elapsed, 0.25)
 			} else if d := off(r) - h1; d < -0.05 || d > 0.05 {
 				t.Errorf("%s %s %s: %+.1f%% off the model, h1 %+.1f%%; want h1's error ±5 points", ref.Table, ref.Label, w.Variant(), off(r)*100, h1*100)
 			}
 			wantConns := DefaultPageConns
-			if w.Proto == H2 {
+			if w.Proto == web.H2 {
 				wantConns = 1
 			}
 			if r.Conns != wantConns || r.Requests != 40 || r.Bytes != 120_000 {
@@ -151,8 +155,8 @@ func TestSecurePageModel(t *testing.T) {
 func TestTLSRoundTripsShowInPage(t *testing.T) {
 	p := path(50*time.Millisecond, 10e6)
 	h1 := run1(t, Page{}, p).Elapsed
-	t13 := run1(t, Page{Proto: H1S, TLS: TLS13}, p).Elapsed
-	t12 := run1(t, Page{Proto: H1S, TLS: TLS12}, p).Elapsed
+	t13 := run1(t, Page{Proto: web.H1S, TLS: web.TLS13}, p).Elapsed
+	t12 := run1(t, Page{Proto: web.H1S, TLS: web.TLS12}, p).Elapsed
 	for _, c := range []struct {
 		what       string
 		slow, fast time.Duration
@@ -172,7 +176,7 @@ func TestProtoFlags(t *testing.T) {
 		{nil, []string{""}, ""},
 		{[]string{"--proto", "h1,h1s,h2"}, []string{"", "h1s, TLS 1.3", "h2, TLS 1.3"}, ""},
 		{[]string{"--proto", "h2,h1", "--tls", "1.2,1.3"}, []string{"h2, TLS 1.2", "h2, TLS 1.3", ""}, ""},
-		{[]string{"--proto", "h4"}, nil, `--proto "h4": want h1, h1s, h2 or h3`},
+		{[]string{"--proto", "h4"}, nil, `--proto "h4": want h1, h1s, h2, h2c or h3`},
 		{[]string{"--proto", "h2,h3", "--tls", "1.2,1.3"}, []string{"h2, TLS 1.2", "h2, TLS 1.3", "h3, TLS 1.3"}, ""},
 		{[]string{"--proto", "h3", "--tls", "1.2"}, nil, "h3 runs TLS 1.3 only"},
 		{[]string{"--tls", "1.1"}, nil, `--tls "1.1"`},
@@ -198,7 +202,7 @@ func TestProtoFlags(t *testing.T) {
 			t.Errorf("%v: %q, %v; want %q", c.args, got, err, c.want)
 		}
 	}
-	if !Same(Page{}, Page{Proto: H1, TLS: TLS12}) || Same(Page{Proto: H1S}, Page{Proto: H1S, TLS: TLS12}) || !Same(Page{Proto: H2}, Page{Proto: H2, TLS: TLS13}) {
+	if !Same(Page{}, Page{Proto: web.H1, TLS: web.TLS12}) || Same(Page{Proto: web.H1S}, Page{Proto: web.H1S, TLS: web.TLS12}) || !Same(Page{Proto: web.H2}, Page{Proto: web.H2, TLS: web.TLS13}) {
 		t.Error("defaults: h1 ignores --tls, and TLS 1.3 is the default of h1s and h2")
 	}
 }
@@ -209,12 +213,31 @@ func TestProtoValidation(t *testing.T) {
 		want string
 	}{
 		{Page{Proto: "spdy"}, `protocol "spdy"`},
-		{Page{Proto: H2, TLS: "1.0"}, `TLS version "1.0"`},
+		{Page{Proto: web.H2, TLS: "1.0"}, `TLS version "1.0"`},
 		{KeepAlive{Resume: true}, "resume needs TLS"},
-		{Page{Proto: H3, TLS: TLS12}, "h3 runs TLS 1.3 only"},
+		{Page{Proto: web.H3, TLS: web.TLS12}, "h3 runs TLS 1.3 only"},
 	} {
 		if err := c.w.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v; want an error containing %q", c.w, err, c.want)
 		}
+	}
+}
+
+// h2c is h2 without TLS: the same page on one connection, one TLS 1.3
+// round trip sooner, and at unlimited rate exactly its model's round
+// trips (TCP's one, then the rounds of the window).
+func TestH2C(t *testing.T) {
+	const rtt = 50 * time.Millisecond
+	h2 := run1(t, Page{Proto: web.H2}, path(rtt, 10e6))
+	h2c := run1(t, Page{Proto: web.H2C}, path(rtt, 10e6))
+	if d := h2.Elapsed - h2c.Elapsed; h2c.Conns != 1 || d < 40*time.Millisecond || d > 60*time.Millisecond {
+		t.Errorf("h2c %v on %d connections, h2 %v; want one connection and about one RTT (50ms) less", h2c.Elapsed, h2c.Conns, h2.Elapsed)
+	}
+	if v := (Page{Proto: web.H2C}).Variant(); v != "h2c" {
+		t.Errorf("variant %q; want h2c", v)
+	}
+	r := run1(t, KeepAlive{Requests: 5, Mode: Fresh, Proto: web.H2C}, path(rtt, 0))
+	if want := 10 * rtt; r.Elapsed != want || r.Model.Elapsed != want {
+		t.Errorf("keepalive fresh over h2c: %v, model %v; want 5 × (TCP + request) = %v", r.Elapsed, r.Model.Elapsed, want)
 	}
 }

@@ -200,13 +200,13 @@ func (s Share) Model(path Path) Model {
 	return m
 }
 
-// KernelOnly says why w cannot run on the emulated hosts, or "" if it
-// can: a share flow with bbr, which gVisor does not have.
-func KernelOnly(w Workload) string {
-	if s, ok := w.(Share); ok && slices.Contains(strings.Split(s.CCs, ","), "bbr") {
-		return "--ccs " + s.CCs + ": the emulated hosts (gVisor) have cubic and reno; bbr runs on kernel TCP: add --backend kernel"
+// Needs implements Needer: a flow with bbr, which the emulated hosts
+// (gVisor) do not have, needs kernel TCP.
+func (s Share) Needs() []Need {
+	if slices.Contains(strings.Split(s.CCs, ","), "bbr") {
+		return []Need{{Of: KernelTCP, Param: "ccs", Value: s.CCs, Why: "the emulated hosts (gVisor) have cubic and reno; bbr runs on kernel TCP"}}
 	}
-	return ""
+	return nil
 }
 
 // ccs is the flows' congestion controls, one per flow; nil where CCs is

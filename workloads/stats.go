@@ -31,5 +31,3 @@ func spread(ds []time.Duration) Spread {
 	sp.Max = s[len(s)-1]
 	return sp
 }
-
-func ceilDiv(a, b int) int { return (a + b - 1) / b }

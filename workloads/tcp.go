@@ -24,3 +24,12 @@ func serveOne(env emu.Env, port uint16, serve func(net.Listener) error) (stop fu
 		<-served
 	}, nil
 }
+
+// pattern returns n bytes of a fixed pattern.
+func pattern(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + i%26)
+	}
+	return b
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netemu/netemu/workloads/web"
 )
 
 // On a link without a rate the phases are whole round trips: each fresh
@@ -14,16 +16,16 @@ import (
 // its request, in sequence.
 func TestTimingsAreRoundTrips(t *testing.T) {
 	const rtt = 50 * time.Millisecond
-	r, _ := run(t, KeepAlive{Requests: 3, Mode: Fresh, Proto: H1S, Timings: true}, path(rtt, 0))
+	r, _ := run(t, KeepAlive{Requests: 3, Mode: Fresh, Proto: web.H1S, Timings: true}, path(rtt, 0))
 	got := r.Detail.(KeepAliveDetail).Requests
 	if len(got) != 3 {
 		t.Fatalf("%d timings; want 3", len(got))
 	}
 	for i, g := range got {
 		at := time.Duration(3*i) * rtt
-		want := ResourceTiming{
+		want := web.ResourceTiming{
 			Path: fmt.Sprintf("/r/%02d", i), Conn: i + 1, Start: at,
-			Connect: &Span{at, at + rtt}, TLS: &Span{at + rtt, at + 2*rtt},
+			Connect: &web.Span{Start: at, End: at + rtt}, TLS: &web.Span{Start: at + rtt, End: at + 2*rtt},
 			Sent: at + 2*rtt, FirstByte: at + 3*rtt, LastByte: at + 3*rtt,
 		}
 		if !reflect.DeepEqual(g, want) {
@@ -39,7 +41,7 @@ func TestTimingsAreRoundTrips(t *testing.T) {
 // the first request of each connection and on no other, phases in order,
 // the last byte of the page at the run's end.
 func TestPageTimings(t *testing.T) {
-	for _, w := range []Page{{Timings: true}, {Proto: H1S, TLS: TLS12, Timings: true}, {Proto: H2, Timings: true}} {
+	for _, w := range []Page{{Timings: true}, {Proto: web.H1S, TLS: web.TLS12, Timings: true}, {Proto: web.H2, Timings: true}} {
 		r, _ := run(t, w, path(50*time.Millisecond, 10e6))
 		d := r.Detail.(PageDetail)
 		if len(d.Resources) != DefaultPageResources {
@@ -56,11 +58,11 @@ func TestPageTimings(t *testing.T) {
 			}
 			first := !seen[g.Conn]
 			seen[g.Conn] = true
-			if (g.Connect != nil) != first || (g.TLS != nil) != (first && w.Proto.secure()) || g.DNS != nil {
+			if (g.Connect != nil) != first || (g.TLS != nil) != (first && w.Proto.Secure()) || g.DNS != nil {
 				t.Errorf("%s: %s, first on its connection %v: %s", w.Variant(), g.Path, first, js(t, g))
 			}
 			at := []time.Duration{g.Start}
-			for _, s := range []*Span{g.Connect, g.TLS} {
+			for _, s := range []*web.Span{g.Connect, g.TLS} {
 				if s != nil {
 					at = append(at, s.Start, s.End)
 				}
@@ -82,7 +84,7 @@ func TestPageTimings(t *testing.T) {
 
 // On the virtual clock the timings are the same on every run.
 func TestTimingsDeterministic(t *testing.T) {
-	for _, w := range []Page{{Timings: true}, {Proto: H1S, Timings: true}} {
+	for _, w := range []Page{{Timings: true}, {Proto: web.H1S, Timings: true}} {
 		a, _ := run(t, w, path(50*time.Millisecond, 10e6))
 		for range 3 {
 			b, _ := run(t, w, path(50*time.Millisecond, 10e6))

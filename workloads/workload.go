@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/workloads/web"
 )
 
 // A Workload is one experiment's traffic: it runs against a network and
@@ -31,12 +32,15 @@ type Workload interface {
 	Run(ctx context.Context, env emu.Env, path Path) (Result, error)
 }
 
-// Run runs w on env: it validates w, runs it with its defaults, and fills
-// the result's Workload and Model. An error says which workload failed,
-// once.
+// Run runs w on env: it validates w, refuses an env that lacks what w
+// needs (a *NeedError), runs w with its defaults, and fills the result's
+// Workload and Model. An error says which workload failed, once.
 func Run(ctx context.Context, w Workload, env emu.Env, path Path) (Result, error) {
 	if err := w.Validate(); err != nil {
 		return Result{}, err
+	}
+	if err := unmet(w, env); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", w.Name(), err)
 	}
 	w = w.WithDefaults()
 	r, err := w.Run(ctx, env, path)
@@ -186,4 +190,36 @@ type Series struct {
 	// figure. "" is a series of no one connection (a total), drawn in
 	// black or grey.
 	Flow string
+}
+
+// Timed is a workload that can record per-request timings (Timings in
+// its Detail); WithTimings turns the recording on or off.
+type Timed interface {
+	Workload
+	WithTimings(on bool) Workload
+}
+
+// Timings is implemented by a Detail that carries per-request timings.
+type Timings interface {
+	Timings() []web.ResourceTiming
+}
+
+// untimed returns w without its timings switch, so that a workload with
+// timings is the same workload as one without.
+func untimed(w Workload) Workload {
+	if t, ok := w.(Timed); ok {
+		return t.WithTimings(false)
+	}
+	return w
+}
+
+// withDNS adds "DNS" to a variant when on.
+func withDNS(variant string, on bool) string {
+	switch {
+	case !on:
+		return variant
+	case variant == "":
+		return "DNS"
+	}
+	return variant + ", DNS"
 }

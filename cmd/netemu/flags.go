@@ -730,25 +730,8 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 			return nil, usagef("--%s %s: want a file name ending in .svg or .png", f.name, f.path)
 		}
 	}
-	if clk == emu.Virtual && o.backend == (experiment.Emulated{}).Name() {
-		for _, w := range ws {
-			if why := workloads.RealClockOnly(w); why != "" {
-				if cmd == "compare" {
-					return nil, usagef("compare %s --proto h3: compare runs the emulator on the virtual clock, and h3 runs on the real clock only (quic-go reads the wall clock itself); use netemu run %s --proto h3 --clock real, or --backend kernel", o.kind.Name, o.kind.Name)
-				}
-				return nil, usagef("%s %s --proto h3: %s", cmd, o.kind.Name, why)
-			}
-		}
-	}
-	if o.backend == (experiment.Emulated{}).Name() {
-		for _, w := range ws {
-			if why := workloads.KernelOnly(w); why != "" {
-				if cmd == "compare" {
-					why = strings.TrimSuffix(why, ": add --backend kernel") + ", which compare cannot run on the emulator: use netemu run --backend kernel"
-				}
-				return nil, usagef("%s %s %s", cmd, o.kind.Name, why)
-			}
-		}
+	if err := o.checkNeeds(cmd, clk, ws); err != nil {
+		return nil, err
 	}
 	if o.waterfall != "" {
 		for i, w := range ws {

@@ -1,4 +1,4 @@
-package workloads
+package web
 
 import (
 	"cmp"
@@ -26,11 +26,14 @@ import (
 // start.
 type Span struct{ Start, End time.Duration }
 
+// ms is a duration in milliseconds, as the JSON records write it.
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
 // MarshalJSON writes the span as [start_ms, end_ms].
 func (s Span) MarshalJSON() ([]byte, error) { return json.Marshal([2]float64{ms(s.Start), ms(s.End)}) }
 
-// ResourceTiming is one resource's fetch. Times count from the run's
-// start (Result.Started). A phase is nil when the fetch did not take it:
+// ResourceTiming is one resource's fetch. Times count from the start
+// Client.Time was given. A phase is nil when the fetch did not take it:
 // DNS, Connect and TLS belong to the request that first used a new
 // connection; a request on a reused connection has none.
 type ResourceTiming struct {
@@ -58,29 +61,6 @@ func (r ResourceTiming) MarshalJSON() ([]byte, error) {
 		FirstByte float64 `json:"first_byte_ms"`
 		LastByte  float64 `json:"last_byte_ms"`
 	}{r.Path, r.Conn, ms(r.Start), r.DNS, r.Connect, r.TLS, ms(r.Sent), ms(r.FirstByte), ms(r.LastByte)})
-}
-
-const timingsHelp = "record each request's timings (DNS, connect, TLS, sent, first and last byte) in JSON records"
-
-// Timed is a workload that can record per-resource timings (Timings in
-// its Detail); WithTimings turns the recording on or off.
-type Timed interface {
-	Workload
-	WithTimings(on bool) Workload
-}
-
-// Timings is implemented by a Detail that carries per-resource timings.
-type Timings interface {
-	Timings() []ResourceTiming
-}
-
-// untimed returns w without its timings switch, so that a workload with
-// timings is the same workload as one without.
-func untimed(w Workload) Workload {
-	if t, ok := w.(Timed); ok {
-		return t.WithTimings(false)
-	}
-	return w
 }
 
 // stopwatch records the timings of a client's requests.

@@ -1,4 +1,4 @@
-package workloads
+package web
 
 import (
 	"context"
@@ -27,6 +27,53 @@ import (
 // The page's requests and responses also take turns (see turns), a
 // response's turn ending once its stream is closed (endWhenClosed), and
 // the server opens its connection with no WINDOW_UPDATE (h2ServerConfig).
+type h2 struct{}
+
+func (h2) Name() Proto               { return H2 }
+func (h2) TLSVersions() []TLSVersion { return tlsVersions }
+func (h2) Resumes() bool             { return true }
+func (h2) WallClock() string         { return "" }
+func (h2) multiplexed() bool         { return true }
+func (h2) inTurns() bool             { return true }
+
+// Handshake: TCP's round trip, then TLS's.
+func (h2) Handshake(v TLSVersion, resumed bool) float64 { return 1 + tlsRoundTrips(v, resumed) }
+
+// Rounds: the rounds of the one connection's congestion window.
+func (h2) Rounds(_, total, _ int) int { return slowStartRounds(total, initialWindow, mss) }
+
+// TCP's congestion window starts at initialWindow segments (RFC 6928;
+// Linux's and gVisor's) of mss bytes of payload: Ethernet's 1500-byte MTU
+// less 40 bytes of IPv4 and TCP headers and 12 of timestamps.
+const (
+	initialWindow = 10
+	mss           = 1448
+)
+
+func (h2) serve(env emu.Env, cfg *tls.Config, h http.Handler) (func(), error) {
+	srv := &http.Server{Handler: h, Protocols: unencryptedHTTP2(), HTTP2: h2ServerConfig()}
+	return serveTCP(env, srv, func(ln net.Listener) net.Listener { return h2Listener{ln, env, cfg} })
+}
+
+// transport opens one connection: every request goes on a stream of it.
+func (h2) transport(env emu.Env, cfg *tls.Config, d dialer, _ int) transport {
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := d.dialTCP(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return dialH2(ctx, conn, env, cfg)
+	}
+	return tcpTransport(&http.Transport{DialContext: dial, Protocols: unencryptedHTTP2()}, 1, "http")
+}
+
+// unencryptedHTTP2 is the protocol set of HTTP/2 with prior knowledge,
+// spoken over h2's own TLS connections.
+func unencryptedHTTP2() *http.Protocols {
+	p := new(http.Protocols)
+	p.SetUnencryptedHTTP2(true)
+	return p
+}
 
 const alpnH2 = "h2"
 

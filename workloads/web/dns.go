@@ -1,4 +1,4 @@
-package workloads
+package web
 
 import (
 	"context"
@@ -27,25 +27,13 @@ import (
 
 const dnsPort = 53
 
-const dnsHelp = "look the server's name up on a DNS server on the server host first, once (as a browser's host cache): true, false or both"
-
-// dnsRTTs is the round trips DNS adds: one lookup of the one host name.
-func dnsRTTs(on bool) float64 {
+// LookupRoundTrips is the round trips DNS adds to a run with it on: one
+// lookup of the one host name, which later connections find cached.
+func LookupRoundTrips(on bool) float64 {
 	if on {
 		return 1
 	}
 	return 0
-}
-
-// withDNS adds "DNS" to a variant when on.
-func withDNS(variant string, on bool) string {
-	switch {
-	case !on:
-		return variant
-	case variant == "":
-		return "DNS"
-	}
-	return variant + ", DNS"
 }
 
 // DNS's timeouts, as glibc's resolver has them: 5 s per try, two tries.
