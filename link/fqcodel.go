@@ -84,6 +84,13 @@ type fqCoDel struct {
 	at  time.Duration // the dequeue under way
 }
 
+func init() {
+	registerQdisc(FQCoDel, qdiscKind{name: "fq_codel", fields: []string{"Limit", "Flows", "Quantum", "Target", "Interval", "MemoryLimit", "ECN", "DropBatch"},
+		limit: DefaultFQCoDelLimit, new: func(l *Link, d *direction, q Qdisc) discipline { return newFQCoDel(l, d, q) }})
+}
+
+func (f *fqCoDel) full(int, *wire) bool { return false }
+
 func newFQCoDel(l *Link, d *direction, q Qdisc) *fqCoDel {
 	f := &fqCoDel{
 		l: l, d: d, par: newCodelParams(q, l.cfg.MTU),
