@@ -13,22 +13,40 @@ import "time"
 func init() {
 	registerQdisc(FIFO, qdiscKind{name: "fifo", fields: []string{"Limit", "LimitBytes"}, limit: DefaultQueuePackets, ahead: true,
 		new: func(_ *Link, _ *direction, q Qdisc) discipline {
-			return &fifo{limit: q.Limit, limitBytes: q.LimitBytes, q: newPktRing()}
+			return &fifo{limit: q.Limit, limitBytes: q.LimitBytes}
 		}})
 }
 
+// fifo holds at most the packet being enqueued: the link serves it
+// ahead, dequeuing each packet right after its enqueue.
 type fifo struct {
 	limit, limitBytes int
-	q                 pktRing
+	p                 qpkt
+	n                 int // 0 or 1
 }
 
 func (f *fifo) full(size int, w *wire) bool {
-	n, b := w.n+f.q.n, w.bytes+f.q.size
-	return n >= f.limit || f.limitBytes > 0 && b+size > f.limitBytes
+	return w.n+f.n >= f.limit || f.limitBytes > 0 && w.bytes+f.backlog()+size > f.limitBytes
 }
 
-func (f *fifo) enqueue(p qpkt, _ time.Duration)      { f.q.push(p) }
-func (f *fifo) dequeue(_ time.Duration) (qpkt, bool) { return f.q.pop() }
-func (f *fifo) len() int                             { return f.q.n }
-func (f *fifo) backlog() int                         { return f.q.size }
-func (f *fifo) clear()                               { f.q.clear() }
+func (f *fifo) enqueue(p qpkt, _ time.Duration) { f.p, f.n = p, 1 }
+
+func (f *fifo) dequeue(_ time.Duration) (qpkt, bool) {
+	if f.n == 0 {
+		return qpkt{}, false
+	}
+	p := f.p
+	f.p, f.n = qpkt{}, 0
+	return p, true
+}
+
+func (f *fifo) len() int { return f.n }
+
+func (f *fifo) backlog() int {
+	if f.n == 0 {
+		return 0
+	}
+	return len(f.p.buf)
+}
+
+func (f *fifo) clear() { f.p, f.n = qpkt{}, 0 }

@@ -76,8 +76,10 @@ func (w *wire) push(finish time.Duration, size int) {
 // reordered, then the serializer takes what it can by now. l.mu is held.
 func (l *Link) queue(d *direction, pkt []byte, now time.Duration, corrupt bool) {
 	// What the serializer took before now, if a timer ran late (only a
-	// real clock's can), goes first.
-	l.serve(d, now)
+	// real clock's can), goes first; ahead, nothing waits.
+	if !d.ahead {
+		l.serve(d, now)
+	}
 	d.wire.retire(now)
 	if d.qd.full(len(pkt), &d.wire) {
 		l.drop(d, DropQueueFull, pkt, now)
