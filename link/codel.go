@@ -234,7 +234,12 @@ func newCodelQueue(l *Link, d *direction, q Qdisc) *codelQueue {
 
 func (q *codelQueue) full(int, *wire) bool { return false }
 
-func (q *codelQueue) enqueue(p qpkt, now time.Duration) {
+func (q *codelQueue) enqueue(p qpkt, now time.Duration) bool {
+	q.add(p, now)
+	return false
+}
+
+func (q *codelQueue) add(p qpkt, now time.Duration) {
 	if q.n >= q.limit {
 		q.l.qdrop(q.d, DropOverlimit, p, now)
 		return

@@ -6,8 +6,8 @@ import "time"
 // discipline. Its limits count the packets accepted and not yet fully
 // serialized, the one on the wire included, as netem's limit counts its
 // queue; a packet that would go over either is dropped on arrival
-// (DropQueueFull). Its order and its drops are fixed at arrival, so the
-// link serves it ahead (queue.go): a packet leaves the FIFO as it joins,
+// (DropQueueFull). Its order and its drops are fixed at arrival, so a
+// packet it accepts passes straight to the serializer (queue.go),
 // stamped with the instant the serializer will take it.
 
 func init() {
@@ -17,36 +17,16 @@ func init() {
 		}})
 }
 
-// fifo holds at most the packet being enqueued: the link serves it
-// ahead, dequeuing each packet right after its enqueue.
-type fifo struct {
-	limit, limitBytes int
-	p                 qpkt
-	n                 int // 0 or 1
-}
+// fifo keeps no packet: each one it accepts passes straight to the
+// serializer, and its limits count what the serializer has taken.
+type fifo struct{ limit, limitBytes int }
 
 func (f *fifo) full(size int, w *wire) bool {
-	return w.n+f.n >= f.limit || f.limitBytes > 0 && w.bytes+f.backlog()+size > f.limitBytes
+	return w.n >= f.limit || f.limitBytes > 0 && w.bytes+size > f.limitBytes
 }
 
-func (f *fifo) enqueue(p qpkt, _ time.Duration) { f.p, f.n = p, 1 }
-
-func (f *fifo) dequeue(_ time.Duration) (qpkt, bool) {
-	if f.n == 0 {
-		return qpkt{}, false
-	}
-	p := f.p
-	f.p, f.n = qpkt{}, 0
-	return p, true
-}
-
-func (f *fifo) len() int { return f.n }
-
-func (f *fifo) backlog() int {
-	if f.n == 0 {
-		return 0
-	}
-	return len(f.p.buf)
-}
-
-func (f *fifo) clear() { f.p, f.n = qpkt{}, 0 }
+func (f *fifo) enqueue(qpkt, time.Duration) bool   { return true }
+func (f *fifo) dequeue(time.Duration) (qpkt, bool) { return qpkt{}, false }
+func (f *fifo) len() int                           { return 0 }
+func (f *fifo) backlog() int                       { return 0 }
+func (f *fifo) clear()                             {}

@@ -147,7 +147,12 @@ func jhash3(a, b, c, initval uint32) uint32 {
 }
 
 // enqueue is fq_codel_enqueue.
-func (f *fqCoDel) enqueue(p qpkt, now time.Duration) {
+func (f *fqCoDel) enqueue(p qpkt, now time.Duration) bool {
+	f.add(p, now)
+	return false
+}
+
+func (f *fqCoDel) add(p qpkt, now time.Duration) {
 	idx := f.classify(p.buf)
 	fl := &f.flows[idx]
 	n := f.node()

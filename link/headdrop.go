@@ -25,12 +25,13 @@ type headDrop struct {
 
 func (h *headDrop) full(int, *wire) bool { return false }
 
-func (h *headDrop) enqueue(p qpkt, now time.Duration) {
+func (h *headDrop) enqueue(p qpkt, now time.Duration) bool {
 	if h.q.n >= h.limit {
 		old, _ := h.q.pop()
 		h.l.qdrop(h.d, DropOverlimit, old, now)
 	}
 	h.q.push(p)
+	return false
 }
 
 func (h *headDrop) dequeue(time.Duration) (qpkt, bool) { return h.q.pop() }

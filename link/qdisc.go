@@ -44,9 +44,9 @@ type qdiscKind struct {
 	fields []string
 	// limit is the default Limit, in packets.
 	limit int
-	// ahead: the discipline fixes each packet's turn and fate when it
-	// arrives, so the link dequeues it at once, at the instant the
-	// serializer will be free for it, and needs no timer to serve it.
+	// ahead: enqueue passes every packet it accepts straight to the
+	// serializer (the discipline fixes each packet's turn and fate when
+	// it arrives), so the link needs no timer to serve it.
 	ahead bool
 	new   func(l *Link, d *direction, q Qdisc) discipline
 }

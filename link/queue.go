@@ -5,12 +5,12 @@ import "time"
 // The queue stage, for every discipline (qdisc.go): a packet that the
 // outage let through joins the discipline, and the discipline gives up
 // one packet each time the serializer is free (serve). A discipline that
-// decides at dequeue time (codel, fq_codel) is served at the instant the
-// serializer finishes the packet before, by the serve timer: the instant
-// Linux measures CoDel's sojourn time at. One that fixes each packet's
-// turn when it arrives (the FIFO: qdiscKind.ahead) is served at once, the
-// packet stamped with the future instant the serializer takes it, so a
-// FIFO costs no timer.
+// decides at dequeue time (codel, fq_codel, pfifo_head_drop) is served at
+// the instant the serializer finishes the packet before, by the serve
+// timer: the instant Linux measures CoDel's sojourn time at. One that
+// fixes each packet's turn when it arrives (the FIFO) passes its packets
+// straight to the serializer, each stamped with the future instant the
+// serializer takes it, so it needs no timer (qdiscKind.ahead).
 
 // discipline is a queue discipline of one direction. Its methods run
 // with the link's lock held; it drops through Link.qdrop.
@@ -19,8 +19,10 @@ type discipline interface {
 	// refused before it joins (tail drop, DropQueueFull); w holds the
 	// packets the serializer has taken and not yet finished by now.
 	full(size int, w *wire) bool
-	// enqueue takes p, which arrived at now; it may drop p or others.
-	enqueue(p qpkt, now time.Duration)
+	// enqueue takes p, which arrived at now; it may drop p or others. It
+	// reports whether p passes straight to the serializer, behind what
+	// the serializer has taken: then the discipline keeps nothing of it.
+	enqueue(p qpkt, now time.Duration) (pass bool)
 	// dequeue returns the next packet to serialize at now, if any.
 	dequeue(now time.Duration) (qpkt, bool)
 	len() int     // packets held
@@ -99,52 +101,65 @@ func (l *Link) queue(d *direction, pkt []byte, now time.Duration, corrupt bool) 
 	// serve left the discipline empty or the serializer busy past now:
 	// if it has been idle, it is free now.
 	d.busyUntil = max(d.busyUntil, now)
-	d.qd.enqueue(qpkt{buf: buf, enq: now, corrupt: corrupt}, now)
-	if n := d.qd.len() + d.wire.n; n > d.stats.PeakQueuePackets {
-		d.stats.PeakQueuePackets = n
+	p := qpkt{buf: buf, enq: now, corrupt: corrupt}
+	if d.qd.enqueue(p, now) {
+		d.peak(1, len(pkt))
+		l.send(d, p, d.busyUntil, now)
+		return
 	}
-	if b := d.qd.backlog() + d.wire.bytes; b > d.stats.PeakQueueBytes {
-		d.stats.PeakQueueBytes = b
-	}
+	d.peak(d.qd.len(), d.qd.backlog())
 	l.serve(d, now)
 }
 
+// peak records the queue's size: n packets of b bytes in the discipline,
+// and those the serializer has taken.
+func (d *direction) peak(n, b int) {
+	d.stats.PeakQueuePackets = max(d.stats.PeakQueuePackets, n+d.wire.n)
+	d.stats.PeakQueueBytes = max(d.stats.PeakQueueBytes, b+d.wire.bytes)
+}
+
 // serve dequeues from d's discipline each time the serializer is free by
-// now (or, ahead, will be free), at the instant it is free, and sends the
-// packet on to the rate and delay stages; then it sets the serve timer
-// for the next such instant if packets wait. Invariant: when serve
-// returns, either the discipline is empty or the serializer is busy past
-// now, so every packet that waits in it arrived while the serializer was
-// busy, and busyUntil is the instant the next dequeue happens. l.mu is
-// held.
+// now, at the instant it became free, and sends the packet on to the rate
+// and delay stages; then it sets the serve timer for the next such
+// instant if packets wait. Invariant: when serve returns, either the
+// discipline is empty or the serializer is busy past now, so every packet
+// that waits in it arrived while the serializer was busy, and busyUntil
+// is the instant the next dequeue happens. l.mu is held.
 func (l *Link) serve(d *direction, now time.Duration) {
-	for d.qd.len() > 0 && (d.busyUntil <= now || d.ahead) {
+	for d.qd.len() > 0 && d.busyUntil <= now {
 		at := d.busyUntil
 		p, ok := d.qd.dequeue(at)
 		if !ok {
 			break // CoDel dropped the rest
 		}
-		// The rate stage.
-		finish := at + d.serialization(len(p.buf))
-		d.busyUntil = finish
-		d.wire.retire(min(at, now)) // the dequeue's instant; ahead, the arrival's
-		d.wire.push(finish, len(p.buf))
-		// The delay stage.
-		due := finish + max(d.impair.delay(d.cfg.Delay), 0)
-		if d.cfg.KeepOrder {
-			due = max(due, d.lastDue)
-		}
-		if l.obs != nil {
-			// At is the packet's arrival in the queue, Start its
-			// serialization: the event comes at the dequeue, so At may
-			// be earlier than the events before it.
-			l.emit(Event{Kind: EventQueue, Dir: d.dir, At: p.enq, Packet: p.buf, Start: at, Finish: finish, Due: due, Queue: d.qd.len() + d.wire.n})
-		}
-		l.schedule(d, entry{buf: p.buf, due: due, sent: p.enq, corrupt: p.corrupt}, now)
+		l.send(d, p, at, now)
 	}
 	if d.qd.len() > 0 {
 		d.serveTimer.Reset(d.busyUntil - now)
 	}
+}
+
+// send runs the rate and delay stages for p, which the serializer takes
+// at at: at most now for a dequeue at the serializer's instant, at least
+// now for an ahead one. l.mu is held.
+func (l *Link) send(d *direction, p qpkt, at, now time.Duration) {
+	// The rate stage.
+	finish := at + d.serialization(len(p.buf))
+	d.busyUntil = finish
+	d.wire.retire(min(at, now)) // the dequeue's instant; ahead, the arrival's
+	d.wire.push(finish, len(p.buf))
+	// The delay stage.
+	due := finish + max(d.impair.delay(d.cfg.Delay), 0)
+	if d.cfg.KeepOrder {
+		due = max(due, d.lastDue)
+	}
+	if l.obs != nil {
+		// At is the packet's arrival in the queue, Start its
+		// serialization: for a dequeue at the serializer's instant the
+		// event comes then, so At may be earlier than the events before it.
+		l.emit(Event{Kind: EventQueue, Dir: d.dir, At: p.enq, Packet: p.buf, Start: at, Finish: finish, Due: due, Queue: d.qd.len() + d.wire.n})
+	}
+	l.schedule(d, entry{buf: p.buf, due: due, sent: p.enq, corrupt: p.corrupt}, now)
 }
 
 // serveDue is the serve timer's work. On a real clock it may run late;
