@@ -89,7 +89,7 @@ func TestBulkGoodputNearRate(t *testing.T) {
 // at GOMAXPROCS 1 and 2.
 func TestDeterminism(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	cfg := Config{Link: link.Config{Delay: 10 * time.Millisecond, Rate: 20e6, DelayedACK: link.LinuxDelayedACK, QueuePackets: 8}, Seed: 42}
+	cfg := Config{Link: link.Config{Delay: 10 * time.Millisecond, Rate: 20e6, DelayedACK: link.LinuxDelayedACK, Qdisc: link.Qdisc{Limit: 8}}, Seed: 42}
 	const size = 1 << 20
 	runs := 10
 	if testing.Short() {

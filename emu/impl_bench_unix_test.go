@@ -30,7 +30,7 @@ func cpuTime(tb testing.TB) time.Duration {
 func BenchmarkBulkTCP(b *testing.B) {
 	for _, impl := range tcpstack.Impls {
 		b.Run(string(impl), func(b *testing.B) {
-			cfg := Config{Link: link.Config{Delay: 5 * time.Millisecond, Rate: 100e6, QueuePackets: 100}, TCP: tcpstack.TCPConfig{Impl: impl}, Seed: 1}
+			cfg := Config{Link: link.Config{Delay: 5 * time.Millisecond, Rate: 100e6, Qdisc: link.Qdisc{Limit: 100}}, TCP: tcpstack.TCPConfig{Impl: impl}, Seed: 1}
 			if impl == tcpstack.GVisor {
 				cfg.Link.DelayedACK = link.LinuxDelayedACK
 			}
@@ -57,7 +57,7 @@ func BenchmarkBulkTCP(b *testing.B) {
 func BenchmarkSteadyAllocs(b *testing.B) {
 	for _, impl := range tcpstack.Impls {
 		b.Run(string(impl), func(b *testing.B) {
-			cfg := Config{Link: link.Config{Delay: 5 * time.Millisecond, Rate: 100e6, QueuePackets: 100}, TCP: tcpstack.TCPConfig{Impl: impl}, Seed: 1}
+			cfg := Config{Link: link.Config{Delay: 5 * time.Millisecond, Rate: 100e6, Qdisc: link.Qdisc{Limit: 100}}, TCP: tcpstack.TCPConfig{Impl: impl}, Seed: 1}
 			if impl == tcpstack.GVisor {
 				cfg.Link.DelayedACK = link.LinuxDelayedACK
 			}

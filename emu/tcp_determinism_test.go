@@ -28,7 +28,7 @@ func checkDeterministic(t *testing.T, client, server tcpstack.Impl) {
 	cfg := func(seed uint64) Config {
 		return pairConfig(Config{
 			Link: link.Config{
-				Delay: 5 * time.Millisecond, Rate: 20e6, QueuePackets: 30,
+				Delay: 5 * time.Millisecond, Rate: 20e6, Qdisc: link.Qdisc{Limit: 30},
 				Loss:    link.RandomLoss(0.03, 0),
 				Reorder: link.Chance{P: 0.1},
 			},

@@ -167,7 +167,7 @@ func impairments() []struct {
 	name string
 	link link.Config
 } {
-	base := link.Config{Delay: 10 * time.Millisecond, Rate: 20e6, QueuePackets: 60}
+	base := link.Config{Delay: 10 * time.Millisecond, Rate: 20e6, Qdisc: link.Qdisc{Limit: 60}}
 	with := func(f func(*link.Config)) link.Config { c := base; f(&c); return c }
 	return []struct {
 		name string
@@ -241,7 +241,7 @@ func TestTCPInteropSizes(t *testing.T) {
 	for _, p := range tcpPairs {
 		for _, sz := range sizes {
 			t.Run(fmt.Sprintf("%s/%d", p.name, sz), func(t *testing.T) {
-				n := newNet(t, pairConfig(Config{Link: link.Config{Delay: 5 * time.Millisecond, Rate: 50e6, QueuePackets: 100}, Seed: 3}, p.client, p.server))
+				n := newNet(t, pairConfig(Config{Link: link.Config{Delay: 5 * time.Millisecond, Rate: 50e6, Qdisc: link.Qdisc{Limit: 100}}, Seed: 3}, p.client, p.server))
 				res := exchange(t, n, 80, 1, sz/3, sz)
 				checkExchange(t, res, sz/3, sz)
 				n.Close()

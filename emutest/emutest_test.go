@@ -19,25 +19,25 @@ import (
 	"github.com/netemu/netemu/tcpstack"
 )
 
-// Every option rejects nonsense at New, failing the test with a message
-// that names the option and the accepted range.
+// Nonsense from any option fails the test at New, with one message that
+// names the field and the accepted range.
 func TestNewRejectsBadOptions(t *testing.T) {
 	for _, c := range []struct {
 		opt  Option
 		want string
 	}{
-		{RTT(-time.Millisecond), "emutest.RTT(-1ms): want a round-trip time of 0 or more"},
-		{Rate(math.NaN()), "emutest.Rate(NaN): want bits per second, at least 8"},
-		{Rate(math.Inf(1)), "emutest.Rate(+Inf): want bits per second"},
-		{Rate(-1), "emutest.Rate(-1): want bits per second"},
-		{Rate(4), "emutest.Rate(4): want bits per second, at least 8 (like 10e6 for 10 Mbit/s), or 0 for unlimited"},
-		{DelayedACK(-time.Second), "emutest.DelayedACK(-1s): want 0 (off) or more"},
-		{Outage(-time.Second, time.Second), "emutest.Outage(-1s, 1s): want 0 ≤ start < end"},
-		{Outage(2*time.Second, time.Second), "emutest.Outage(2s, 1s): want 0 ≤ start < end"},
-		{Outage(time.Second, time.Second), "emutest.Outage(1s, 1s): want 0 ≤ start < end"},
+		{RTT(-time.Millisecond), "emutest.New: link: Delay is -500µs; want a duration from 0 to 24h0m0s"},
+		{Rate(math.NaN()), "emutest.New: link: Rate is NaN; want bits per second"},
+		{Rate(math.Inf(1)), "emutest.New: link: Rate is +Inf; want bits per second"},
+		{Rate(-1), "emutest.New: link: Rate is -1; want bits per second"},
+		{Rate(4), "emutest.New: link: Rate is 4 bit/s; want at least 8 bit/s, or 0 for unlimited"},
+		{DelayedACK(-time.Second), "emutest.New: link: DelayedACK is -1s; want a duration from 0"},
+		{Outage(-time.Second, time.Second), "emutest.New: link: Outages[0] is"},
+		{Outage(2*time.Second, time.Second), "emutest.New: link: Outages[0] is"},
+		{Outage(time.Second, time.Second), "emutest.New: link: Outages[0] is"},
 		{StallTimeout(0), "emutest.StallTimeout(0s): want a positive wall-clock duration"},
-		{Loss(1.5), "emutest.Loss(1.5): want a fraction from 0 to 1"},
-		{Jitter(-time.Millisecond), "emutest.Jitter(-1ms): want 0 to"},
+		{Loss(1.5), "emutest.New: link: Loss.P is 1.5; want a fraction from 0 to 1"},
+		{Jitter(-time.Millisecond), "emutest.New: link: Jitter is -1ms; want a duration from 0 to"},
 		{Netem("loss lots"), `emutest.Netem("loss lots"): netem: loss "lots"`},
 		{NetemDown("delay 10"), `emutest.NetemDown("delay 10"): netem: delay "10"`},
 		{Option{}, "emutest.New: option 0 is the zero Option; use the functions that return one, like emutest.RTT"},
@@ -72,19 +72,19 @@ func TestNewNilTBPanics(t *testing.T) {
 // Options land in the network's configuration, later ones overriding
 // earlier ones.
 func TestNewAppliesOptions(t *testing.T) {
-	n := New(t, Config(emu.Config{Seed: 3, Link: link.Config{QueuePackets: 7}}),
+	n := New(t, Config(emu.Config{Seed: 3, Link: link.Config{Qdisc: link.Qdisc{Limit: 7}}}),
 		RTT(100*time.Millisecond), Rate(10e6), DelayedACK(link.LinuxDelayedACK),
 		Outage(time.Second, 2*time.Second), Outage(5*time.Second, 6*time.Second),
 		TCP(tcpstack.TCPConfig{CongestionControl: tcpstack.Reno}), Seed(9), StallTimeout(time.Minute))
 	got := n.Config()
 	want := emu.Config{
-		Link: link.Config{Delay: 50 * time.Millisecond, Rate: 10e6, QueuePackets: 7, DelayedACK: link.LinuxDelayedACK,
+		Link: link.Config{Delay: 50 * time.Millisecond, Rate: 10e6, Qdisc: link.Qdisc{Limit: 7}, DelayedACK: link.LinuxDelayedACK,
 			Outages: []link.Outage{{Start: time.Second, End: 2 * time.Second}, {Start: 5 * time.Second, End: 6 * time.Second}}},
 		TCP:          tcpstack.TCPConfig{CongestionControl: tcpstack.Reno},
 		Seed:         9,
 		StallTimeout: time.Minute,
 	}
-	if got.Link.Delay != want.Link.Delay || got.Link.Rate != want.Link.Rate || got.Link.QueuePackets != 7 ||
+	if got.Link.Delay != want.Link.Delay || got.Link.Rate != want.Link.Rate || got.Link.Qdisc.Limit != 7 ||
 		got.Link.DelayedACK != want.Link.DelayedACK || len(got.Link.Outages) != 2 || got.Link.Outages[1] != want.Link.Outages[1] ||
 		got.TCP != want.TCP || got.Seed != 9 || got.StallTimeout != time.Minute || got.Clock != emu.Virtual {
 		t.Errorf("config %+v; want %+v", got, want)
@@ -419,7 +419,10 @@ func TestTCPImpl(t *testing.T) {
 		})
 	}
 	var s settings
-	if err := TCPImpl("bsd").apply(&s); err == nil {
-		t.Error(`TCPImpl("bsd") accepted`)
+	if err := TCPImpl("bsd").apply(&s); err != nil || s.cfg.TCP.Impl != "bsd" {
+		t.Errorf(`TCPImpl("bsd") = %v, set %q; want the field set, for New to refuse`, err, s.cfg.TCP.Impl)
+	}
+	if err := s.cfg.Validate(); err == nil {
+		t.Error(`TCPImpl("bsd") validates`)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/link/tc"
 	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
@@ -40,7 +41,7 @@ func (c Case) RTT() time.Duration { return c.Link.Delay + c.down().Delay }
 // RateLabel writes the link's rate as tc does, "10mbit", or up/down when
 // the directions differ: "1mbit/20mbit".
 func (c Case) RateLabel() string {
-	up, down := link.FormatRate(c.Link.Rate), link.FormatRate(c.down().Rate)
+	up, down := tc.FormatRate(c.Link.Rate), tc.FormatRate(c.down().Rate)
 	if up == down {
 		return up
 	}

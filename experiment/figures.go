@@ -7,6 +7,7 @@ import (
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/link/tc"
 	"github.com/netemu/netemu/report/plot"
 	"github.com/netemu/netemu/report/timeline"
 	"github.com/netemu/netemu/tcpstack"
@@ -235,12 +236,21 @@ var sweepAxes = []sweepAxis{
 		func(c Case) string { return "rate " + c.RateLabel() }},
 	{"random loss", plot.Percent, func(c Case) float64 { return c.Path().Loss },
 		func(c Case) string { return "loss " + strconv.FormatFloat(100*c.Path().Loss, 'g', -1, 64) + "%" }},
-	{"queue limit", plot.Count, func(c Case) float64 { return float64(c.Link.QueuePackets) },
-		func(c Case) string { return "queue " + strconv.Itoa(c.Link.QueuePackets) }},
-	{"queue limit", plot.Bytes, func(c Case) float64 { return float64(c.Link.QueueBytes) },
-		func(c Case) string { return "queue " + link.FormatSize(int64(c.Link.QueueBytes)) }},
+	{"queue limit", plot.Count, func(c Case) float64 { return float64(fifo(c).Limit) },
+		func(c Case) string { return "queue " + strconv.Itoa(fifo(c).Limit) }},
+	{"queue limit", plot.Bytes, func(c Case) float64 { return float64(fifo(c).LimitBytes) },
+		func(c Case) string { return "queue " + tc.FormatSize(int64(fifo(c).LimitBytes)) }},
 	{"delayed-ACK timer", plot.Seconds, func(c Case) float64 { return c.Link.DelayedACK.Seconds() },
 		func(c Case) string { return "delack " + link.FormatDuration(c.Link.DelayedACK) }},
+}
+
+// fifo is c's client→server FIFO with the limits it was given; the zero
+// Qdisc for another discipline, whose limit is not the queue's.
+func fifo(c Case) link.Qdisc {
+	if !c.Link.Qdisc.IsFIFO() {
+		return link.Qdisc{}
+	}
+	return c.Link.Qdisc
 }
 
 // SpreadFigure plots each cell's headline figure against the swept
@@ -415,18 +425,14 @@ func linkParts(c Case) []string {
 // 150KB", or the qdisc as tc writes it ("fq_codel").
 func queueLabel(d link.Config) string {
 	if !d.Qdisc.IsFIFO() {
-		return d.Qdisc.String()
+		return tc.Qdisc(d.Qdisc).String()
 	}
 	var limits []string
-	if d.QueuePackets != 0 || d.QueueBytes == 0 {
-		n := d.QueuePackets
-		if n == 0 {
-			n = link.DefaultQueuePackets
-		}
-		limits = append(limits, strconv.Itoa(n)+" packets")
+	if d.Qdisc.Limit != 0 || d.Qdisc.LimitBytes == 0 {
+		limits = append(limits, strconv.Itoa(d.WithDefaults().Qdisc.Limit)+" packets")
 	}
-	if d.QueueBytes != 0 {
-		limits = append(limits, link.FormatSize(int64(d.QueueBytes)))
+	if d.Qdisc.LimitBytes != 0 {
+		limits = append(limits, tc.FormatSize(int64(d.Qdisc.LimitBytes)))
 	}
 	return "queue " + strings.Join(limits, " or ")
 }
@@ -436,14 +442,14 @@ func queueLabel(d link.Config) string {
 // beyond linkParts' RTT and rate (a jitter, an overhead); "" for none.
 func impairLabel(d link.Config) string {
 	imp := d
-	imp.QueuePackets, imp.Seed, imp.BtoA = 0, 0, nil
+	imp.Qdisc, imp.Seed, imp.BtoA = link.Qdisc{}, 0, nil
 	if imp.Jitter == 0 && imp.JitterCorr == 0 {
 		imp.Delay = 0
 	}
 	if imp.PacketOverhead == 0 && imp.CellSize == 0 && imp.CellOverhead == 0 {
 		imp.Rate = 0
 	}
-	if s := imp.NetemString(); s != "" {
+	if s := tc.NetemOf(imp).String(); s != "" {
 		return "netem " + s
 	}
 	return ""

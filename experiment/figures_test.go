@@ -10,6 +10,7 @@ import (
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/link/tc"
 	"github.com/netemu/netemu/report/plot"
 	"github.com/netemu/netemu/report/timeline"
 	"github.com/netemu/netemu/tcpstack"
@@ -146,14 +147,14 @@ func TestFigureTitles(t *testing.T) {
 	bulk := workloads.Bulk{Size: 1 << 20}
 	base := link.Config{Delay: 25 * time.Millisecond, Rate: 10e6, DelayedACK: link.LinuxDelayedACK}
 	impaired := base
-	impaired.QueueBytes, impaired.Loss, impaired.MTU = 150_000, link.RandomLoss(0.01, 0), 9000
+	impaired.Qdisc.LimitBytes, impaired.Loss, impaired.MTU = 150_000, link.RandomLoss(0.01, 0), 9000
 	impaired.Outages = []link.Outage{{Start: time.Second, End: 2 * time.Second}}
-	fq, err := link.ParseQdisc("fq_codel")
+	fq, err := tc.ParseQdisc("fq_codel")
 	if err != nil {
 		t.Fatal(err)
 	}
 	down := base
-	down.DelayedACK, down.Rate, down.Qdisc = 0, 20e6, fq
+	down.DelayedACK, down.Rate, down.Qdisc = 0, 20e6, link.Qdisc(fq)
 	asym := base.WithBtoA(down)
 	netemuTCP := Case{Workload: bulk, Link: base, TCP: tcpstack.TCPConfig{Impl: tcpstack.Netemu}}
 	tl := &timeline.Timeline{}
@@ -170,7 +171,7 @@ func TestFigureTitles(t *testing.T) {
 		{Case{Workload: workloads.Loaded{}, Link: base}, "emulated", "loaded (down) — RTT 50.0 ms, rate 10mbit, queue 1000 packets, delayed ACK 40.0 ms"},
 	} {
 		if got := RunFigure(c.c, c.backend, workloads.Result{}, tl).Title; got != c.want {
-			t.Errorf("%s on %s: title %q; want %q", c.c.Link.NetemString(), c.backend, got, c.want)
+			t.Errorf("%s on %s: title %q; want %q", tc.NetemOf(c.c.Link).String(), c.backend, got, c.want)
 		}
 	}
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/netemu/netemu/kernel"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/link/tc"
 	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
@@ -46,7 +47,7 @@ type Setup struct {
 	NetemDown string `json:"netem_down,omitempty"`
 	// Qdisc is the queue discipline in tc's grammar when it is not the
 	// drop-tail FIFO, and QdiscDown the server→client direction's when it
-	// differs (link.Qdisc.String).
+	// differs (tc.Qdisc.String).
 	Qdisc     string `json:"qdisc,omitempty"`
 	QdiscDown string `json:"qdisc_down,omitempty"`
 }
@@ -187,25 +188,33 @@ func Ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func ptr[T any](v T) *T { return &v }
 
+// fifoLimits are the limits of the client→server direction's FIFO as
+// the record gives them: the packet limit asked for, or the default when
+// no limit is, and the byte limit; zeros for another discipline.
+func fifoLimits(lc link.Config) (packets, bytes int) {
+	q := lc.Qdisc
+	if !q.IsFIFO() {
+		return 0, 0
+	}
+	if q.Limit == 0 && q.LimitBytes == 0 {
+		q = lc.WithDefaults().Qdisc
+	}
+	return q.Limit, q.LimitBytes
+}
+
 // newRecord describes a run of c on the named backend; st is its link's
 // counters.
 func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record {
 	lc := c.Link
-	queue := lc.QueuePackets
-	if queue == 0 && lc.QueueBytes == 0 && lc.Qdisc.IsFIFO() {
-		queue = link.DefaultQueuePackets
-	}
+	queue, queueBytes := fifoLimits(lc)
 	var qdisc, qdiscDown string
 	if !lc.Qdisc.IsFIFO() {
-		qdisc = lc.Qdisc.String()
+		qdisc = tc.Qdisc(lc.Qdisc).String()
 	}
 	if lc.BtoA != nil && lc.BtoA.Qdisc != lc.Qdisc {
-		qdiscDown = lc.BtoA.Qdisc.String()
+		qdiscDown = tc.Qdisc(lc.BtoA.Qdisc).String()
 	}
-	mtu := lc.MTU
-	if mtu == 0 {
-		mtu = link.DefaultMTU
-	}
+	mtu := lc.WithDefaults().MTU
 	cc := c.TCP.CongestionControl
 	if cc == "" {
 		cc = tcpstack.Cubic
@@ -228,15 +237,15 @@ func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record
 	}
 	var netem, down string
 	if lc.Impaired() {
-		netem = lc.NetemString()
+		netem = tc.NetemOf(lc).String()
 		if lc.BtoA != nil {
-			down = lc.BtoA.NetemString()
+			down = tc.NetemOf(*lc.BtoA).String()
 		}
 	}
 	return Record{
 		Setup: Setup{
 			Workload: r.Workload, Backend: backend, Clock: c.Clock.String(),
-			RTTms: Ms(c.RTT()), RateBps: lc.Rate, QueuePackets: queue, QueueBytes: lc.QueueBytes,
+			RTTms: Ms(c.RTT()), RateBps: lc.Rate, QueuePackets: queue, QueueBytes: queueBytes,
 			DelackMs: Ms(lc.DelayedACK), MTU: mtu, CC: string(cc), TCP: impl, Netem: netem, NetemDown: down,
 			Qdisc: qdisc, QdiscDown: qdiscDown,
 		},

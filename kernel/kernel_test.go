@@ -54,7 +54,7 @@ func TestNetemQdisc(t *testing.T) {
 	if q.LinkIndex != 7 || q.Latency == 0 || q.Limit != 1000 || q.Rate64 != 1_250_000 {
 		t.Errorf("netem for 25ms/10mbit: %+v", q)
 	}
-	q = netemQdisc(3, link.Config{Delay: time.Millisecond, QueuePackets: 50})
+	q = netemQdisc(3, link.Config{Delay: time.Millisecond, Qdisc: link.Qdisc{Limit: 50}})
 	if q.Limit != 50 || q.Rate64 != 0 {
 		t.Errorf("netem limit 50, unlimited rate: %+v", q)
 	}

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/link/tc"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
@@ -93,11 +94,11 @@ func netemUnmappable(c link.Config) error {
 		opts = append(opts, "Outages (netem has no outages)")
 	}
 	side := func(where string, d link.Config) {
-		if d.QueueBytes > 0 {
-			opts = append(opts, where+"QueueBytes (a queue limit in bytes; netem's counts packets)")
+		if d.Qdisc.LimitBytes > 0 {
+			opts = append(opts, where+"Qdisc.LimitBytes (a queue limit in bytes; netem's counts packets)")
 		}
 		if !d.Qdisc.IsFIFO() {
-			opts = append(opts, where+"Qdisc "+d.Qdisc.String()+" (the netem path is one netem qdisc per direction, with no codel or fq_codel under it)")
+			opts = append(opts, where+"Qdisc "+tc.Qdisc(d.Qdisc).String()+" (the netem path is one netem qdisc per direction, with no other discipline under it)")
 		}
 		// With a rate netem keeps jittered packets in order by itself;
 		// without one it lets jitter reorder them.
@@ -153,7 +154,7 @@ func netemQdisc(linkIndex int, c link.Config) *netemSpec {
 			Handle:    netlink.MakeHandle(1, 0),
 			Parent:    netlink.HANDLE_ROOT,
 		},
-		Limit:         uint32(link.DefaultQueuePackets),
+		Limit:         uint32(min(uint64(c.WithDefaults().Qdisc.Limit), math.MaxUint32)),
 		Latency:       netemTicks(c.Delay.Nanoseconds()),
 		Jitter:        netemTicks(c.Jitter.Nanoseconds()),
 		DelayCorr:     netemScaled(c.JitterCorr),
@@ -171,9 +172,6 @@ func netemQdisc(linkIndex int, c link.Config) *netemSpec {
 		CellSize:       uint32(min(uint64(c.CellSize), math.MaxUint32)),
 		CellOverhead:   int32(c.CellOverhead),
 		Seed:           c.Seed,
-	}
-	if c.QueuePackets > 0 {
-		q.Limit = uint32(min(uint64(c.QueuePackets), math.MaxUint32))
 	}
 	// The kernel takes a gap without TCA_NETEM_REORDER as reorder 100%.
 	if q.ReorderProb > 0 {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/link/tc"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -621,16 +622,17 @@ func needNetemTools(t *testing.T) string {
 // BtoA.
 func netemCaseConfig(t *testing.T, a, b string) link.Config {
 	t.Helper()
-	cfg, _, err := link.ParseNetem(a)
+	n, err := tc.ParseNetem(a)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg := n.Config()
 	if b != "" {
-		bc, _, err := link.ParseNetem(b)
+		nb, err := tc.ParseNetem(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg.BtoA = &bc
+		cfg = cfg.WithBtoA(nb.Config())
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -746,13 +748,13 @@ func TestNetemUnmappable(t *testing.T) {
 	}{
 		{link.Config{Delay: time.Millisecond, Jitter: time.Millisecond, Rate: 1e6, KeepOrder: true, Loss: link.GELoss(0.01)}, nil},
 		{link.Config{KeepOrder: true}, nil},
-		{link.Config{QueueBytes: 3000}, []string{"QueueBytes"}},
+		{link.Config{Qdisc: link.Qdisc{LimitBytes: 3000}}, []string{"Qdisc.LimitBytes"}},
 		{link.Config{Qdisc: link.Qdisc{Kind: link.FQCoDel}}, []string{"Qdisc"}},
 		{link.Config{BtoA: &link.Config{Qdisc: link.Qdisc{Kind: link.CoDel}}}, []string{"BtoA.Qdisc"}},
 		{link.Config{Outages: []link.Outage{{Start: 0, End: time.Second}}}, []string{"Outages"}},
 		{link.Config{Jitter: time.Millisecond, KeepOrder: true}, []string{"KeepOrder"}},
-		{link.Config{BtoA: &link.Config{QueueBytes: 3000, Jitter: time.Millisecond, KeepOrder: true}}, []string{"BtoA.QueueBytes", "BtoA.KeepOrder"}},
-		{link.Config{QueueBytes: 3000, Outages: []link.Outage{{Start: 0, End: time.Second}}, BtoA: &link.Config{QueueBytes: 4000}}, []string{"Outages", "QueueBytes", "BtoA.QueueBytes"}},
+		{link.Config{BtoA: &link.Config{Qdisc: link.Qdisc{LimitBytes: 3000}, Jitter: time.Millisecond, KeepOrder: true}}, []string{"BtoA.Qdisc.LimitBytes", "BtoA.KeepOrder"}},
+		{link.Config{Qdisc: link.Qdisc{LimitBytes: 3000}, Outages: []link.Outage{{Start: 0, End: time.Second}}, BtoA: &link.Config{Qdisc: link.Qdisc{LimitBytes: 4000}}}, []string{"Outages", "Qdisc.LimitBytes", "BtoA.Qdisc.LimitBytes"}},
 	} {
 		err := netemUnmappable(c.cfg)
 		if c.want == nil {
@@ -777,7 +779,7 @@ func TestNetemLinkVia(t *testing.T) {
 	yes := func() (bool, error) { return true, nil }
 	no := func() (bool, error) { return false, errors.New("add netem qdisc: no such file or directory") }
 	fits := link.Config{Delay: time.Millisecond, Loss: link.RandomLoss(0.01, 0)}
-	bytesQueue := link.Config{QueueBytes: 3000}
+	bytesQueue := link.Config{Qdisc: link.Qdisc{LimitBytes: 3000}}
 	for _, c := range []struct {
 		via       Via
 		cfg       link.Config
@@ -794,8 +796,8 @@ func TestNetemLinkVia(t *testing.T) {
 		{TUN, bytesQueue, yes, TUN, ""},
 		{Netem, fits, yes, Netem, ""},
 		{Netem, fits, no, "", "sch_netem"},
-		{Netem, bytesQueue, yes, "", "QueueBytes"},
-		{Netem, bytesQueue, no, "", "QueueBytes"},
+		{Netem, bytesQueue, yes, "", "Qdisc.LimitBytes"},
+		{Netem, bytesQueue, no, "", "Qdisc.LimitBytes"},
 	} {
 		got, err := linkVia(c.via, c.cfg, c.available)
 		switch {

@@ -47,7 +47,7 @@ func BenchmarkLinkPacket(b *testing.B) {
 func TestLinkPathAllocatesNothing(t *testing.T) {
 	clk := clock.NewVirtual(0, nil)
 	defer clk.Close()
-	l, err := New(Config{DelayedACK: LinuxDelayedACK, QueuePackets: 4}, clk, func(Dir, []byte) {})
+	l, err := New(Config{DelayedACK: LinuxDelayedACK, Qdisc: Qdisc{Limit: 4}}, clk, func(Dir, []byte) {})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,11 @@ import (
 	"time"
 )
 
+func init() {
+	registerQdisc(CoDel, qdiscKind{name: "codel", fields: []string{"Limit", "Target", "Interval", "ECN"}, limit: DefaultCoDelLimit,
+		new: func(l *Link, d *direction, q Qdisc) discipline { return newCodelQueue(l, d, q) }})
+}
+
 // CoDel (RFC 8289) as Linux implements it (include/net/codel.h,
 // include/net/codel_impl.h, net/sched/sch_codel.c), arithmetic included:
 //
@@ -88,13 +93,6 @@ func (v *codelVars) newtonStep() {
 // Linux's reciprocal_scale.
 func controlLaw(t, interval codelTime, recInvSqrt uint16) codelTime {
 	return t + codelTime(uint64(interval)*uint64(uint32(recInvSqrt)<<recInvSqrtShift)>>32)
-}
-
-// qpkt is a packet held by a queue discipline.
-type qpkt struct {
-	buf     []byte
-	enq     time.Duration // when it entered the qdisc
-	corrupt bool
 }
 
 // codelSource is what CoDel dequeues from: the codel qdisc's queue, or
@@ -234,7 +232,14 @@ func newCodelQueue(l *Link, d *direction, q Qdisc) *codelQueue {
 	return &codelQueue{l: l, d: d, par: newCodelParams(q, l.cfg.MTU), limit: q.Limit, ring: make([]qpkt, 64)}
 }
 
-func (q *codelQueue) enqueue(p qpkt, now time.Duration) {
+func (q *codelQueue) full(int, *wire) bool { return false }
+
+func (q *codelQueue) enqueue(p qpkt, now time.Duration) bool {
+	q.add(p, now)
+	return false
+}
+
+func (q *codelQueue) add(p qpkt, now time.Duration) {
 	if q.n >= q.limit {
 		q.l.qdrop(q.d, DropOverlimit, p, now)
 		return

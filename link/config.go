@@ -7,10 +7,9 @@ import (
 	"time"
 )
 
-// Defaults applied to zero fields of Config.
+// Defaults applied to zero fields of Config (the queue's are in qdisc.go).
 const (
-	DefaultQueuePackets = 1000 // netem's default limit
-	DefaultMTU          = 1500
+	DefaultMTU = 1500
 	// MinMTU and MaxMTU bound every MTU of netemu: the datagram every
 	// IPv4 host must accept (RFC 791), and IPv4's largest packet.
 	MinMTU = 576
@@ -22,7 +21,7 @@ const (
 
 // Config describes a link. Both directions get the same parameters unless
 // BtoA gives direction B→A its own. The zero value is an ideal link: no
-// delay, unlimited rate, a 1000-packet queue, MTU 1500, no delayed-ACK
+// delay, unlimited rate, a 1000-packet FIFO, MTU 1500, no delayed-ACK
 // emulation, no impairment.
 type Config struct {
 	// Delay is the one-way propagation delay of each direction (half the
@@ -34,19 +33,9 @@ type Config struct {
 	// unlimited (packets are never queued).
 	Rate float64
 
-	// QueuePackets bounds, per direction, the packets accepted but not yet
-	// fully serialized, the one on the wire included. A packet arriving at
-	// a full queue is dropped (DropQueueFull). 0 means 1000. It bounds
-	// the drop-tail FIFO only: with a codel or fq_codel Qdisc it must be
-	// 0 (the qdisc's Limit bounds the queue).
-	QueuePackets int
-
-	// QueueBytes bounds the same packets by their total size in bytes.
-	// 0 means no byte bound. FIFO only, as QueuePackets.
-	QueueBytes int
-
 	// Qdisc is the queue discipline in front of the rate stage, per
-	// direction (qdisc.go): the zero value is the drop-tail FIFO above;
+	// direction (qdisc.go): the zero value is a drop-tail FIFO of 1000
+	// packets, waiting or on the wire (Qdisc.Limit, Qdisc.LimitBytes);
 	// codel and fq_codel decide at dequeue time, as Linux's sch_codel and
 	// sch_fq_codel. Without a Rate the serializer never waits, so packets
 	// never queue and CoDel never acts.
@@ -109,7 +98,7 @@ type Config struct {
 	Seed uint64
 
 	// BtoA, if not nil, shapes direction B→A (server to client) instead of
-	// the fields above: its Delay, Rate, queue limits and impairments.
+	// the fields above: its Delay, Rate, Qdisc and impairments.
 	// Its MTU, DelayedACK, Outages, Seed and BtoA must be zero: those
 	// belong to the link.
 	BtoA *Config
@@ -127,11 +116,12 @@ const (
 	MaxJitter = time.Duration(math.MaxInt32) // netem's tabledist takes 32-bit nanoseconds
 )
 
-// direction returns the parameters of direction dir, defaults filled in.
+// direction returns the parameters of direction dir, defaults filled in,
+// with the fields that belong to the whole link.
 func (c Config) direction(dir Dir) Config {
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	if dir == BtoA && c.BtoA != nil {
-		d := c.BtoA.withDefaults()
+		d := *c.BtoA
 		d.MTU, d.DelayedACK, d.Outages, d.Seed = c.MTU, c.DelayedACK, c.Outages, c.Seed
 		c = d
 	}
@@ -156,43 +146,56 @@ func (c Config) Impaired() bool {
 	return imp(c) || c.BtoA != nil && imp(*c.BtoA)
 }
 
-// withDefaults returns c with zero fields replaced by their defaults.
-func (c Config) withDefaults() Config {
-	if c.QueuePackets == 0 && c.Qdisc.IsFIFO() {
-		c.QueuePackets = DefaultQueuePackets
-	}
+// WithDefaults returns c with its zero fields replaced by the defaults
+// they stand for, in both directions: the MTU, the queue discipline's
+// parameters (Qdisc.Limit and those of codel and fq_codel), a reorder's
+// gap. BtoA, if set, gets its own copy, and the fields that belong to the
+// whole link stay zero there. A valid c gives a valid result, the
+// configuration a Link runs with (Link.Config).
+func (c Config) WithDefaults() Config {
 	if c.MTU == 0 {
 		c.MTU = DefaultMTU
 	}
 	c.Outages = slices.Clone(c.Outages) // the link's own copy (outage.go)
+	c.directionDefaults(c.MTU)
+	if c.BtoA != nil {
+		b := *c.BtoA
+		b.directionDefaults(c.MTU)
+		c.BtoA = &b
+	}
+	return c
+}
+
+// directionDefaults fills in the defaults of the fields a direction may
+// set; mtu is the link's.
+func (c *Config) directionDefaults(mtu int) {
+	c.Qdisc = c.Qdisc.withDefaults(mtu)
 	if c.Reorder.P > 0 && c.ReorderGap == 0 {
 		c.ReorderGap = 1
 	}
-	return c
 }
 
 // Validate reports the first field that holds nonsense, naming the field
 // and the accepted range.
 func (c Config) Validate() error {
-	if err := c.validateDirection(""); err != nil {
+	mtu := c.MTU
+	if mtu == 0 {
+		mtu = DefaultMTU
+	}
+	if err := c.validateDirection("", mtu); err != nil {
 		return err
 	}
 	if b := c.BtoA; b != nil {
 		if b.MTU != 0 || b.DelayedACK != 0 || b.Outages != nil || b.Seed != 0 || b.BtoA != nil {
 			return fmt.Errorf("link: BtoA sets MTU, DelayedACK, Outages, Seed or BtoA; those belong to the whole link: set them on the outer Config")
 		}
-		if err := b.validateDirection("BtoA."); err != nil {
+		if err := b.validateDirection("BtoA.", mtu); err != nil {
 			return err
-		}
-		if b.QueueBytes > 0 && b.QueueBytes < c.withDefaults().MTU {
-			return fmt.Errorf("link: BtoA.QueueBytes is %d; want at least the MTU (%d bytes) so that a full-sized packet fits", b.QueueBytes, c.withDefaults().MTU)
 		}
 	}
 	switch {
 	case c.MTU < 0 || (c.MTU > 0 && c.MTU < MinMTU) || c.MTU > MaxMTU:
 		return fmt.Errorf("link: MTU is %d; want %d to %d bytes (0 means %d)", c.MTU, MinMTU, MaxMTU, DefaultMTU)
-	case c.QueueBytes > 0 && c.QueueBytes < c.withDefaults().MTU:
-		return fmt.Errorf("link: QueueBytes is %d; want at least the MTU (%d bytes) so that a full-sized packet fits", c.QueueBytes, c.withDefaults().MTU)
 	case c.DelayedACK < 0 || c.DelayedACK > MaxDelay:
 		return fmt.Errorf("link: DelayedACK is %v; want a duration from 0 to %v (0 disables, 40ms is Linux)", c.DelayedACK, MaxDelay)
 	}
@@ -200,8 +203,8 @@ func (c Config) Validate() error {
 }
 
 // validateDirection checks the fields a direction may set; where prefixes
-// the field names ("BtoA.").
-func (c Config) validateDirection(where string) error {
+// the field names ("BtoA."), mtu is the link's.
+func (c Config) validateDirection(where string, mtu int) error {
 	fraction := func(name string, v float64) error {
 		if v < 0 || v > 1 || v != v {
 			return fmt.Errorf("link: %s%s is %v; want a fraction from 0 to 1 (0.01 is 1%%)", where, name, v)
@@ -241,16 +244,6 @@ func (c Config) validateDirection(where string) error {
 		return fmt.Errorf("link: %sRate is %v; want bits per second, a finite number of 0 or more (0 means unlimited)", where, c.Rate)
 	case c.Rate > 0 && c.Rate < 8:
 		return fmt.Errorf("link: %sRate is %v bit/s; want at least 8 bit/s, or 0 for unlimited", where, c.Rate)
-	case c.QueuePackets < 0:
-		return fmt.Errorf("link: %sQueuePackets is %d; want at least 1 packet (0 means the default, %d)", where, c.QueuePackets, DefaultQueuePackets)
-	case c.QueueBytes < 0:
-		return fmt.Errorf("link: %sQueueBytes is %d; want at least one packet's size in bytes (0 means no byte limit)", where, c.QueueBytes)
 	}
-	if err := c.Qdisc.validate(where); err != nil {
-		return err
-	}
-	if !c.Qdisc.IsFIFO() && (c.QueuePackets != 0 || c.QueueBytes != 0) {
-		return fmt.Errorf("link: %sQueuePackets or QueueBytes is set with the %s qdisc; they bound the drop-tail FIFO only: bound %s with %sQdisc.Limit", where, c.Qdisc.Kind, c.Qdisc.Kind, where)
-	}
-	return nil
+	return c.Qdisc.validate(where, mtu)
 }

@@ -2,8 +2,8 @@
 // packets between two sides, A and B (by convention the client and the
 // server).
 //
-// Each direction passes a packet through these stages, composed in Send,
-// enqueue, admit and deliverNext:
+// Each direction passes a packet through these stages, in netem's order,
+// composed in Send, enqueue (impair.go), admit and queue (queue.go):
 //
 //  1. delayed ACK: a pure TCP ACK may be held the way a Linux receiver
 //     delays it (delack.go), and is discarded if a newer ACK of the same
@@ -12,12 +12,12 @@
 //     (loss.go: random, 4-state, Gilbert-Elliott), corrupt;
 //  3. outage: during an interval of Config.Outages the wire is down and
 //     the packet is dropped (outage.go);
-//  4. queue: packets waiting for serialization or on the wire, drop-tail,
-//     bounded in packets and bytes; or, per direction, a queue discipline
-//     that decides at dequeue time (Config.Qdisc, qdisc.go): CoDel
-//     (codel.go) or FQ-CoDel (fqcodel.go), as Linux's sch_codel and
-//     sch_fq_codel, which dequeue a packet at the instant the serializer
-//     finishes the one before and may drop it there, or mark it CE;
+//  4. queue: the direction's queue discipline (Config.Qdisc, qdisc.go,
+//     queue.go), each a file behind one interface: the drop-tail FIFO
+//     bounded in packets and bytes (fifo.go, the default), CoDel
+//     (codel.go), FQ-CoDel (fqcodel.go) and pfifo_head_drop
+//     (headdrop.go), as Linux's; the serializer takes a packet from it
+//     each time it is free, and CoDel may drop it there, or mark it CE;
 //  5. reorder: a packet may be sent at once, ahead of rate and delay;
 //  6. rate: the packet is serialized at Config.Rate after the packets
 //     ahead of it; only IP bytes count, plus netem's packet and cell
@@ -31,9 +31,8 @@
 // too. Every drop is counted with its reason (DropQueueFull, DropTooBig,
 // DropClosed, DropOutage, DropLoss, DropCoDel, DropOverlimit,
 // DropOverMemory) in Stats, next to the delayed-ACK, impairment and ECN
-// counters. ParseRate, ParseSize and ParseQueue read the units people
-// write (tc's rate units, 150KB, 5MiB, a packet count); ParseNetem reads
-// tc's netem options, ParseQdisc tc's fifo, codel and fq_codel.
+// counters. Package link/tc reads and writes the link in tc's grammar:
+// netem's options, the queue disciplines, rates and sizes.
 //
 // The link knows nothing about TCP stacks or kernels. It reads time only
 // from the clock it is given. On a clock.Sequential (the virtual clock) it

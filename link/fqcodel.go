@@ -84,6 +84,13 @@ type fqCoDel struct {
 	at  time.Duration // the dequeue under way
 }
 
+func init() {
+	registerQdisc(FQCoDel, qdiscKind{name: "fq_codel", fields: []string{"Limit", "Flows", "Quantum", "Target", "Interval", "MemoryLimit", "ECN", "DropBatch"},
+		limit: DefaultFQCoDelLimit, new: func(l *Link, d *direction, q Qdisc) discipline { return newFQCoDel(l, d, q) }})
+}
+
+func (f *fqCoDel) full(int, *wire) bool { return false }
+
 func newFQCoDel(l *Link, d *direction, q Qdisc) *fqCoDel {
 	f := &fqCoDel{
 		l: l, d: d, par: newCodelParams(q, l.cfg.MTU),
@@ -140,7 +147,12 @@ func jhash3(a, b, c, initval uint32) uint32 {
 }
 
 // enqueue is fq_codel_enqueue.
-func (f *fqCoDel) enqueue(p qpkt, now time.Duration) {
+func (f *fqCoDel) enqueue(p qpkt, now time.Duration) bool {
+	f.add(p, now)
+	return false
+}
+
+func (f *fqCoDel) add(p qpkt, now time.Duration) {
 	idx := f.classify(p.buf)
 	fl := &f.flows[idx]
 	n := f.node()

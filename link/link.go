@@ -50,12 +50,6 @@ type entry struct {
 	corrupt bool          // a bit was flipped (impair.go)
 }
 
-// span is a packet that occupies the queue: waiting or on the wire.
-type span struct {
-	finish time.Duration // last bit serialized
-	size   int
-}
-
 type direction struct {
 	dir Dir
 	cfg Config // this direction's parameters (Config.direction)
@@ -70,18 +64,15 @@ type direction struct {
 	seq     uint64
 	lastDue time.Duration // the latest due time given (KeepOrder)
 
-	// busy holds the packets waiting for the serializer or on the wire,
-	// oldest first: bn of them from bhead, wireBytes bytes in all.
-	busy      []span
-	bhead, bn int
-	wireBytes int
-	busyUntil time.Duration // when the serializer is next free
-	// qd, when not nil, is a codel or fq_codel qdisc: packets wait in it
-	// and serve dequeues one each time the serializer is free, when
-	// serveTimer fires (qdisc.go). With the FIFO it is nil, and admit
-	// computes each packet's departure as it arrives.
-	qd           qdisc
+	// qd is the queue discipline (queue.go); serve dequeues from it each
+	// time the serializer is free: at once when ahead (the FIFO), else
+	// when serveTimer fires. wire holds what the serializer has taken
+	// and not finished; busyUntil is when it is next free.
+	qd           discipline
+	ahead        bool
 	serveTimer   clock.Timer
+	wire         wire
+	busyUntil    time.Duration
 	impair       impairments // impair.go
 	holds        holdQueue
 	deliverTimer clock.Timer
@@ -101,7 +92,7 @@ func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
 		return nil, fmt.Errorf("link: New needs a clock and a deliver function")
 	}
 	l := &Link{
-		cfg:     cfg.withDefaults(),
+		cfg:     cfg.WithDefaults(),
 		clk:     clk,
 		start:   clk.Now(),
 		deliver: deliver,
@@ -122,7 +113,7 @@ func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
 		d.cfg = cfg.direction(d.dir)
 		d.impair = newImpairments(d.cfg, d.dir)
 		d.ring = make([]entry, 64)
-		d.busy = make([]span, 64)
+		d.wire.spans = make([]span, 64)
 		if l.pump {
 			d.wake = make(chan struct{}, 1)
 			d.deliverTimer = clk.AfterFunc(time.Hour, d.signal)
@@ -132,8 +123,10 @@ func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
 		d.deliverTimer.Stop()
 		d.holdTimer = clk.AfterFunc(time.Hour, func() { l.releaseHolds(d) })
 		d.holdTimer.Stop()
-		if q := d.cfg.Qdisc.withDefaults(l.cfg.MTU); !q.IsFIFO() {
-			d.qd = newQdisc(l, d, q)
+		q := d.cfg.Qdisc // defaults filled in by direction
+		kind := qdiscKinds[q.Kind]
+		d.qd, d.ahead = kind.new(l, d, q), kind.ahead
+		if !d.ahead {
 			// serve only queues packets for delivery and arms the
 			// delivery timer (or wakes the pump): it may run on any clock's
 			// timer.
@@ -186,14 +179,10 @@ func (l *Link) arm(d *direction, wait time.Duration) {
 	d.deliverTimer.Reset(wait)
 }
 
-// Config returns the link's configuration with defaults filled in.
+// Config returns the link's configuration with defaults filled in
+// (Config.WithDefaults).
 func (l *Link) Config() Config {
-	c := l.cfg.withDefaults() // a copy: Outages too
-	if c.BtoA != nil {
-		b := *c.BtoA
-		c.BtoA = &b
-	}
-	return c
+	return l.cfg.WithDefaults() // a copy: Outages and BtoA too
 }
 
 func (l *Link) now() time.Duration {
@@ -226,12 +215,17 @@ func (l *Link) Send(dir Dir, pkt []byte) {
 		l.drop(d, DropTooBig, pkt, now)
 		return
 	}
+	// The stages, in netem's order. Delayed ACK (delack.go): a held ACK
+	// is enqueued when released.
 	if l.cfg.DelayedACK > 0 {
 		var s segment
 		if parseTCP(pkt, &s) && l.ackStage(d, &s, pkt, now) {
 			return // held
 		}
 	}
+	// Duplicate, loss, corrupt (impair.go), then for each packet they let
+	// through, admit: outage, queue discipline, reorder; at its dequeue,
+	// rate and delay (queue.go).
 	l.enqueue(d, pkt, now)
 }
 
@@ -241,63 +235,15 @@ func (l *Link) enqueue(d *direction, pkt []byte, now time.Duration) {
 	l.impaired(d, pkt, now, true) // impair.go: calls admit for each packet that goes on
 }
 
-// admit runs the outage, queue, rate and delay stages for pkt, which the
-// impairments let through (corrupt: with a bit flipped; reorder: sent
-// ahead of the delay). l.mu is held.
+// admit runs the outage, queue, reorder, rate and delay stages for pkt,
+// which the impairments let through (corrupt: with a bit flipped). l.mu
+// is held.
 func (l *Link) admit(d *direction, pkt []byte, now time.Duration, corrupt bool) {
 	if l.down(now) { // the outage stage, outage.go
 		l.drop(d, DropOutage, pkt, now)
 		return
 	}
-	if d.qd != nil {
-		l.admitQdisc(d, pkt, now, corrupt) // qdisc.go
-		return
-	}
-	// Packets whose last bit has left no longer occupy the queue.
-	for d.bn > 0 && d.busy[d.bhead].finish <= now {
-		d.wireBytes -= d.busy[d.bhead].size
-		d.bhead = (d.bhead + 1) % len(d.busy)
-		d.bn--
-	}
-	if d.bn >= d.cfg.QueuePackets || (d.cfg.QueueBytes > 0 && d.wireBytes+len(pkt) > d.cfg.QueueBytes) {
-		l.drop(d, DropQueueFull, pkt, now)
-		return
-	}
-	buf := append(l.buffer(), pkt...)
-	if corrupt {
-		d.impair.corrupt(buf)
-	}
-	if d.impair.reorder() {
-		// netem puts a reordered packet at the head of its queue, to be
-		// sent at once: no rate, no delay.
-		d.stats.Reordered++
-		l.schedule(d, entry{buf: buf, due: now, sent: now, front: true, corrupt: corrupt}, now)
-		return
-	}
-	start := max(now, d.busyUntil)
-	finish := start + d.serialization(len(pkt))
-	d.busyUntil = finish
-	if d.bn == len(d.busy) {
-		d.busy = grow(d.busy, d.bhead, d.bn)
-		d.bhead = 0
-	}
-	d.busy[(d.bhead+d.bn)%len(d.busy)] = span{finish, len(pkt)}
-	d.bn++
-	d.wireBytes += len(pkt)
-	if d.bn > d.stats.PeakQueuePackets {
-		d.stats.PeakQueuePackets = d.bn
-	}
-	if d.wireBytes > d.stats.PeakQueueBytes {
-		d.stats.PeakQueueBytes = d.wireBytes
-	}
-	due := finish + max(d.impair.delay(d.cfg.Delay), 0)
-	if d.cfg.KeepOrder {
-		due = max(due, d.lastDue)
-	}
-	if l.obs != nil {
-		l.emit(Event{Kind: EventQueue, Dir: d.dir, At: now, Packet: pkt, Start: start, Finish: finish, Due: due, Queue: d.bn})
-	}
-	l.schedule(d, entry{buf: buf, due: due, sent: now, corrupt: corrupt}, now)
+	l.queue(d, pkt, now, corrupt) // queue.go: the queue, reorder, rate and delay
 }
 
 // schedule puts e into d's delivery queue and arms the timer if e is now
@@ -482,15 +428,16 @@ func (l *Link) Close() {
 		d.deliverTimer.Stop()
 		d.holdTimer.Stop()
 		d.stats.Drops[DropClosed] += uint64(d.n + len(d.late) + d.holds.live())
-		if d.qd != nil {
+		if d.serveTimer != nil {
 			d.serveTimer.Stop()
-			d.stats.Drops[DropClosed] += uint64(d.qd.len())
-			d.qd.clear()
 		}
+		d.stats.Drops[DropClosed] += uint64(d.qd.len())
+		d.qd.clear()
 		for j := 0; j < d.n; j++ {
 			d.ring[(d.head+j)%len(d.ring)].buf = nil
 		}
-		d.n, d.late, d.bn, d.wireBytes = 0, nil, 0, 0
+		d.n, d.late = 0, nil
+		d.wire.head, d.wire.n, d.wire.bytes = 0, 0, 0
 		d.holds = holdQueue{}
 	}
 	l.flows = nil

@@ -141,7 +141,7 @@ func TestDirectionsAreIndependent(t *testing.T) {
 }
 
 func TestQueueOverflowDropsExactlyTheExcess(t *testing.T) {
-	r := newRig(t, Config{Rate: 1_000_000, QueuePackets: 10})
+	r := newRig(t, Config{Rate: 1_000_000, Qdisc: Qdisc{Limit: 10}})
 	r.at(0, func() {
 		for range 25 {
 			r.l.Send(AtoB, rawPkt(1000))
@@ -171,7 +171,7 @@ func TestQueueOverflowDropsExactlyTheExcess(t *testing.T) {
 }
 
 func TestQueueByteLimit(t *testing.T) {
-	r := newRig(t, Config{Rate: 1_000_000, QueueBytes: 3000})
+	r := newRig(t, Config{Rate: 1_000_000, Qdisc: Qdisc{LimitBytes: 3000}})
 	r.at(0, func() {
 		for range 5 {
 			r.l.Send(AtoB, rawPkt(1000))
@@ -342,8 +342,8 @@ func TestValidate(t *testing.T) {
 		{Config{Delay: -time.Millisecond}, "Delay is -1ms"},
 		{Config{Rate: -1}, "Rate is -1"},
 		{Config{Rate: nan()}, "Rate is NaN"},
-		{Config{QueuePackets: -1}, "QueuePackets is -1"},
-		{Config{QueueBytes: 100}, "QueueBytes is 100"},
+		{Config{Qdisc: Qdisc{Limit: -1}}, "Qdisc.Limit is -1"},
+		{Config{Qdisc: Qdisc{LimitBytes: 100}}, "Qdisc.LimitBytes is 100"},
 		{Config{MTU: 20}, "MTU is 20"},
 		{Config{DelayedACK: -1}, "DelayedACK is -1ns"},
 	}

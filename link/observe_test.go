@@ -9,7 +9,7 @@ import (
 )
 
 func TestObserverSeesEveryStep(t *testing.T) {
-	r := newRig(t, Config{Rate: 12_000_000, Delay: 10 * time.Millisecond, QueuePackets: 2, DelayedACK: 40 * time.Millisecond})
+	r := newRig(t, Config{Rate: 12_000_000, Delay: 10 * time.Millisecond, Qdisc: Qdisc{Limit: 2}, DelayedACK: 40 * time.Millisecond})
 	var mu sync.Mutex
 	var log []string
 	r.l.Observe(func(e Event) {

@@ -2,50 +2,79 @@ package link
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
 
 // The queue discipline stage: what holds packets in front of the
 // serializer, and which one goes next when the serializer is free.
-//
-// The zero Qdisc is netemu's drop-tail FIFO (Config.QueuePackets,
-// Config.QueueBytes), whose departure times admit computes as packets
-// arrive: a packet's place in a FIFO, and so its serialization, is known
-// the moment it joins. CoDel and FQ-CoDel decide at dequeue time, from
-// how long the packet at the head has waited, so with either of them the
-// link holds packets in the qdisc and dequeues one at the instant the
-// serializer finishes the one before (serve, in link.go): the instant
-// Linux measures CoDel's sojourn time at (enqueue to dequeue). The FIFO
-// keeps its own path, so that its results do not move by a nanosecond.
+// Every discipline sits behind the discipline interface (queue.go); a new
+// one is a file that implements it and registers its kind, and one line
+// naming the kind below. package link/tc reads and writes them in tc's
+// grammar.
 
 // QdiscKind names a queue discipline.
 type QdiscKind uint8
 
-// The queue disciplines.
+// The queue disciplines. Each is registered by the file that implements
+// it.
 const (
-	// FIFO is the drop-tail queue bounded by Config.QueuePackets and
-	// Config.QueueBytes: the zero value.
+	// FIFO is the drop-tail queue, tc's pfifo and bfifo in one, bounded
+	// by Qdisc.Limit packets and Qdisc.LimitBytes bytes (fifo.go): the
+	// zero value.
 	FIFO QdiscKind = iota
-	// CoDel is RFC 8289's controlled delay, as Linux's sch_codel.
+	// CoDel is RFC 8289's controlled delay, as Linux's sch_codel
+	// (codel.go).
 	CoDel
 	// FQCoDel is RFC 8290's flow queueing with CoDel per flow, as
-	// Linux's sch_fq_codel.
+	// Linux's sch_fq_codel (fqcodel.go).
 	FQCoDel
+	// PFIFOHeadDrop is tc's pfifo_head_drop: a FIFO that, full, drops its
+	// oldest packet to take the new one (headdrop.go).
+	PFIFOHeadDrop
 	numQdiscKinds
 )
 
+// qdiscKind is what the link knows of a discipline: registered once per
+// kind by the discipline's file.
+type qdiscKind struct {
+	name string
+	// fields are the Qdisc fields the discipline reads, besides Kind, in
+	// the order tc writes their options.
+	fields []string
+	// limit is the default Limit, in packets.
+	limit int
+	// ahead: enqueue passes every packet it accepts straight to the
+	// serializer (the discipline fixes each packet's turn and fate when
+	// it arrives), so the link needs no timer to serve it.
+	ahead bool
+	new   func(l *Link, d *direction, q Qdisc) discipline
+}
+
+var qdiscKinds [numQdiscKinds]qdiscKind
+
+// registerQdisc records kind k; each discipline's file calls it from init.
+func registerQdisc(k QdiscKind, info qdiscKind) { qdiscKinds[k] = info }
+
+// Count is the number of queue disciplines: they are 0 to Count()-1.
+func (QdiscKind) Count() QdiscKind { return numQdiscKinds }
+
+// String is the discipline's name in tc's grammar: fifo, codel, fq_codel,
+// pfifo_head_drop.
 func (k QdiscKind) String() string {
-	switch k {
-	case FIFO:
-		return "fifo"
-	case CoDel:
-		return "codel"
-	case FQCoDel:
-		return "fq_codel"
+	if k < numQdiscKinds {
+		return qdiscKinds[k].name
 	}
 	return "unknown"
+}
+
+// Fields names the Qdisc fields kind k reads, besides Kind, in the order
+// tc writes their options: "Limit", "Target", "ECN", ...
+func (k QdiscKind) Fields() []string {
+	if k < numQdiscKinds {
+		return qdiscKinds[k].fields
+	}
+	return nil
 }
 
 // ECNMode says whether CoDel marks ECN-capable packets instead of
@@ -60,36 +89,48 @@ const (
 	ECNOn
 )
 
-// Defaults of the queue disciplines, Linux's (sch_codel.c, sch_fq_codel.c,
-// codel_params_init).
+// Defaults of the queue disciplines: netem's limit for the FIFO, Linux's
+// for the others (sch_codel.c, sch_fq_codel.c, codel_params_init,
+// sch_fifo.c's pfifo_head_drop, whose default is the device's queue
+// length, 1000 on Ethernet).
 const (
-	DefaultCoDelLimit       = 1000
-	DefaultFQCoDelLimit     = 10240
-	DefaultTarget           = 5 * time.Millisecond
-	DefaultInterval         = 100 * time.Millisecond
-	DefaultFlows            = 1024
-	DefaultMemoryLimit      = 32 << 20
-	DefaultDropBatch        = 64
-	MaxFlows                = 65536 // Linux's limit on flows
-	MinQuantum, MaxQuantum  = 256, 1 << 20
-	MaxCoDelTime            = time.Minute // target and interval at most: CoDel's clock compares modulo 2^32 µs-ticks
-	maxQdiscLimit           = 1 << 24
-	maxMemoryLimit          = 1 << 31 // Linux caps memory_limit at 2^31 bytes
-	defaultQdiscDescription = "fifo, codel or fq_codel"
+	DefaultQueuePackets    = 1000 // netem's default limit
+	DefaultCoDelLimit      = 1000
+	DefaultFQCoDelLimit    = 10240
+	DefaultHeadDropLimit   = 1000
+	DefaultTarget          = 5 * time.Millisecond
+	DefaultInterval        = 100 * time.Millisecond
+	DefaultFlows           = 1024
+	DefaultMemoryLimit     = 32 << 20
+	DefaultDropBatch       = 64
+	MaxFlows               = 65536 // Linux's limit on flows
+	MinQuantum, MaxQuantum = 256, 1 << 20
+	MaxCoDelTime           = time.Minute // target and interval at most: CoDel's clock compares modulo 2^32 µs-ticks
+	MaxQdiscLimit          = 1 << 24
+	MaxMemoryLimit         = 1 << 31 // Linux caps memory_limit at 2^31 bytes
 )
 
 // Qdisc is the queue discipline of a direction. Its zero value is the
-// drop-tail FIFO. Zero fields mean Linux's defaults; the fields of
-// fq_codel (Flows, Quantum, MemoryLimit, DropBatch) are for fq_codel only.
-// ParseQdisc reads it in tc's grammar and String writes it back.
+// drop-tail FIFO of 1000 packets. Zero fields mean the discipline's
+// defaults; a discipline reads only its own fields (QdiscKind.Fields).
+// package link/tc reads and writes it in tc's grammar.
 type Qdisc struct {
 	Kind QdiscKind
 
-	// Limit bounds the packets in the qdisc (not counting the one being
-	// serialized). A packet over it is dropped: codel drops the arrival
-	// (DropOverlimit); fq_codel drops from its fattest flow. 0 means 1000
-	// for codel, 10240 for fq_codel.
+	// Limit bounds the packets in the discipline. For the FIFO it counts
+	// the packets accepted and not yet fully serialized, the one on the
+	// wire included, as netem's limit does, and a packet arriving at a
+	// full FIFO is dropped (DropQueueFull); 0 means 1000, also when
+	// LimitBytes is set. For the others it counts the packets waiting,
+	// not the one being serialized: codel drops the arrival
+	// (DropOverlimit), fq_codel its fattest flow's oldest, pfifo_head_drop
+	// its own oldest; 0 means 1000 for codel and pfifo_head_drop, 10240
+	// for fq_codel.
 	Limit int
+
+	// LimitBytes bounds the FIFO's packets by their total size, as tc's
+	// bfifo does; at least the MTU. 0 means no byte bound. FIFO only.
+	LimitBytes int
 
 	// Target is the sojourn time CoDel tolerates, Interval how long it
 	// must be exceeded before CoDel drops. 0 means 5ms and 100ms.
@@ -116,16 +157,16 @@ type Qdisc struct {
 // IsFIFO reports whether q is the drop-tail FIFO.
 func (q Qdisc) IsFIFO() bool { return q.Kind == FIFO }
 
-// withDefaults fills in Linux's defaults; mtu is the link's.
+// withDefaults fills in the discipline's defaults; mtu is the link's.
 func (q Qdisc) withDefaults(mtu int) Qdisc {
-	if q.Kind == FIFO {
+	if q.Kind >= numQdiscKinds {
 		return q
 	}
 	if q.Limit == 0 {
-		q.Limit = DefaultCoDelLimit
-		if q.Kind == FQCoDel {
-			q.Limit = DefaultFQCoDelLimit
-		}
+		q.Limit = qdiscKinds[q.Kind].limit
+	}
+	if q.Kind != CoDel && q.Kind != FQCoDel {
+		return q
 	}
 	if q.Target == 0 {
 		q.Target = DefaultTarget
@@ -156,19 +197,34 @@ func (q Qdisc) withDefaults(mtu int) Qdisc {
 	return q
 }
 
-// validate reports the first field out of range; where prefixes the
-// field names ("BtoA.").
-func (q Qdisc) validate(where string) error {
+// validate reports the first field out of range, or set for a discipline
+// that does not read it; where prefixes the field names ("BtoA."), mtu is
+// the link's.
+func (q Qdisc) validate(where string, mtu int) error {
 	f := where + "Qdisc."
+	if q.Kind >= numQdiscKinds {
+		names := make([]string, numQdiscKinds)
+		for k := range numQdiscKinds {
+			names[k] = k.String()
+		}
+		return fmt.Errorf("link: %sKind is %d; want one of %s", f, q.Kind, strings.Join(names, ", "))
+	}
+	for _, s := range []struct {
+		name string
+		set  bool
+	}{{"Limit", q.Limit != 0}, {"LimitBytes", q.LimitBytes != 0}, {"Target", q.Target != 0}, {"Interval", q.Interval != 0},
+		{"ECN", q.ECN != ECNDefault}, {"Flows", q.Flows != 0}, {"Quantum", q.Quantum != 0}, {"MemoryLimit", q.MemoryLimit != 0}, {"DropBatch", q.DropBatch != 0}} {
+		if s.set && !q.Kind.reads(s.name) {
+			return fmt.Errorf("link: %s%s is set, but %s has no such parameter; it reads %s", f, s.name, q.Kind, strings.Join(q.Kind.Fields(), ", "))
+		}
+	}
 	switch {
-	case q.Kind >= numQdiscKinds:
-		return fmt.Errorf("link: %sKind is %d; want FIFO, CoDel or FQCoDel", f, q.Kind)
-	case q.Kind == FIFO && q != Qdisc{}:
-		return fmt.Errorf("link: %s sets parameters for the FIFO, which has none; its limits are QueuePackets and QueueBytes", strings.TrimSuffix(f, "."))
-	case q.Kind != FQCoDel && (q.Flows != 0 || q.Quantum != 0 || q.MemoryLimit != 0 || q.DropBatch != 0):
-		return fmt.Errorf("link: %sFlows, Quantum, MemoryLimit and DropBatch are fq_codel's; %s has none of them", f, q.Kind)
-	case q.Limit < 0 || q.Limit > maxQdiscLimit:
-		return fmt.Errorf("link: %sLimit is %d; want 1 to %d packets (0 means the default)", f, q.Limit, maxQdiscLimit)
+	case q.Limit < 0 || q.Limit > MaxQdiscLimit:
+		return fmt.Errorf("link: %sLimit is %d; want 1 to %d packets (0 means the default)", f, q.Limit, MaxQdiscLimit)
+	case q.LimitBytes < 0:
+		return fmt.Errorf("link: %sLimitBytes is %d; want at least one packet's size in bytes (0 means no byte limit)", f, q.LimitBytes)
+	case q.LimitBytes > 0 && q.LimitBytes < mtu:
+		return fmt.Errorf("link: %sLimitBytes is %d; want at least the MTU (%d bytes) so that a full-sized packet fits", f, q.LimitBytes, mtu)
 	case q.Target < 0 || q.Target > MaxCoDelTime:
 		return fmt.Errorf("link: %sTarget is %v; want more than 0, at most %v (0 means 5ms)", f, q.Target, MaxCoDelTime)
 	case q.Interval < 0 || q.Interval > MaxCoDelTime:
@@ -179,330 +235,20 @@ func (q Qdisc) validate(where string) error {
 		return fmt.Errorf("link: %sFlows is %d; want 1 to %d (0 means %d)", f, q.Flows, MaxFlows, DefaultFlows)
 	case q.Quantum != 0 && (q.Quantum < MinQuantum || q.Quantum > MaxQuantum):
 		return fmt.Errorf("link: %sQuantum is %d; want %d to %d bytes (0 means the MTU)", f, q.Quantum, MinQuantum, MaxQuantum)
-	case q.MemoryLimit < 0 || q.MemoryLimit > maxMemoryLimit:
-		return fmt.Errorf("link: %sMemoryLimit is %d; want 1 to %d bytes (0 means 32 MiB)", f, q.MemoryLimit, maxMemoryLimit)
-	case q.DropBatch < 0 || q.DropBatch > maxQdiscLimit:
-		return fmt.Errorf("link: %sDropBatch is %d; want 1 to %d packets (0 means %d)", f, q.DropBatch, maxQdiscLimit, DefaultDropBatch)
+	case q.MemoryLimit < 0 || q.MemoryLimit > MaxMemoryLimit:
+		return fmt.Errorf("link: %sMemoryLimit is %d; want 1 to %d bytes (0 means 32 MiB)", f, q.MemoryLimit, MaxMemoryLimit)
+	case q.DropBatch < 0 || q.DropBatch > MaxQdiscLimit:
+		return fmt.Errorf("link: %sDropBatch is %d; want 1 to %d packets (0 means %d)", f, q.DropBatch, MaxQdiscLimit, DefaultDropBatch)
 	}
 	return nil
 }
 
-// ParseQdisc reads a queue discipline in tc's grammar, what follows
-// "tc qdisc add dev X root":
-//
-//	fifo
-//	codel [limit PACKETS] [target TIME] [interval TIME] [ecn|noecn]
-//	fq_codel [limit PACKETS] [flows NUMBER] [quantum BYTES] [target TIME]
-//	         [interval TIME] [memory_limit BYTES] [ecn|noecn] [drop_batch SIZE]
-//
-// Options may come in any order, each once. Times need a unit (5ms,
-// 100ms, 500us), where tc reads a bare number as microseconds; limit,
-// flows, quantum and drop_batch are whole numbers (C's 0x and 0
-// notations too); memory_limit is a size as tc writes it (32Mb, 4Mb,
-// 512Kb, 1000000: k, m and g are binary, kbit, mbit and gbit eighths
-// of them). fifo is netemu's drop-tail queue, whose limits are the
-// link's (--queue, Config.QueuePackets); it takes no options.
-// ce_threshold is not supported and says so.
-func ParseQdisc(s string) (Qdisc, error) {
-	args := strings.Fields(s)
-	if len(args) == 0 {
-		return Qdisc{}, fmt.Errorf("qdisc %q is empty; want %s, like fq_codel or codel target 5ms interval 100ms", s, defaultQdiscDescription)
-	}
-	var q Qdisc
-	switch args[0] {
-	case "fifo":
-		q.Kind = FIFO
-	case "codel":
-		q.Kind = CoDel
-	case "fq_codel":
-		q.Kind = FQCoDel
-	default:
-		return Qdisc{}, fmt.Errorf("qdisc %q is not one netemu has; want %s, like fq_codel or codel target 5ms", args[0], defaultQdiscDescription)
-	}
-	if q.Kind == FIFO && len(args) > 1 {
-		return Qdisc{}, fmt.Errorf("qdisc fifo takes no options (got %q); its limit is the link's queue (--queue 1000 or --queue 150KB)", strings.Join(args[1:], " "))
-	}
-	seen := map[string]bool{}
-	for i := 1; i < len(args); i++ {
-		word := args[i]
-		opt := word
-		if word == "noecn" {
-			opt = "ecn"
-		}
-		if !qdiscHasOption(q.Kind, opt) {
-			if word == "ce_threshold" || word == "ce_threshold_selector" {
-				return Qdisc{}, fmt.Errorf("qdisc %s: %s is not supported; netemu's CoDel marks only in place of a drop (ecn)", q.Kind, word)
-			}
-			return Qdisc{}, fmt.Errorf("qdisc %s: %q is not one of its options; want %s", q.Kind, word, strings.Join(qdiscOptions[q.Kind], ", "))
-		}
-		if seen[opt] {
-			return Qdisc{}, fmt.Errorf("qdisc %s: %s is given twice; give each option once", q.Kind, opt)
-		}
-		seen[opt] = true
-		if opt == "ecn" {
-			q.ECN = ECNOn
-			if word == "noecn" {
-				q.ECN = ECNOff
-			}
-			continue
-		}
-		if i+1 >= len(args) {
-			return Qdisc{}, fmt.Errorf("qdisc %s: %s needs a value, like %s", q.Kind, word, qdiscExample[word])
-		}
-		i++
-		v := args[i]
-		var err error
-		switch opt {
-		case "limit":
-			q.Limit, err = qdiscCount(q.Kind, opt, v, maxQdiscLimit)
-		case "flows":
-			q.Flows, err = qdiscCount(q.Kind, opt, v, MaxFlows)
-		case "quantum":
-			q.Quantum, err = qdiscCount(q.Kind, opt, v, MaxQuantum)
-			if err == nil && q.Quantum < MinQuantum || err != nil && strings.Contains(err.Error(), "out of range") {
-				err = fmt.Errorf("qdisc %s: quantum %q is out of range; want %d to %d bytes, like quantum 1500", q.Kind, v, MinQuantum, MaxQuantum)
-			}
-		case "drop_batch":
-			q.DropBatch, err = qdiscCount(q.Kind, opt, v, maxQdiscLimit)
-		case "target":
-			q.Target, err = qdiscTime(q.Kind, opt, v)
-		case "interval":
-			q.Interval, err = qdiscTime(q.Kind, opt, v)
-		case "memory_limit":
-			b, ok := tcSize(asciiLower(v))
-			switch {
-			case !ok || b != b:
-				err = fmt.Errorf("qdisc %s: memory_limit %q is not a size; write it like 32Mb, 512Kb or 1000000 (bytes)", q.Kind, v)
-			case b < 1 || b > maxMemoryLimit:
-				err = fmt.Errorf("qdisc %s: memory_limit %q is out of range; want 1 byte to 2Gb, like memory_limit 32Mb", q.Kind, v)
-			}
-			q.MemoryLimit = int(b)
-		}
-		if err != nil {
-			return Qdisc{}, err
-		}
-	}
-	return q, nil
-}
-
-// qdiscOptions are the options of each discipline, in tc's order.
-var qdiscOptions = [numQdiscKinds][]string{
-	CoDel:   {"limit", "target", "interval", "ecn", "noecn"},
-	FQCoDel: {"limit", "flows", "quantum", "target", "interval", "memory_limit", "ecn", "noecn", "drop_batch"},
-}
-
-var qdiscExample = map[string]string{
-	"limit": "limit 1000", "flows": "flows 1024", "quantum": "quantum 1500", "drop_batch": "drop_batch 64",
-	"target": "target 5ms", "interval": "interval 100ms", "memory_limit": "memory_limit 32Mb",
-}
-
-func qdiscHasOption(k QdiscKind, opt string) bool {
-	for _, o := range qdiscOptions[k] {
-		if o == opt {
+// reads reports whether kind k reads the Qdisc field called name.
+func (k QdiscKind) reads(name string) bool {
+	for _, f := range qdiscKinds[k].fields {
+		if f == name {
 			return true
 		}
 	}
 	return false
-}
-
-// qdiscCount reads a whole number from 1 to max as tc's get_unsigned does.
-func qdiscCount(k QdiscKind, opt, v string, max int) (int, error) {
-	n, ok := cUint(v, 0)
-	if !ok || strings.HasPrefix(v, "-") {
-		return 0, fmt.Errorf("qdisc %s: %s %q is not a whole number; write it like %s", k, opt, v, qdiscExample[opt])
-	}
-	if n < 1 || n > uint64(max) {
-		return 0, fmt.Errorf("qdisc %s: %s %q is out of range; want 1 to %d, like %s", k, opt, v, max, qdiscExample[opt])
-	}
-	return int(n), nil
-}
-
-// qdiscTime reads a time as tc's get_time does, with a unit required,
-// more than 0 and at most MaxCoDelTime.
-func qdiscTime(k QdiscKind, opt, v string) (time.Duration, error) {
-	p := &netemParser{args: []string{v}}
-	d, err := p.time(opt, MaxCoDelTime, "the longest CoDel's clock compares")
-	if err != nil {
-		return 0, fmt.Errorf("qdisc %s: %s", k, strings.TrimPrefix(err.Error(), "netem: "))
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("qdisc %s: %s %q would be no time at all; want more than 0, like %s", k, opt, v, qdiscExample[opt])
-	}
-	return d, nil
-}
-
-// tcSize reads a size as tc's get_size does: a number, with an optional
-// unit (case already lowered): b; k, kb, m, mb, g, gb (binary); kbit,
-// mbit, gbit (binary, in bits).
-func tcSize(t string) (float64, bool) {
-	if v, ok := cFloat(t); ok {
-		return v, true
-	}
-	for _, u := range []struct {
-		suffix string
-		mult   float64
-	}{{"kbit", 1024 / 8}, {"mbit", 1024 * 1024 / 8}, {"gbit", 1024 * 1024 * 1024 / 8},
-		{"kb", 1024}, {"mb", 1024 * 1024}, {"gb", 1024 * 1024 * 1024}, {"k", 1024}, {"m", 1024 * 1024}, {"g", 1024 * 1024 * 1024}, {"b", 1}} {
-		if num, cut := strings.CutSuffix(t, u.suffix); cut {
-			if v, ok := cFloat(num); ok {
-				return v * u.mult, true
-			}
-		}
-	}
-	return 0, false
-}
-
-// String writes q in tc's grammar, each option only when it is set
-// (not zero), in the order of the issue that asked for it (tc's own
-// "qdisc show" order), so that ParseQdisc reads q back exactly:
-//
-//	fifo
-//	codel target 5ms interval 100ms limit 1000 ecn
-//	fq_codel flows 1024 quantum 1514 target 5ms interval 100ms limit 10240 memory_limit 32Mb ecn drop_batch 64
-func (q Qdisc) String() string {
-	w := []string{q.Kind.String()}
-	add := func(s ...string) { w = append(w, s...) }
-	if q.Flows != 0 {
-		add("flows", strconv.Itoa(q.Flows))
-	}
-	if q.Quantum != 0 {
-		add("quantum", strconv.Itoa(q.Quantum))
-	}
-	if q.Target != 0 {
-		add("target", netemTime(q.Target))
-	}
-	if q.Interval != 0 {
-		add("interval", netemTime(q.Interval))
-	}
-	if q.Limit != 0 {
-		add("limit", strconv.Itoa(q.Limit))
-	}
-	if q.MemoryLimit != 0 {
-		add("memory_limit", tcSizeString(q.MemoryLimit))
-	}
-	switch q.ECN {
-	case ECNOn:
-		add("ecn")
-	case ECNOff:
-		add("noecn")
-	}
-	if q.DropBatch != 0 {
-		add("drop_batch", strconv.Itoa(q.DropBatch))
-	}
-	return strings.Join(w, " ")
-}
-
-// tcSizeString writes n bytes as tc prints sizes, exactly: 32Mb, 512Kb,
-// or a bare byte count.
-func tcSizeString(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return strconv.Itoa(n>>20) + "Mb"
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return strconv.Itoa(n>>10) + "Kb"
-	}
-	return strconv.Itoa(n)
-}
-
-// qdisc is a queue discipline that decides at dequeue time: codel or
-// fq_codel. Its methods run with the link's lock held; drops go through
-// Link.qdrop.
-type qdisc interface {
-	enqueue(p qpkt, now time.Duration)
-	// dequeue returns the next packet to serialize at now, if any.
-	dequeue(now time.Duration) (qpkt, bool)
-	len() int // packets held
-	clear()   // forget every packet (Close)
-}
-
-func newQdisc(l *Link, d *direction, q Qdisc) qdisc {
-	if q.Kind == CoDel {
-		return newCodelQueue(l, d, q)
-	}
-	return newFQCoDel(l, d, q)
-}
-
-// admitQdisc is admit's queue, rate and delay for a direction with a
-// qdisc: pkt joins the qdisc (unless reordered: then it is sent at once,
-// as with the FIFO), and the serializer takes it now if it is free.
-// l.mu is held.
-func (l *Link) admitQdisc(d *direction, pkt []byte, now time.Duration, corrupt bool) {
-	// What the serializer took before now, if a timer ran late (only a
-	// real clock's can), goes first.
-	l.serve(d, now)
-	buf := append(l.buffer(), pkt...)
-	if corrupt {
-		d.impair.corrupt(buf)
-	}
-	if d.impair.reorder() {
-		d.stats.Reordered++
-		l.schedule(d, entry{buf: buf, due: now, sent: now, front: true, corrupt: corrupt}, now)
-		return
-	}
-	// serve left the qdisc empty or the serializer busy past now: if it
-	// has been idle, it is free now.
-	d.busyUntil = max(d.busyUntil, now)
-	d.qd.enqueue(qpkt{buf: buf, enq: now, corrupt: corrupt}, now)
-	if n := d.qd.len() + d.onWire(now); n > d.stats.PeakQueuePackets {
-		d.stats.PeakQueuePackets = n
-	}
-	l.serve(d, now)
-}
-
-// onWire is 1 while the serializer is busy, else 0.
-func (d *direction) onWire(now time.Duration) int {
-	if d.busyUntil > now {
-		return 1
-	}
-	return 0
-}
-
-// serve dequeues from d's qdisc each time the serializer is free by now,
-// at the instant it became free, and sends the packet on to the rate and
-// delay stages; then it sets the serve timer for the next such instant if
-// packets wait. Invariant: when serve returns, either the qdisc is empty
-// or the serializer is busy past now, so every packet that waits in the
-// qdisc arrived while the serializer was busy, and busyUntil is the
-// instant the next dequeue happens. l.mu is held.
-func (l *Link) serve(d *direction, now time.Duration) {
-	for d.qd.len() > 0 && d.busyUntil <= now {
-		at := d.busyUntil
-		p, ok := d.qd.dequeue(at)
-		if !ok {
-			break // CoDel dropped the rest
-		}
-		finish := at + d.serialization(len(p.buf))
-		d.busyUntil = finish
-		due := finish + max(d.impair.delay(d.cfg.Delay), 0)
-		if d.cfg.KeepOrder {
-			due = max(due, d.lastDue)
-		}
-		if l.obs != nil {
-			// At is the packet's arrival in the queue, Start its dequeue:
-			// the event comes at the dequeue, so At may be earlier than
-			// the events before it.
-			l.emit(Event{Kind: EventQueue, Dir: d.dir, At: p.enq, Packet: p.buf, Start: at, Finish: finish, Due: due, Queue: d.qd.len() + 1})
-		}
-		l.schedule(d, entry{buf: p.buf, due: due, sent: p.enq, corrupt: p.corrupt}, now)
-	}
-	if d.qd.len() > 0 {
-		d.serveTimer.Reset(d.busyUntil - now)
-	}
-}
-
-// serveDue is the serve timer's work. On a real clock it may run late;
-// serve then dequeues at the instants the serializer became free.
-func (l *Link) serveDue(d *direction) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.closed {
-		l.serve(d, l.now())
-	}
-}
-
-// qdrop counts and reports a packet a qdisc drops, and takes its buffer
-// back. l.mu is held.
-func (l *Link) qdrop(d *direction, why DropReason, p qpkt, now time.Duration) {
-	l.drop(d, why, p.buf, now)
-	l.free = append(l.free, p.buf[:0])
 }

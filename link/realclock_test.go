@@ -20,7 +20,7 @@ func TestRealClockDeliversInOrderAndCloseWaits(t *testing.T) {
 	// With a qdisc the 5000 packets take 4 ms to serialize, under CoDel's
 	// target, so CoDel drops nothing either. The number is past the UDP
 	// ports, so that fq_codel sees one flow.
-	for _, cfg := range []Config{{}, {Delay: 200 * time.Microsecond}, {Rate: 1e9, QueuePackets: 20000},
+	for _, cfg := range []Config{{}, {Delay: 200 * time.Microsecond}, {Rate: 1e9, Qdisc: Qdisc{Limit: 20000}},
 		{Rate: 1e9, Qdisc: Qdisc{Kind: CoDel, Limit: 20000}}, {Rate: 1e9, Qdisc: Qdisc{Kind: FQCoDel}}} {
 		const perDir = 5000
 		var mu sync.Mutex

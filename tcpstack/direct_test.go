@@ -29,7 +29,7 @@ func directCounters(h *Host) [8]uint64 {
 // virtual time it took and both hosts' counters. With gvisorPath the
 // hosts' direct paths are off.
 func echoRun(t *testing.T, gvisorPath bool) (pkts [][]byte, took time.Duration, counters [2][8]uint64) {
-	p := newPair(t, link.Config{Delay: 5 * time.Millisecond, Rate: 20e6, QueuePackets: 8}, TCPConfig{Impl: Netemu})
+	p := newPair(t, link.Config{Delay: 5 * time.Millisecond, Rate: 20e6, Qdisc: link.Qdisc{Limit: 8}}, TCPConfig{Impl: Netemu})
 	if p.a.ep.direct == nil || p.b.ep.direct == nil {
 		t.Fatal("a host with netemu's TCP has no direct path")
 	}

@@ -46,7 +46,7 @@ func bulkLossy() []Cell {
 	const table = "bulk 5 MiB, 10 mbit, RTT 50 ms"
 	var cells []Cell
 	for _, q := range []int{8, 20, 50, 100} {
-		cells = append(cells, Cell{table, fmt.Sprintf("queue %d", q), Bulk{}, lossyLink(10e6, 50*msec, func(c *link.Config) { c.QueuePackets = q }), 0})
+		cells = append(cells, Cell{table, fmt.Sprintf("queue %d", q), Bulk{}, lossyLink(10e6, 50*msec, func(c *link.Config) { c.Qdisc.Limit = q }), 0})
 	}
 	for _, p := range []float64{0.001, 0.01, 0.03} {
 		cells = append(cells, Cell{table, fmt.Sprintf("loss %g%%", p*100), Bulk{}, lossyLink(10e6, 50*msec, func(c *link.Config) { c.Loss = link.RandomLoss(p, 0) }), 0})

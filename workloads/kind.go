@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/link/tc"
 	"github.com/netemu/netemu/workloads/web"
 )
 
@@ -95,9 +95,9 @@ func positive(fs *flag.FlagSet, name string, def int, help string) func() (int, 
 // size defines a byte-count flag written as people write sizes (120KB,
 // 5MiB); min is the least accepted value.
 func size(fs *flag.FlagSet, name string, def, min int, example, help string) func() (int, error) {
-	v := fs.String(name, link.FormatSize(int64(def)), help)
+	v := fs.String(name, tc.FormatSize(int64(def)), help)
 	return func() (int, error) {
-		n, err := link.ParseSize(*v)
+		n, err := tc.ParseSize(*v)
 		if err != nil {
 			return 0, fmt.Errorf("--%s: %v", name, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/internal/race"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/link/tc"
 )
 
 // runLink runs w on a fresh emulated network over lc (both directions
@@ -52,17 +53,17 @@ func loadedDetail(t *testing.T, w Loaded, q link.Qdisc) LoadedDetail {
 	r, _ := runLink(t, w, link.Config{Delay: bloatRTT / 2, Rate: bloatRate, Qdisc: q})
 	d := r.Detail.(LoadedDetail)
 	if want := int(w.Duration / DefaultLoadedInterval); d.ProbesUnderLoad != want {
-		t.Errorf("%s: %d probes under load; want one per interval, %d", q, d.ProbesUnderLoad, want)
+		t.Errorf("%s: %d probes under load; want one per interval, %d", tc.Qdisc(q), d.ProbesUnderLoad, want)
 	}
 	// The base RTT is the link's RTT plus the probe's two packets at the
 	// rate: the model, within the serialization of a packet.
 	if d.Base < d.ModelRTT || d.Base > d.ModelRTT+serialization(bloatRate) {
-		t.Errorf("%s: base RTT %v; want the model's %v plus at most a packet's serialization", q, d.Base, d.ModelRTT)
+		t.Errorf("%s: base RTT %v; want the model's %v plus at most a packet's serialization", tc.Qdisc(q), d.Base, d.ModelRTT)
 	}
 	// The flows keep the link busy: at least 90 % of the rate is payload
 	// (headers take 52 of each 1500 bytes, slow start a little).
 	if d.Goodput < 0.9*bloatRate {
-		t.Errorf("%s: the load's goodput is %.1f Mbit/s; want the link saturated, at least 90%% of %.0f Mbit/s", q, d.Goodput/1e6, bloatRate/1e6)
+		t.Errorf("%s: the load's goodput is %.1f Mbit/s; want the link saturated, at least 90%% of %.0f Mbit/s", tc.Qdisc(q), d.Goodput/1e6, bloatRate/1e6)
 	}
 	return d
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
-	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/link/tc"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -23,7 +23,7 @@ type fixed map[string]time.Duration
 func (fixed) Name() string { return "fixed" }
 
 func (f fixed) Run(_ context.Context, c experiment.Case) (workloads.Result, experiment.Record, error) {
-	t, ok := f[link.FormatRate(c.Link.Rate)]
+	t, ok := f[tc.FormatRate(c.Link.Rate)]
 	if !ok {
 		t, ok = f[c.Workload.Variant()]
 	}

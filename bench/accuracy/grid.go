@@ -15,6 +15,7 @@ import (
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/link/tc"
 	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
@@ -51,7 +52,7 @@ func drawGrid(n int, seed uint64) []gridCell {
 		rate := math.Round(logU(gridMinRate, gridMaxRate)/1e5) * 1e5
 		bdp := rate * rtt.Seconds() / 8 / float64(link.DefaultMTU)
 		queue := max(2, int(math.Round(bdp*logU(gridMinBDP, gridMaxBDP))))
-		lc := link.Config{Delay: rtt / 2, Rate: rate, QueuePackets: queue, DelayedACK: link.LinuxDelayedACK}
+		lc := link.Config{Delay: rtt / 2, Rate: rate, Qdisc: link.Qdisc{Limit: queue}, DelayedACK: link.LinuxDelayedACK}
 		lossy := i%3 != 0
 		if lossy {
 			lc.Loss = link.RandomLoss(math.Round(logU(gridMinLoss, gridMaxLoss)*1e4)/1e4, 0)
@@ -173,7 +174,7 @@ func measureGrid(ctx context.Context, cells []gridCell, lossyRuns, kernelRuns in
 // runs for an hour, and an interrupted one still shows what it measured.
 func (r gridRow) summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v %s queue %d", 2*r.Cell.Link.Delay, link.FormatRate(r.Cell.Link.Rate), r.Cell.Link.QueuePackets)
+	fmt.Fprintf(&b, "%v %s queue %d", 2*r.Cell.Link.Delay, tc.FormatRate(r.Cell.Link.Rate), r.Cell.Link.Qdisc.Limit)
 	if r.Cell.Lossy {
 		fmt.Fprintf(&b, " loss %g%%", r.Cell.Link.Loss.P*100)
 	}
@@ -220,7 +221,7 @@ func gridMarkdown(w io.Writer, rows []gridRow, seed uint64, n, lossyRuns, kernel
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("\n# A random grid\n\n")
 	p("%d cells drawn with grid seed %d (`go run ./bench/accuracy -grid %d -grid-seed %d`): RTT %v–%v, rate %s–%s, ", n, seed, n, seed,
-		gridMinRTT, gridMaxRTT, link.FormatRate(gridMinRate), link.FormatRate(gridMaxRate))
+		gridMinRTT, gridMaxRTT, tc.FormatRate(gridMinRate), tc.FormatRate(gridMaxRate))
 	p("queue %.1f–%.0f BDP in packets, log-uniform; two cells in three with random loss of %.2f–%.0f %%; ", gridMinBDP, gridMaxBDP, gridMinLoss*100, gridMaxLoss*100)
 	p("three in four bulk of 1–50 MiB (at most %d s at the link's rate), the rest page, keepalive or rpc. ", gridMaxSeconds)
 	p("Lossless cells: one emulated run each (the virtual clock repeats itself), the kernel's median of %d; ", kernelRuns)
@@ -235,7 +236,7 @@ func gridMarkdown(w io.Writer, rows []gridRow, seed uint64, n, lossyRuns, kernel
 	for i, r := range rows {
 		cell := r.Cell
 		l := cell.Link
-		desc := fmt.Sprintf("%v, %s, queue %d", 2*l.Delay, link.FormatRate(l.Rate), l.QueuePackets)
+		desc := fmt.Sprintf("%v, %s, queue %d", 2*l.Delay, tc.FormatRate(l.Rate), l.Qdisc.Limit)
 		if cell.Lossy {
 			desc += fmt.Sprintf(", loss %g%%", l.Loss.P*100)
 		}

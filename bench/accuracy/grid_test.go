@@ -33,8 +33,8 @@ func TestDrawGrid(t *testing.T) {
 			t.Errorf("cell %d: rate %v outside the range", i, l.Rate)
 		}
 		bdp := l.Rate * rtt.Seconds() / 8 / float64(link.DefaultMTU)
-		if q := float64(l.QueuePackets); q > gridMaxBDP*bdp+1 || (q < gridMinBDP*bdp-1 && q > 2) {
-			t.Errorf("cell %d: queue %d packets for a BDP of %.1f", i, l.QueuePackets, bdp)
+		if q := float64(l.Qdisc.Limit); q > gridMaxBDP*bdp+1 || (q < gridMinBDP*bdp-1 && q > 2) {
+			t.Errorf("cell %d: queue %d packets for a BDP of %.1f", i, l.Qdisc.Limit, bdp)
 		}
 		if !c.Lossy {
 			lossless++
@@ -86,7 +86,7 @@ func TestGridReport(t *testing.T) {
 // than one packet's time at the link's rate is marked and left out of
 // the summary.
 func TestGridUnreliableKernel(t *testing.T) {
-	cell := gridCell{Workload: workloads.Bulk{Size: 1 << 20}.WithDefaults(), Link: link.Config{Delay: 5 * time.Millisecond, Rate: 100e6, QueuePackets: 50}}
+	cell := gridCell{Workload: workloads.Bulk{Size: 1 << 20}.WithDefaults(), Link: link.Config{Delay: 5 * time.Millisecond, Rate: 100e6, Qdisc: link.Qdisc{Limit: 50}}}
 	side := func(ms float64) gridSide {
 		return gridSide{Spread: experiment.Spread{Runs: 1, Median: time.Duration(ms * float64(time.Millisecond)), MedianMs: ms, Drops: -1}}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/link/tc"
 	"github.com/netemu/netemu/tcpstack"
 )
 
@@ -41,10 +42,10 @@ var (
 			o.rtt = newList(fs, n, "50ms", "round-trip time (each direction gets half)", parseDuration("RTT"))
 		}},
 		{"rate", func(fs *flag.FlagSet, n string, o *options) {
-			o.rate = newList(fs, n, "10mbit", "bottleneck rate in tc units: bit kbit mbit gbit (bits/s), bps kbps mbps gbps (bytes/s); 0 or unlimited", link.ParseRate)
+			o.rate = newList(fs, n, "10mbit", "bottleneck rate in tc units: bit kbit mbit gbit (bits/s), bps kbps mbps gbps (bytes/s); 0 or unlimited", tc.ParseRate)
 		}},
 		{"queue", func(fs *flag.FlagSet, n string, o *options) {
-			o.queue = newList(fs, n, "1000", "drop-tail queue per direction: packets (1000) or bytes (150KB)", parseQueue)
+			o.queue = newList(fs, n, "1000", "drop-tail queue per direction: packets (1000) or bytes (150KB)", tc.ParseQueue)
 		}},
 		{"qdisc", func(fs *flag.FlagSet, n string, o *options) {
 			o.qdisc = newList(fs, n, "fifo", "queue discipline per direction, as tc writes it: fifo (drop-tail, see --queue), codel [target 5ms] [interval 100ms] [limit N] [ecn], or fq_codel with also [flows N] [quantum BYTES] [memory_limit 32Mb] [noecn]; a list (fifo,fq_codel) makes a case of each, in run and compare too", parseQdisc)

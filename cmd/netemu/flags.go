@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +17,7 @@ import (
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/link/tc"
 	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
@@ -97,21 +97,13 @@ func parsePercent(what string) func(string) (float64, error) {
 	}
 }
 
-// queueLimit is a parsed --queue: packets or bytes, the other zero.
-type queueLimit struct{ packets, bytes int }
-
 // parseQdisc reads one --qdisc value.
-func parseQdisc(s string) (link.Qdisc, error) {
-	q, err := link.ParseQdisc(s)
+func parseQdisc(s string) (tc.Qdisc, error) {
+	q, err := tc.ParseQdisc(s)
 	if err != nil {
 		return q, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "qdisc "))
 	}
 	return q, nil
-}
-
-func parseQueue(s string) (queueLimit, error) {
-	p, b, err := link.ParseQueue(s)
-	return queueLimit{p, b}, err
 }
 
 // options are the parsed flags of a command.
@@ -120,8 +112,8 @@ type options struct {
 	build     func() ([]workloads.Workload, error) // the kind's workloads from its flags
 	rtt       *listFlag[time.Duration]
 	rate      *listFlag[float64]
-	queue     *listFlag[queueLimit]
-	qdisc     *listFlag[link.Qdisc]
+	queue     *listFlag[tc.Qdisc] // a FIFO's limit
+	qdisc     *listFlag[tc.Qdisc]
 	qdiscDown string // the server→client direction's qdisc, when it differs
 	delack    *listFlag[time.Duration]
 	loss      *listFlag[float64]
@@ -225,8 +217,8 @@ func (o *options) notes() []string {
 	var out []string
 	for _, r := range o.rate.raw {
 		if l := strings.ToLower(r); strings.HasSuffix(l, "bps") && l != "0" {
-			v, _ := link.ParseRate(r)
-			out = append(out, fmt.Sprintf("note: --rate %s is bytes per second, as tc reads it: %s; write %sbit for bits", r, link.FormatRate(v), strings.TrimSuffix(l, "bps")))
+			v, _ := tc.ParseRate(r)
+			out = append(out, fmt.Sprintf("note: --rate %s is bytes per second, as tc reads it: %s; write %sbit for bits", r, tc.FormatRate(v), strings.TrimSuffix(l, "bps")))
 		}
 	}
 	names := []string{"netem", "netem-up", "netem-down"}
@@ -238,8 +230,8 @@ func (o *options) notes() []string {
 			}
 			r := words[j+1]
 			if l := strings.ToLower(r); strings.HasSuffix(l, "bps") {
-				if v, err := link.ParseRate(r); err == nil {
-					out = append(out, fmt.Sprintf("note: --%s's rate %s is bytes per second, as tc reads it: %s; write %sbit for bits", names[i], r, link.FormatRate(v), strings.TrimSuffix(l, "bps")))
+				if v, err := tc.ParseRate(r); err == nil {
+					out = append(out, fmt.Sprintf("note: --%s's rate %s is bytes per second, as tc reads it: %s; write %sbit for bits", names[i], r, tc.FormatRate(v), strings.TrimSuffix(l, "bps")))
 				}
 			}
 		}
@@ -261,21 +253,24 @@ func (o *options) netemLeavesOut() string {
 	if o.netem == [3]string{} {
 		return ""
 	}
-	sets := func(opt string, lines ...string) bool {
+	sets := func(opt tc.Option, lines ...string) bool {
 		for _, l := range lines {
-			if _, given, err := link.ParseNetem(l); err == nil && slices.Contains(given, opt) {
+			if n, err := tc.ParseNetem(l); err == nil && n.Has(opt) {
 				return true
 			}
 		}
 		return false
 	}
 	var opts, kept, flags, tcs []string
-	for _, d := range []struct{ opt, flag, tc string }{{"delay", "rtt", "no delay"}, {"rate", "rate", "no rate limit"}} {
+	for _, d := range []struct {
+		opt      tc.Option
+		flag, tc string
+	}{{tc.Delay, "rtt", "no delay"}, {tc.Rate, "rate", "no rate limit"}} {
 		up := o.netem[0] != "" || o.netem[1] != ""
 		down := o.netem[0] != "" || o.netem[2] != ""
 		missing := up && !sets(d.opt, o.netem[0], o.netem[1]) || down && !sets(d.opt, o.netem[0], o.netem[2])
 		if missing && !o.set[d.flag] {
-			opts = append(opts, d.opt)
+			opts = append(opts, d.opt.String())
 			kept = append(kept, "--"+d.flag+" "+defaultOf(d.flag))
 			flags = append(flags, "--"+d.flag)
 			tcs = append(tcs, d.tc)
@@ -585,14 +580,12 @@ func (o *options) axes() []axis {
 	return []axis{
 		{"rtt", len(o.rtt.vals), func(i int) string { return "rtt " + fmtDur(o.rtt.vals[i]) }, func(i int) string { return "rtt" + raw(o.rtt, i) },
 			func(i int, c *link.Config) { c.Delay = o.rtt.vals[i] / 2 }},
-		{"rate", len(o.rate.vals), func(i int) string { return link.FormatRate(o.rate.vals[i]) }, func(i int) string { return link.FormatRate(o.rate.vals[i]) },
+		{"rate", len(o.rate.vals), func(i int) string { return tc.FormatRate(o.rate.vals[i]) }, func(i int) string { return tc.FormatRate(o.rate.vals[i]) },
 			func(i int, c *link.Config) { c.Rate = o.rate.vals[i] }},
 		{"queue", len(o.queue.vals), func(i int) string { return "queue " + raw(o.queue, i) }, func(i int) string { return "queue" + raw(o.queue, i) },
-			func(i int, c *link.Config) {
-				c.QueuePackets, c.QueueBytes = o.queue.vals[i].packets, o.queue.vals[i].bytes
-			}},
+			func(i int, c *link.Config) { c.Qdisc = link.Qdisc(o.queue.vals[i]) }},
 		{"qdisc", len(o.qdisc.vals), func(i int) string { return o.qdisc.vals[i].String() }, func(i int) string { return strings.ReplaceAll(o.qdisc.vals[i].String(), " ", "-") },
-			func(i int, c *link.Config) { c.Qdisc = o.qdisc.vals[i] }},
+			func(i int, c *link.Config) { *c = o.qdisc.vals[i].Apply(*c, tc.Both) }},
 		{"delack", len(o.delack.vals), func(i int) string { return "delack " + fmtDur(o.delack.vals[i]) }, func(i int) string { return "delack" + raw(o.delack, i) },
 			func(i int, c *link.Config) { c.DelayedACK = o.delack.vals[i] }},
 		chance("loss", o.loss, func(c *link.Config, v float64) { c.Loss = link.RandomLoss(v, 0) }),
@@ -605,87 +598,85 @@ func (o *options) axes() []axis {
 }
 
 // netemOptions are the flags that set what a netem option also sets.
-var netemOptions = map[string]string{"delay": "rtt", "limit": "queue", "rate": "rate", "loss": "loss", "reorder": "reorder", "duplicate": "duplicate", "corrupt": "corrupt", "seed": "seed"}
+var netemOptions = map[tc.Option]string{tc.Delay: "rtt", tc.Limit: "queue", tc.Rate: "rate", tc.Loss: "loss", tc.Reorder: "reorder", tc.Duplicate: "duplicate", tc.Corrupt: "corrupt", tc.Seed: "seed"}
 
 // withNetem applies the --netem lines to c: the shared one to both
 // directions, --netem-up to client→server, --netem-down to server→client.
-// An option set both by a flag and by a netem line is a usage error.
+// An option set both by a flag and by a netem line is a usage error, and
+// so is netem's limit with a qdisc that has its own.
 func (o *options) withNetem(c link.Config) (link.Config, error) {
 	names := []string{"netem", "netem-up", "netem-down"}
-	var parsed [3]link.Config
-	var given [3][]string
+	sides := []tc.Side{tc.Both, tc.Up, tc.Down}
+	var lines [3]tc.Netem
 	for i, line := range o.netem {
 		if line == "" {
 			continue
 		}
-		var err error
-		if parsed[i], given[i], err = link.ParseNetem(line); err != nil {
+		n, err := tc.ParseNetem(line)
+		if err != nil {
 			return c, usagef("--%s %q: %v", names[i], line, strings.TrimPrefix(err.Error(), "netem: "))
 		}
-		for _, g := range given[i] {
+		for _, g := range n.Options() {
 			if f, ok := netemOptions[g]; ok && o.set[f] {
 				return c, usagef("--%s and --%s's %s both set the %s; give it once", f, names[i], g, g)
 			}
-			if g == "delay" && parsed[i].Jitter > 0 && o.set["jitter"] {
+			if g == tc.Delay && n.Config().Jitter > 0 && o.set["jitter"] {
 				return c, usagef("--jitter and --%s's delay both set the jitter; give it once", names[i])
 			}
 		}
+		lines[i] = n
 	}
-	both := link.ApplyNetem(c, parsed[0], given[0])
-	up := link.ApplyNetem(both, parsed[1], given[1])
-	if o.netem[2] != "" {
-		up = up.WithBtoA(link.ApplyNetem(both, parsed[2], given[2]))
+	for i, n := range lines {
+		if n.Has(tc.Limit) && !c.Qdisc.IsFIFO() {
+			return c, queueTwice("netem's limit", "qdisc", c.Qdisc)
+		}
+		if o.netem[i] != "" {
+			c = n.Apply(c, sides[i])
+		}
 	}
-	return up, nil
+	return c, nil
 }
 
-// withQdisc makes c's queue the qdisc's: a codel or fq_codel qdisc has
-// its own limit, so --queue (or netem's limit) and it do not go together;
-// --qdisc-down gives the server→client direction its own.
+// queueTwice is the usage error for a queue limit given with a qdisc
+// that has its own.
+func queueTwice(other, flag string, q link.Qdisc) error {
+	return usagef("%s and --%s %s both bound the queue; %s has its own limit (limit N): drop %s", other, flag, tc.Qdisc(q), q.Kind, other)
+}
+
+// withQdisc checks that a qdisc with a limit of its own (all but the
+// FIFO) comes without --queue or netem's limit, and gives the
+// server→client direction its own qdisc with --qdisc-down.
 func (o *options) withQdisc(c link.Config) (link.Config, error) {
-	fix := func(d *link.Config, flag string) error {
-		if d.Qdisc.IsFIFO() {
-			return nil
-		}
-		if o.set["queue"] || d.QueueBytes != 0 || (d.QueuePackets != 0 && d.QueuePackets != link.DefaultQueuePackets) {
-			other := "--queue"
-			if !o.set["queue"] {
-				other = "netem's limit" // --netem, --netem-up or --netem-down
-			}
-			return usagef("%s and --%s %s both bound the queue; %s has its own limit (limit N): drop %s", other, flag, d.Qdisc, d.Qdisc.Kind, other)
-		}
-		d.QueuePackets, d.QueueBytes = 0, 0
-		return nil
-	}
+	var down tc.Qdisc
 	if o.qdiscDown != "" {
 		if strings.Contains(o.qdiscDown, ",") {
 			return c, usagef("--qdisc-down %q: takes one queue discipline, not a list; to compare several, list them in --qdisc", o.qdiscDown)
 		}
-		down, err := link.ParseQdisc(o.qdiscDown)
-		if err != nil {
+		var err error
+		if down, err = tc.ParseQdisc(o.qdiscDown); err != nil {
 			return c, usagef("--qdisc-down %q: %v", o.qdiscDown, strings.TrimPrefix(err.Error(), "qdisc "))
 		}
-		d := c
-		if c.BtoA != nil {
-			d = *c.BtoA
-		}
-		d.Qdisc = down
-		if down.IsFIFO() && d.QueuePackets == 0 && d.QueueBytes == 0 {
-			d.QueuePackets = link.DefaultQueuePackets // the up direction's qdisc had cleared it
-		}
-		c = c.WithBtoA(d)
 	}
-	if err := fix(&c, "qdisc"); err != nil {
-		return c, err
+	if !c.Qdisc.IsFIFO() && o.set["queue"] {
+		return c, queueTwice("--queue", "qdisc", c.Qdisc)
 	}
+	if o.qdiscDown == "" {
+		return c, nil
+	}
+	d := c
 	if c.BtoA != nil {
-		b := *c.BtoA
-		if err := fix(&b, "qdisc-down"); err != nil {
-			return c, err
-		}
-		c.BtoA = &b
+		d = *c.BtoA
 	}
-	return c, nil
+	// A FIFO limit other than the default comes from --queue or netem's
+	// limit.
+	if q := d.Qdisc; !down.IsFIFO() && q.IsFIFO() && (o.set["queue"] || q.LimitBytes != 0 || q.Limit != 0 && q.Limit != link.DefaultQueuePackets) {
+		other := "--queue"
+		if !o.set["queue"] {
+			other = "netem's limit" // --netem or --netem-down
+		}
+		return c, queueTwice(other, "qdisc-down", link.Qdisc(down))
+	}
+	return down.Apply(c, tc.Down), nil
 }
 
 // cases expands the options into the cases to run: every combination of
@@ -835,8 +826,8 @@ func (o *options) linkAt(axes []axis, idx []int) (link.Config, []string, error) 
 		a.apply(idx[k], &lc)
 		label = append(label, a.label(idx[k]))
 	}
-	if lc.QueueBytes > 0 && lc.QueueBytes < o.mtu {
-		return lc, nil, usagef("--queue %d bytes: want at least the MTU (%d bytes) so a full packet fits", lc.QueueBytes, o.mtu)
+	if b := lc.Qdisc.LimitBytes; b > 0 && b < o.mtu {
+		return lc, nil, usagef("--queue %d bytes: want at least the MTU (%d bytes) so a full packet fits", b, o.mtu)
 	}
 	lc, err := o.withNetem(lc)
 	if err != nil {
@@ -934,7 +925,8 @@ const maxRTO = 120 * time.Second
 // to drain than the longest retransmission timeout, so every timeout fires
 // before the data's ACK can come back. "" when that is not the case.
 func tooSlow(c experiment.Case) string {
-	lc := c.Link
+	full := c.Link.WithDefaults()
+	lc := full
 	if lc.BtoA != nil {
 		lc = *lc.BtoA
 	}
@@ -943,18 +935,11 @@ func tooSlow(c experiment.Case) string {
 		// their queue does not stay full.
 		return ""
 	}
-	packets := lc.QueuePackets
-	if packets == 0 {
-		packets = link.DefaultQueuePackets
-	}
-	mtu := c.Link.MTU
-	if mtu == 0 {
-		mtu = link.DefaultMTU
-	}
+	packets, mtu := lc.Qdisc.Limit, full.MTU
 	drain := time.Duration(float64(packets*mtu*8) / lc.Rate * float64(time.Second))
 	if drain <= maxRTO {
 		return ""
 	}
 	return fmt.Sprintf("the link is too slow for TCP's timers: a full queue of %d packets takes %v to drain at %s, longer than TCP's longest retransmission timeout (%v), so the sender retransmits until it gives up; raise --rate or lower --queue (under %d packets at this rate)",
-		packets, drain.Round(time.Second), link.FormatRate(lc.Rate), maxRTO, int(maxRTO.Seconds()*lc.Rate/float64(mtu*8)))
+		packets, drain.Round(time.Second), tc.FormatRate(lc.Rate), maxRTO, int(maxRTO.Seconds()*lc.Rate/float64(mtu*8)))
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/link/tc"
 )
 
 // traceKinds are netemu trace's generators, and show.
@@ -51,7 +52,7 @@ func cmdTrace(ctx context.Context, args []string, w, stderr io.Writer) error {
 		return usagef("trace %s: unexpected argument %q; flags look like --rate 12mbit", kind, fs.Arg(0))
 	}
 	parseRate := func(flag, s string) (float64, error) {
-		r, err := link.ParseRate(s)
+		r, err := tc.ParseRate(s)
 		if err != nil || r <= 0 {
 			return 0, usagef("trace %s: --%s %q: want a rate above 0 in tc units, like 12mbit", kind, flag, s)
 		}
@@ -78,7 +79,7 @@ func cmdTrace(ctx context.Context, args []string, w, stderr io.Writer) error {
 		}
 		var rs []float64
 		for _, s := range strings.Split(tf.rates, ",") {
-			r, err := link.ParseRate(strings.TrimSpace(s))
+			r, err := tc.ParseRate(strings.TrimSpace(s))
 			if err != nil || r < 0 {
 				return usagef("trace steps: --rates: %q is not a rate; want tc units, like 12mbit (0 for none)", s)
 			}
@@ -187,7 +188,7 @@ func showTrace(w io.Writer, t *link.Trace, asJSON bool) error {
 		}{t.Name, float64(t.Period()) / 1e6, t.Opportunities(), t.MeanRate(), lo, hi})
 	}
 	_, err := fmt.Fprintf(w, "%s: %d opportunities over %v, repeating: mean %s; over 100 ms windows %s to %s\n",
-		t.Name, t.Opportunities(), t.Period(), link.FormatRate(t.MeanRate()), link.FormatRate(lo), link.FormatRate(hi))
+		t.Name, t.Opportunities(), t.Period(), tc.FormatRate(t.MeanRate()), tc.FormatRate(lo), tc.FormatRate(hi))
 	return err
 }
 

@@ -1,11 +1,10 @@
-package link
+package tc
 
 import (
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // rateUnits are tc's rate units: bits per second, and "bps" forms that
@@ -119,24 +118,24 @@ func ParseSize(s string) (int64, error) {
 	return int64(math.Round(b)), nil
 }
 
-// ParseQueue reads a queue limit: a bare number is packets, a size with a
-// unit (150KB) is bytes. It returns one of the two, the other zero.
-func ParseQueue(s string) (packets int, bytes int, err error) {
+// ParseQueue reads a FIFO's limit, as netemu's --queue takes it: a bare
+// number is packets (pfifo), a size with a unit (150KB) is bytes (bfifo).
+func ParseQueue(s string) (Qdisc, error) {
 	t := strings.TrimSpace(s)
 	if n, err := strconv.Atoi(t); err == nil {
 		if n <= 0 {
-			return 0, 0, fmt.Errorf("queue %q must hold at least 1 packet; write packets like 1000 or bytes like 150KB", s)
+			return Qdisc{}, fmt.Errorf("queue %q must hold at least 1 packet; write packets like 1000 or bytes like 150KB", s)
 		}
-		return n, 0, nil
+		return Qdisc{Limit: n}, nil
 	}
 	b, err := ParseSize(t)
 	if err != nil {
-		return 0, 0, fmt.Errorf("queue %q is neither packets (1000) nor bytes (150KB)", s)
+		return Qdisc{}, fmt.Errorf("queue %q is neither packets (1000) nor bytes (150KB)", s)
 	}
 	if b < 68 {
-		return 0, 0, fmt.Errorf("queue %q is smaller than a packet; write packets like 1000 or bytes like 150KB", s)
+		return Qdisc{}, fmt.Errorf("queue %q is smaller than a packet; write packets like 1000 or bytes like 150KB", s)
 	}
-	return 0, int(b), nil
+	return Qdisc{LimitBytes: int(b)}, nil
 }
 
 // FormatSize writes a byte count the way ParseSize reads it, in the
@@ -151,18 +150,4 @@ func FormatSize(n int64) string {
 		}
 	}
 	return strconv.FormatInt(n, 10)
-}
-
-// FormatDuration writes a duration with units a person reads at a glance:
-// 12.50 s, 40.0 ms, 5 µs, 0.
-func FormatDuration(d time.Duration) string {
-	switch {
-	case d >= 10*time.Second:
-		return fmt.Sprintf("%.2f s", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.1f ms", float64(d)/1e6)
-	case d > 0:
-		return fmt.Sprintf("%.0f µs", float64(d)/1e3)
-	}
-	return "0"
 }

@@ -1,4 +1,4 @@
-package link
+package tc
 
 import (
 	"errors"
@@ -7,10 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/netemu/netemu/link"
 )
 
 // ParseNetem reads tc's netem grammar, what follows "tc qdisc add dev X
-// root netem", into a Config for one direction:
+// root netem", into a Netem:
 //
 //	limit PACKETS
 //	delay TIME [JITTER [CORRELATION]] [distribution uniform|normal|pareto|paretonormal]
@@ -28,8 +30,8 @@ import (
 // percentages written 1% or 1, tc's defaults for the loss models' missing
 // values, limit as tc's sizes (10k is 10240 packets), gap and the rate's
 // byte counts in C's notations (0x14, 024), gap 1 for a reorder without
-// one. It also returns the options given, by their full names, so that a
-// caller can tell them from defaults.
+// one. The Netem knows which options were given, so that Apply replaces
+// those and no others.
 //
 // Where it departs from tc, it does so on purpose:
 //   - times and rates need a unit (25ms, 10mbit), where tc reads a bare
@@ -39,13 +41,14 @@ import (
 //   - distribution takes normal, pareto and paretonormal, the tables
 //     netemu builds, and uniform, netem's default, for which tc ships no
 //     table; not other file names;
-//   - what Config cannot hold is an error: limit 0, a delay over MaxDelay,
-//     a jitter over MaxJitter, an overhead beyond ±MaxMTU bytes;
+//   - what link.Config cannot hold is an error: limit 0, a delay over
+//     link.MaxDelay, a jitter over link.MaxJitter, an overhead beyond
+//     ±link.MaxMTU bytes;
 //   - a time is rounded to the nanosecond, where tc truncates it.
-func ParseNetem(s string) (Config, []string, error) {
+func ParseNetem(s string) (Netem, error) {
 	p := &netemParser{args: strings.Fields(s)}
-	c := Config{QueuePackets: DefaultQueuePackets}
-	var given []string
+	c := link.Config{Qdisc: link.Qdisc{Limit: link.DefaultQueuePackets}} // netem's limit when none is given
+	var given options
 	typed := map[string]string{} // option → the word that gave it
 	var reorderWord, gapWord string
 	dist := false
@@ -60,22 +63,22 @@ func ParseNetem(s string) (Config, []string, error) {
 			}
 		}
 		if prev, ok := typed[opt]; ok {
-			return Config{}, nil, fmt.Errorf("netem: %s is given twice (%q and %q); give each option once", opt, prev, word)
+			return Netem{}, fmt.Errorf("netem: %s is given twice (%q and %q); give each option once", opt, prev, word)
 		}
-		if opt != "" && opt != "ecn" && opt != "slot" {
+		if o, ok := optionNamed(opt); ok {
 			typed[opt] = word
-			given = append(given, opt)
+			given |= 1 << o
 		}
 		var err error
 		switch opt {
 		case "limit":
-			c.QueuePackets, err = p.limit()
+			c.Qdisc.Limit, err = p.limit()
 		case "delay":
-			if c.Delay, err = p.time("delay", MaxDelay, "the longest netemu emulates"); err != nil {
+			if c.Delay, err = p.time("delay", link.MaxDelay, "the longest netemu emulates"); err != nil {
 				break
 			}
 			if p.number() {
-				c.Jitter, err = p.time("jitter", MaxJitter, "the most netem's tabledist takes")
+				c.Jitter, err = p.time("jitter", link.MaxJitter, "the most netem's tabledist takes")
 				if err == nil && p.number() {
 					c.JitterCorr, err = p.percent("delay correlation", "delay 25ms 5ms 25%")
 				}
@@ -112,22 +115,22 @@ func ParseNetem(s string) (Config, []string, error) {
 			err = fmt.Errorf("netem: %q is not a netem option; want limit, delay, distribution, loss, corrupt, duplicate, reorder, gap, rate or seed", word)
 		}
 		if err != nil {
-			return Config{}, nil, err
+			return Netem{}, err
 		}
 	}
 	// tc's checks, in tc's order; a zero reorder probability is no reorder.
 	switch {
 	case c.Reorder.P > 0 && c.Delay == 0:
-		return Config{}, nil, fmt.Errorf("netem: %s needs a delay (a reordered packet is one sent without it), like delay 10ms %s", reorderWord, reorderWord)
+		return Netem{}, fmt.Errorf("netem: %s needs a delay (a reordered packet is one sent without it), like delay 10ms %s", reorderWord, reorderWord)
 	case c.Reorder.P == 0 && c.ReorderGap > 0:
-		return Config{}, nil, fmt.Errorf("netem: %s needs a reorder probability, like delay 10ms reorder 25%% %s", gapWord, gapWord)
+		return Netem{}, fmt.Errorf("netem: %s needs a reorder probability, like delay 10ms reorder 25%% %s", gapWord, gapWord)
 	case dist && (c.Delay == 0 || c.Jitter == 0):
-		return Config{}, nil, fmt.Errorf("netem: distribution %s needs a delay and a jitter, like delay 25ms 5ms distribution %s", c.Distribution, c.Distribution)
+		return Netem{}, fmt.Errorf("netem: distribution %s needs a delay and a jitter, like delay 25ms 5ms distribution %s", c.Distribution, c.Distribution)
 	}
 	if c.Reorder.P > 0 && c.ReorderGap == 0 {
 		c.ReorderGap = 1 // as tc sets it
 	}
-	return c, given, nil
+	return Netem{given: given, c: c}, nil
 }
 
 // netemKeywords are netem's options in the order tc tries them, so that
@@ -179,8 +182,8 @@ func (p *netemParser) percent(what, example string) (float64, error) {
 	return v / 100, nil
 }
 
-func (p *netemParser) chance(what, example string) (Chance, error) {
-	var c Chance
+func (p *netemParser) chance(what, example string) (link.Chance, error) {
+	var c link.Chance
 	var err error
 	if c.P, err = p.percent(what, example); err == nil && p.number() {
 		c.Corr, err = p.percent(what+" correlation", example+" 25%")
@@ -268,7 +271,7 @@ func (p *netemParser) unsigned(opt, what, example string, base int, max uint64) 
 }
 
 // bytes reads one of rate's byte counts as tc's get_s32 (signed) or
-// get_u32 does, in C's notations, within what Config takes.
+// get_u32 does, in C's notations, within what link.Config takes.
 func (p *netemParser) bytes(what string, signed bool) (int, error) {
 	w := p.args[p.i] // number or signed has seen it
 	p.i++
@@ -277,8 +280,8 @@ func (p *netemParser) bytes(what string, signed bool) (int, error) {
 		if !ok {
 			return 0, fmt.Errorf("netem: rate's %s %q is not a whole number of bytes, like rate 256kbit 20 100 -4", what, w)
 		}
-		if v < -MaxMTU || v > MaxMTU {
-			return 0, fmt.Errorf("netem: rate's %s %q is out of range; want -%d to %d bytes", what, w, MaxMTU, MaxMTU)
+		if v < -link.MaxMTU || v > link.MaxMTU {
+			return 0, fmt.Errorf("netem: rate's %s %q is out of range; want -%d to %d bytes", what, w, link.MaxMTU, link.MaxMTU)
 		}
 		return int(v), nil
 	}
@@ -293,7 +296,7 @@ func (p *netemParser) bytes(what string, signed bool) (int, error) {
 // fewer where an int is smaller.
 const netemMaxCount = min(math.MaxUint32, math.MaxInt)
 
-func (p *netemParser) rate(c *Config) error {
+func (p *netemParser) rate(c *link.Config) error {
 	w, err := p.value("rate", "a rate", "rate 10mbit")
 	if err != nil {
 		return err
@@ -322,12 +325,12 @@ func (p *netemParser) rate(c *Config) error {
 	return err
 }
 
-func (p *netemParser) distribution() (Distribution, error) {
+func (p *netemParser) distribution() (link.Distribution, error) {
 	name, err := p.value("distribution", "a name (uniform, normal, pareto or paretonormal)", "delay 25ms 5ms distribution normal")
 	if err != nil {
 		return 0, err
 	}
-	for _, d := range Distributions {
+	for _, d := range link.Distributions {
 		if d.String() == name {
 			return d, nil
 		}
@@ -335,10 +338,10 @@ func (p *netemParser) distribution() (Distribution, error) {
 	return 0, fmt.Errorf("netem: distribution %q is unknown; want uniform, normal, pareto or paretonormal", name)
 }
 
-func (p *netemParser) loss() (Loss, error) {
+func (p *netemParser) loss() (link.Loss, error) {
 	w, err := p.value("loss", "a percentage or a model", "loss 1%, loss state 1% 10% or loss gemodel 1% 10%")
 	if err != nil {
-		return Loss{}, err
+		return link.Loss{}, err
 	}
 	// values reads the first value, then up to len(names)-1 more while the
 	// next word is a number, as tc does.
@@ -365,15 +368,15 @@ func (p *netemParser) loss() (Loss, error) {
 			p.i-- // tc's old form: loss PERCENT
 		}
 		c, err := p.chance("loss", example)
-		return RandomLoss(c.P, c.Corr), err
+		return link.RandomLoss(c.P, c.Corr), err
 	case w == "state":
 		ps, err := values("state", []string{"P13", "P31", "P32", "P23", "P14"})
-		return StateLoss(ps...), err
+		return link.StateLoss(ps...), err
 	case w == "gemodel":
 		ps, err := values("gemodel", []string{"P", "R", "1-H", "1-K"})
-		return GELoss(ps...), err
+		return link.GELoss(ps...), err
 	}
-	return Loss{}, fmt.Errorf("netem: loss %q: want a percentage, random, state or gemodel, like loss 1%%", w)
+	return link.Loss{}, fmt.Errorf("netem: loss %q: want a percentage, random, state or gemodel, like loss 1%%", w)
 }
 
 // cFloat reads all of s as a number the way C's strtod does: decimal with
@@ -457,9 +460,9 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-// NetemString writes the direction's netem options in tc's grammar and
+// netemString writes the direction's netem options in tc's grammar and
 // order, each only when it is not at its default, so that ParseNetem
-// reads the same Config back:
+// reads the same link.Config back:
 //
 //	limit N (not 1000), delay TIME [JITTER [CORR]] [distribution D],
 //	loss ..., duplicate P [CORR], corrupt P [CORR], reorder P [CORR]
@@ -467,14 +470,15 @@ func asciiLower(s string) string {
 //
 // Times are written as tc reads them (25ms, 1.5ms, 100us, 2s), loss
 // models with the fewest values that give tc's defaults for the rest.
-// Fields netem has no option for (QueueBytes, MTU, DelayedACK, Outages,
-// KeepOrder, BtoA) are left out, and so is a distribution without both a
-// delay and a jitter, which tc would refuse and which has no effect.
-func (c Config) NetemString() string {
+// Fields netem has no option for (the queue discipline but for a FIFO's
+// packet limit, MTU, DelayedACK, Outages, KeepOrder, BtoA) are left out,
+// and so is a distribution without both a delay and a jitter, which tc
+// would refuse and which has no effect.
+func netemString(c link.Config) string {
 	var w []string
 	add := func(s ...string) { w = append(w, s...) }
-	if c.QueuePackets != 0 && c.QueuePackets != DefaultQueuePackets {
-		add("limit", strconv.Itoa(c.QueuePackets))
+	if q := c.Qdisc; q.IsFIFO() && q.Limit != 0 && q.Limit != link.DefaultQueuePackets {
+		add("limit", strconv.Itoa(q.Limit))
 	}
 	if c.Delay != 0 || c.Jitter != 0 || c.JitterCorr != 0 {
 		add("delay", netemTime(c.Delay))
@@ -484,26 +488,26 @@ func (c Config) NetemString() string {
 				add(netemPercent(c.JitterCorr))
 			}
 		}
-		if c.Distribution != Uniform && c.Delay != 0 && c.Jitter != 0 {
+		if c.Distribution != link.Uniform && c.Delay != 0 && c.Jitter != 0 {
 			add("distribution", c.Distribution.String())
 		}
 	}
 	switch l := c.Loss; l.Model {
-	case LossRandom:
+	case link.LossRandom:
 		if l.P != 0 || l.Corr != 0 {
 			add("loss", netemPercent(l.P))
 			if l.Corr != 0 {
 				add(netemPercent(l.Corr))
 			}
 		}
-	case LossState:
+	case link.LossState:
 		add("loss", "state")
-		add(netemLossValues(l, StateLoss, l.P13, l.P31, l.P32, l.P23, l.P14)...)
-	case LossGE:
+		add(netemLossValues(l, link.StateLoss, l.P13, l.P31, l.P32, l.P23, l.P14)...)
+	case link.LossGE:
 		add("loss", "gemodel")
-		add(netemLossValues(l, GELoss, l.GoodToBad, l.BadToGood, l.BadLoss, l.GoodLoss)...)
+		add(netemLossValues(l, link.GELoss, l.GoodToBad, l.BadToGood, l.BadLoss, l.GoodLoss)...)
 	}
-	chance := func(name string, ch Chance) {
+	chance := func(name string, ch link.Chance) {
 		if ch.P != 0 || ch.Corr != 0 {
 			add(name, netemPercent(ch.P))
 			if ch.Corr != 0 {
@@ -537,8 +541,8 @@ func (c Config) NetemString() string {
 }
 
 // netemLossValues writes the fewest of a loss model's values from which
-// model (StateLoss or GELoss), filling in tc's defaults, gives l.
-func netemLossValues(l Loss, model func(...float64) Loss, vals ...float64) []string {
+// model (link.StateLoss or link.GELoss), filling in tc's defaults, gives l.
+func netemLossValues(l link.Loss, model func(...float64) link.Loss, vals ...float64) []string {
 	n := 1
 	for n < len(vals) && model(vals[:n]...) != l {
 		n++

@@ -1,4 +1,4 @@
-package link
+package tc
 
 import (
 	"strings"
@@ -41,15 +41,23 @@ func TestParseSizeAndQueue(t *testing.T) {
 			t.Errorf("ParseSize(%q) succeeded", in)
 		}
 	}
-	if p, b, err := ParseQueue("1000"); p != 1000 || b != 0 || err != nil {
-		t.Errorf("ParseQueue(1000) = %d, %d, %v", p, b, err)
+	if q, err := ParseQueue("1000"); q != (Qdisc{Limit: 1000}) || err != nil {
+		t.Errorf("ParseQueue(1000) = %+v, %v", q, err)
 	}
-	if p, b, err := ParseQueue("150KB"); p != 0 || b != 150000 || err != nil {
-		t.Errorf("ParseQueue(150KB) = %d, %d, %v", p, b, err)
+	if q, err := ParseQueue("150KB"); q != (Qdisc{LimitBytes: 150000}) || err != nil {
+		t.Errorf("ParseQueue(150KB) = %+v, %v", q, err)
 	}
 	for _, in := range []string{"0", "-5", "10B", "lots"} {
-		if _, _, err := ParseQueue(in); err == nil {
+		if _, err := ParseQueue(in); err == nil {
 			t.Errorf("ParseQueue(%q) succeeded", in)
+		}
+	}
+}
+
+func TestParseRateTooLarge(t *testing.T) {
+	for _, in := range []string{"1e308tbit", "1e300gbps"} {
+		if _, err := ParseRate(in); err == nil || err.Error() != `rate "`+in+`" is too large; write it like 10mbit, 500kbit or 1gbit (bits/s), 2mbps (bytes/s), or 0 for unlimited` {
+			t.Errorf("ParseRate(%q): %v; want a too-large error", in, err)
 		}
 	}
 }
