@@ -135,6 +135,7 @@ type Net struct {
 	clk     clock.Clock
 	virtual *clock.Virtual // nil on the real clock
 	precise *clock.Precise // the link's timers on the real clock; nil on the virtual one
+	serial  *clock.Serial  // every timer in a bubble; nil elsewhere
 	link    *link.Link
 	client  *tcpstack.Host
 	server  *tcpstack.Host
@@ -209,8 +210,10 @@ func New(cfg Config) (*Net, error) {
 		n.virtual.OnBusy(10*n.stallTimeout(), n.onBusy)
 		n.clk = n.virtual
 	} else if cfg.Clock == Bubble {
-		// The bubble's timers fire exactly on its fake time.
-		n.clk = clock.Real{}
+		// The bubble's timers fire exactly on its fake time, many at one
+		// instant: Serial runs them in one order every run.
+		n.serial = clock.NewSerial()
+		n.clk = n.serial
 	} else {
 		n.clk = clock.Real{}
 		// The link's timers fire on time. Go's timers fire up to a
@@ -666,6 +669,9 @@ func (n *Net) closeClock() {
 	}
 	if n.precise != nil {
 		n.precise.Close()
+	}
+	if n.serial != nil {
+		n.serial.Close()
 	}
 }
 

@@ -297,6 +297,10 @@ func awaitBubble() {
 				return
 			}
 			runtime.Gosched()
+		case active > 0:
+			// One still running may yet block outside the bubble's
+			// reach; sleeping now would stop on it for good.
+			runtime.Gosched()
 		default:
 			spins = 0
 			time.Sleep(time.Second) // the bubble's time
