@@ -114,6 +114,8 @@ func commandHelp(c command, w io.Writer) error {
 		b.WriteString(proxyHelp() + flagHelp("proxy"))
 	case "shell":
 		b.WriteString(shellHelp() + flagHelp("shell"))
+	case "toxiproxy":
+		b.WriteString(toxiproxyHelp() + flagHelp("toxiproxy"))
 	case "merge":
 		b.WriteString("\nFlags:\n  --json       one JSON object per run and a summary per cell, as sweep --json\n  --plot FILE  draw the sweep to this .svg or .png file, as sweep --plot\n")
 	case "reproduce":
