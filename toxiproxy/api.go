@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 
@@ -87,16 +88,35 @@ func (s *Server) populate(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &in); err != nil {
 		return s.populated(w, r, nil, err)
 	}
+	done, err := s.populateAll(in)
+	return s.populated(w, r, done, err)
+}
+
+// Populate makes the proxies of a JSON array as POST /populate takes it
+// (toxiproxy-server's -config file): each new one made, one that differs
+// from the proxy of its name replaces it, one that does not is kept.
+func (s *Server) Populate(r io.Reader) error {
+	var in []proxyInput
+	if err := json.NewDecoder(r).Decode(&in); err != nil {
+		return apiErr(errBadBody, err)
+	}
+	_, err := s.populateAll(in)
+	return err
+}
+
+// populateAll checks every proxy of in, then makes them in order; it
+// stops at the first that fails, keeping those made.
+func (s *Server) populateAll(in []proxyInput) ([]proxyJSON, error) {
 	if err := s.lock(); err != nil {
-		return s.populated(w, r, nil, err)
+		return nil, err
 	}
 	defer s.mu.Unlock()
 	for i, p := range in {
 		switch {
 		case p.Name == "":
-			return s.populated(w, r, nil, apiErr(errMissingField, fmt.Errorf("name at proxy %d", i+1)))
+			return nil, apiErr(errMissingField, fmt.Errorf("name at proxy %d", i+1))
 		case p.Upstream == "":
-			return s.populated(w, r, nil, apiErr(errMissingField, fmt.Errorf("upstream at proxy %d", i+1)))
+			return nil, apiErr(errMissingField, fmt.Errorf("upstream at proxy %d", i+1))
 		}
 	}
 	var done []proxyJSON
@@ -104,7 +124,7 @@ func (s *Server) populate(w http.ResponseWriter, r *http.Request) error {
 		if old := s.proxies[p.Name]; old != nil {
 			differs, err := old.differs(p.Listen, p.Upstream)
 			if err != nil {
-				return s.populated(w, r, done, err)
+				return done, err
 			}
 			if !differs {
 				done = append(done, old.json())
@@ -116,13 +136,13 @@ func (s *Server) populate(w http.ResponseWriter, r *http.Request) error {
 		px := s.newProxy(p)
 		if px.enabled {
 			if err := px.start(); err != nil {
-				return s.populated(w, r, done, err)
+				return done, err
 			}
 		}
 		s.proxies[px.name] = px
 		done = append(done, px.json())
 	}
-	return s.populated(w, r, done, nil)
+	return done, nil
 }
 
 // populated answers /populate, which always answers JSON: the proxies

@@ -70,6 +70,7 @@ func TestLatencyIsOneWay(t *testing.T) {
 			rtt := roundTrip(t, c, "ping")
 			there := (<-arrived).Sub(start)
 			back := rtt - there
+			t.Logf("%s latency %v: there %v, back %v", stream, latency, there, back)
 			slow, fast := back, there
 			if stream == "upstream" {
 				slow, fast = there, back
@@ -116,6 +117,8 @@ func TestBandwidth(t *testing.T) {
 	if err != nil || n != size {
 		t.Fatalf("read %d bytes, %v; want %d", n, err, size)
 	}
+	t.Logf("%d bytes at %d KB/s: %v (toxiproxy's model: %v; the data's share of a full packet, 1448 of 1500 bytes: %v)",
+		size, rate, el, time.Duration(size*int64(time.Millisecond)/rate), time.Duration(size*int64(time.Millisecond)/rate)*1500/1448)
 	if want := time.Second; el < want || el > want+2*slack {
 		t.Errorf("%d bytes at %d KB/s took %v; want at least %v", size, rate, el, want)
 	}

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -21,7 +23,7 @@ func cmdToxiproxy(ctx context.Context, args []string, _, stderr io.Writer) error
 	stderr = &lockedWriter{w: stderr} // requests and connections log from their goroutines
 	o := &options{}
 	fs := newFlagSet("toxiproxy", o)
-	listen := toxiproxyFlags(fs)
+	to := toxiproxyFlags(fs)
 	if err := parseFlags(fs, args, ""); err != nil {
 		return err
 	}
@@ -29,9 +31,21 @@ func cmdToxiproxy(ctx context.Context, args []string, _, stderr io.Writer) error
 		return usagef("toxiproxy: unexpected argument %q; flags look like --listen 127.0.0.1:8474", fs.Arg(0))
 	}
 	o.set = setFlags(fs)
-	addr, err := proxy.ListenAddr(*listen)
+	addr, err := proxy.ListenAddr(to.listen)
 	if err != nil {
 		return usagef("toxiproxy: --listen %v", err)
+	}
+	if o.set["host"] || o.set["port"] { // toxiproxy-server's way to say it
+		host, port, _ := net.SplitHostPort(addr)
+		if o.set["host"] {
+			host = to.host
+		}
+		if o.set["port"] {
+			port = to.port
+		}
+		if addr, err = proxy.ListenAddr(net.JoinHostPort(host, port)); err != nil {
+			return usagef("toxiproxy: --host and --port: %v", err)
+		}
 	}
 	lc, tcp, err := o.realLink("toxiproxy", "the proxies carry real programs' connections")
 	if err != nil {
@@ -42,7 +56,20 @@ func cmdToxiproxy(ctx context.Context, args []string, _, stderr io.Writer) error
 	if err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "toxiproxy: "))
 	}
+	if to.config != "" {
+		f, err := os.Open(to.config)
+		if err != nil {
+			return usagef("toxiproxy: --config: %v", err)
+		}
+		err = s.Populate(f)
+		f.Close()
+		if err != nil {
+			s.Close()
+			return usagef("toxiproxy: --config %s: %v", to.config, err)
+		}
+	}
 	if err := s.Start(); err != nil {
+		s.Close()
 		return usagef("toxiproxy: --listen %s: %s", addr, strings.TrimPrefix(err.Error(), "toxiproxy: "))
 	}
 	defer s.Close()
@@ -62,9 +89,19 @@ func cmdToxiproxy(ctx context.Context, args []string, _, stderr io.Writer) error
 	return nil
 }
 
+// toxiproxyOptions are the command's own flags.
+type toxiproxyOptions struct {
+	listen, host, port, config string
+}
+
 // toxiproxyFlags adds the command's own flags to fs.
-func toxiproxyFlags(fs *flag.FlagSet) *string {
-	return fs.String("listen", toxiproxy.DefaultListen, "the API's address (toxiproxy's port; a port alone is loopback); another address than loopback lets whoever reaches it make proxies")
+func toxiproxyFlags(fs *flag.FlagSet) *toxiproxyOptions {
+	to := &toxiproxyOptions{}
+	fs.StringVar(&to.listen, "listen", toxiproxy.DefaultListen, "the API's address (toxiproxy's port; a port alone is loopback); another address than loopback lets whoever reaches it make proxies")
+	fs.StringVar(&to.host, "host", "", "toxiproxy-server's flag: the API's host, in place of --listen's")
+	fs.StringVar(&to.port, "port", "", "toxiproxy-server's flag: the API's port, in place of --listen's")
+	fs.StringVar(&to.config, "config", "", "toxiproxy-server's flag: make the proxies of this JSON file (an array, as POST /populate takes) before the API listens")
+	return to
 }
 
 // toxiproxyHelp lists the command's own flags and what its shared ones
@@ -75,7 +112,10 @@ func toxiproxyHelp() string {
 	fs := flag.NewFlagSet("toxiproxy", flag.ContinueOnError)
 	toxiproxyFlags(fs)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fs.VisitAll(func(f *flag.Flag) { fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, f.DefValue, f.Usage) })
+	fs.VisitAll(func(f *flag.Flag) {
+		arg := map[string]string{"listen": f.DefValue, "host": "HOST", "port": "PORT", "config": "FILE"}[f.Name]
+		fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, arg, f.Usage)
+	})
 	tw.Flush()
 	b.WriteString(`
 Toxiproxy 2.x's API and clients, on the emulated link: every connection a

@@ -25,10 +25,17 @@ import (
 func toxiproxyRun(t *testing.T, args ...string) string {
 	t.Helper()
 	api := freeAddr(t)
+	return toxiproxyAt(t, api, append([]string{"--listen", api}, args...)...)
+}
+
+// toxiproxyAt runs netemu toxiproxy with args, which make it listen on
+// api, until the test ends.
+func toxiproxyAt(t *testing.T, api string, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var o, e bytes.Buffer
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, append([]string{"toxiproxy", "--listen", api}, args...), &o, &e) }()
+	go func() { done <- run(ctx, append([]string{"toxiproxy"}, args...), &o, &e) }()
 	t.Cleanup(func() {
 		cancel()
 		if code := <-done; code != 0 {
@@ -69,6 +76,44 @@ func TestToxiproxyBadInput(t *testing.T) {
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", strings.Join(c.args, " "), code, out, errOut, c.want)
 		}
+	}
+}
+
+// toxiproxy-server's flags, as Testcontainers for Go passes them
+// (-host=0.0.0.0 -config=FILE): the proxies of the file are made before
+// the API answers.
+func TestToxiproxyServerFlags(t *testing.T) {
+	up, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	listen := freeAddr(t)
+	config := filepath.Join(t.TempDir(), "tc-toxiproxy.json")
+	os.WriteFile(config, []byte(`[{"name":"db","listen":"`+listen+`","upstream":"`+up.Addr().String()+`","enabled":true}]`), 0o644)
+	api := freeAddr(t)
+	_, port, _ := net.SplitHostPort(api)
+	toxiproxyAt(t, api, "-host=127.0.0.1", "-port="+port, "-config="+config)
+	p, err := tpclient.NewClient(api).Proxy("db")
+	if err != nil || p.Listen != listen || !p.Enabled {
+		t.Fatalf("the proxy of --config: %+v, %v", p, err)
+	}
+	c, err := net.Dial("tcp4", listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	u, err := up.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Close()
+
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`[{"name":"x"}]`), 0o644)
+	code, _, errOut := runCmd("toxiproxy", "--listen", freeAddr(t), "--config", bad)
+	if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "missing required field: upstream at proxy 1") {
+		t.Errorf("--config with a proxy without upstream: exit %d, %q; want 2 and one line", code, errOut)
 	}
 }
 
