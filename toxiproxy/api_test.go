@@ -401,3 +401,27 @@ func TestToggleDropsConnections(t *testing.T) {
 	}
 	roundTrip(t, dial(t, p.Listen), "back")
 }
+
+// Close leaves nothing behind: the API and every proxy's listener
+// refuse, and open connections are reset (TestMain checks the
+// goroutines).
+func TestCloseLeavesNothing(t *testing.T) {
+	s, cl, _ := serve(t, toxiproxy.Config{})
+	p, err := cl.CreateProxy("p", "127.0.0.1:0", echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, p.Listen)
+	roundTrip(t, c, "open")
+	api := s.Addr().String()
+	s.Close()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := c.Read(make([]byte, 1)); n != 0 || !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("an open connection after Close reads %d, %v; want a reset", n, err)
+	}
+	for _, addr := range []string{api, p.Listen} {
+		if _, err := net.Dial("tcp4", addr); !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("dial %s after Close: %v; want refused", addr, err)
+		}
+	}
+}
