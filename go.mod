@@ -8,6 +8,7 @@ go 1.26.8
 godebug cryptocustomrand=1
 
 require (
+	github.com/Shopify/toxiproxy/v2 v2.12.0
 	github.com/google/gopacket v1.1.19
 	github.com/google/nftables v0.3.0
 	github.com/quic-go/quic-go v0.65.0

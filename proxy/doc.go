@@ -10,6 +10,14 @@
 //
 //	client ──loopback── [Proxy: client host] ══ emulated link ══ [server host] ──loopback── upstream
 //
+// A caller that accepts connections itself hands each one to Serve,
+// with its upstream; a Proxy without Forwards or SOCKS5 listens on
+// nothing and carries only those (package toxiproxy gives every
+// connection a network and a Proxy of its own that way). A Config.Shape
+// can act on each direction's bytes where they leave the link for the
+// receiving program (Shaper): pass them on in pieces, later, in part or
+// not at all, and close or reset the connection.
+//
 // The emulated segment carries exactly the client's bytes: which upstream
 // a connection is for travels beside it, inside the process, not in the
 // stream, so a capture of the link shows the application's own protocol,

@@ -107,8 +107,9 @@ func splitPort(hostport string, zeroOK bool) (string, uint16, error) {
 	return host, uint16(p), nil
 }
 
-// Config says what a Proxy listens on and how it reaches upstreams. At
-// least one forward or SOCKS5 is required.
+// Config says what a Proxy listens on and how it reaches upstreams. With
+// neither Forwards nor SOCKS5 the proxy listens on nothing: it carries
+// the connections its caller accepts and hands it with Serve.
 type Config struct {
 	// Forwards are the port forwards.
 	Forwards []Forward
@@ -148,6 +149,12 @@ type Config struct {
 	// Logf, if set, receives one line for each connection that fails
 	// (an upstream that refuses, a dial across the link that times out).
 	Logf func(format string, args ...any)
+
+	// Shape, if set, is asked once for each direction of each connection,
+	// when its bytes start to flow, for the Shaper that writes them to
+	// the receiving program's socket, past the link; nil (or a nil
+	// Shaper) writes them as they come.
+	Shape func(*Stream) Shaper
 
 	// Observe, if set, receives every event of the network's link. The
 	// proxy counts each connection's retransmissions from those events,
@@ -253,8 +260,6 @@ func New(n *emu.Net, cfg Config) (*Proxy, error) {
 		return nil, errors.New("proxy: New needs a network; build one with emu.New")
 	case n.Config().Clock != emu.Real:
 		return nil, errors.New("proxy: the network runs on the virtual clock; real programs' connections need the real one: emu.Config{Clock: emu.Real}")
-	case len(cfg.Forwards) == 0 && cfg.SOCKS5 == "":
-		return nil, errors.New("proxy: nothing to listen on; give Config.Forwards or Config.SOCKS5")
 	case cfg.BufferSize < 0:
 		return nil, fmt.Errorf("proxy: BufferSize is %d; want 0 (32 KiB) or more", cfg.BufferSize)
 	}
@@ -325,6 +330,29 @@ func New(n *emu.Net, cfg Config) (*Proxy, error) {
 		go p.accept(l)
 	}
 	return p, nil
+}
+
+// Serve carries c, a connection the caller accepted itself, across the
+// link to upstream (host:port), as a forward carries the connections it
+// accepts. It returns at once; Config.OnEnd tells the connection's end,
+// and Close aborts it with the others. Serve takes c over: when it
+// fails (upstream is not host:port, the proxy is closed), c has been
+// reset.
+func (p *Proxy) Serve(c net.Conn, upstream string) error {
+	_, port, err := splitPort(upstream, false)
+	if err != nil {
+		abort(c)
+		return fmt.Errorf("proxy: upstream %q: %v", upstream, err)
+	}
+	s := p.newSession(c, "serve "+c.LocalAddr().String())
+	if s == nil {
+		return fmt.Errorf("proxy: %w", net.ErrClosed)
+	}
+	go func() {
+		defer p.all.Done()
+		p.serveClient(s, upstream, port, nil)
+	}()
+	return nil
 }
 
 // Addrs returns the addresses listened on: the forwards', in order, then
@@ -470,7 +498,7 @@ func (p *Proxy) newSession(c net.Conn, via string) *session {
 		return nil
 	}
 	p.nextID++
-	s := &session{p: p, id: p.nextID, via: via, client: c, start: time.Now()}
+	s := &session{p: p, id: p.nextID, via: via, client: c, start: time.Now(), done: make(chan struct{})}
 	s.sides.Store(1)
 	s.conns = append(s.conns, c)
 	p.live[s] = struct{}{}
@@ -587,7 +615,7 @@ func (p *Proxy) serveClient(s *session, target string, port uint16, ready func(e
 		s.abort("")
 		return
 	}
-	s.join(s.client, ec, "client", "link", nil, &s.down)
+	s.join(s.client, ec, "client", "link", nil, &s.down, nil, s.shaper(Down))
 }
 
 // dialResult is an upstream dial's outcome.
@@ -629,7 +657,7 @@ func (p *Proxy) serveUpstream(ec *tcpstack.Conn) {
 			return
 		}
 	}
-	s.join(ec, u, "link", "upstream", &s.up, nil)
+	s.join(ec, u, "link", "upstream", &s.up, nil, s.shaper(Up), nil)
 }
 
 // NotAllowedError is a SOCKS5 or CONNECT destination that Config.Allow
@@ -739,6 +767,7 @@ func (p *Proxy) claim(port uint16) *session {
 
 // finish files the record of an ended session.
 func (p *Proxy) finish(s *session) {
+	s.stop()
 	p.count.release(s)
 	r := s.record()
 	p.mu.Lock()

@@ -70,10 +70,14 @@ type session struct {
 	// before the session is registered for the server host's side.
 	upstream net.Conn
 
+	done     chan struct{} // closed once the session stops: aborted, closed or ended
+	stopOnce sync.Once
+
 	mu      sync.Mutex
 	conns   []net.Conn // every socket of the session, to abort
-	aborted bool
-	err     string // the first failure
+	aborted bool       // no socket may join: the session is aborted or closed
+	closed  bool       // closed normally, by a Shaper (Stream.Close)
+	err     string     // the first failure
 }
 
 // add adds c to the session's sockets; false, with c aborted, if the
@@ -99,17 +103,47 @@ func (s *session) fail(why string) {
 }
 
 // abort resets every socket of the session, now and later; why, if not
-// empty, is recorded as fail does.
+// empty, is recorded as fail does. A session closed already stays
+// closed: its sockets are gone, and the errors that follow are the
+// close's.
 func (s *session) abort(why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
 	if why != "" && s.err == "" {
 		s.err = why
 	}
 	s.aborted = true
+	s.stop()
 	for _, c := range s.conns {
 		abort(c)
 	}
+}
+
+// close closes every socket of the session normally (a FIN where the
+// socket holds no unread bytes), and aborts those that join later.
+func (s *session) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.aborted {
+		return
+	}
+	s.aborted, s.closed = true, true
+	s.stop()
+	for _, c := range s.conns {
+		c.Close()
+	}
+}
+
+// stop closes done, once (a session made without one has none).
+func (s *session) stop() {
+	s.stopOnce.Do(func() {
+		if s.done != nil {
+			close(s.done)
+		}
+	})
 }
 
 // end ends one side's share; the last one files the record.
@@ -131,11 +165,12 @@ func (s *session) record() Record {
 // stream is passed on as a half-close; a read or write that fails (a
 // reset) aborts the whole session, so that the reset reaches the far
 // end. Otherwise both sockets are closed once both directions are done.
-// toB and toA, if not nil, count the bytes written.
-func (s *session) join(a, b net.Conn, aName, bName string, toB, toA *atomic.Int64) {
+// toB and toA, if not nil, count the bytes written; shB and shA, if not
+// nil, write them.
+func (s *session) join(a, b net.Conn, aName, bName string, toB, toA *atomic.Int64, shB, shA Shaper) {
 	errc := make(chan error, 1)
-	go func() { errc <- s.pipe(b, a, bName, aName, toB) }()
-	err := s.pipe(a, b, aName, bName, toA)
+	go func() { errc <- s.pipe(b, a, bName, aName, toB, shB) }()
+	err := s.pipe(a, b, aName, bName, toA, shA)
 	if err2 := <-errc; err == nil {
 		err = err2
 	}
@@ -147,12 +182,14 @@ func (s *session) join(a, b net.Conn, aName, bName string, toB, toA *atomic.Int6
 
 // pipe copies src to dst until src's end of stream, which it passes on
 // with CloseWrite. A failed read or write is returned, naming its socket;
-// so is a read that fails because the session was aborted.
+// so is a read that fails because the session was aborted. A Shaper, if
+// not nil, writes in pipe's place and is told of the end of stream first.
 //
 // The buffer is taken from the pool only once src has something to read
 // (waitRead) and given back after each write, so an idle connection holds
 // no buffer, and a busy one at most one per direction and side.
-func (s *session) pipe(dst, src net.Conn, dstName, srcName string, count *atomic.Int64) error {
+func (s *session) pipe(dst, src net.Conn, dstName, srcName string, count *atomic.Int64, sh Shaper) error {
+	w := &countingWriter{w: dst, n: count}
 	for {
 		if err := waitRead(src); err != nil && !errors.Is(err, io.EOF) {
 			return s.sideErr(srcName, err)
@@ -161,10 +198,10 @@ func (s *session) pipe(dst, src net.Conn, dstName, srcName string, count *atomic
 		n, err := src.Read(*bp)
 		var werr error
 		if n > 0 {
-			var m int
-			m, werr = dst.Write((*bp)[:n])
-			if count != nil {
-				count.Add(int64(m))
+			if sh != nil {
+				werr = sh.Write(w, (*bp)[:n])
+			} else {
+				_, werr = w.Write((*bp)[:n])
 			}
 		}
 		s.p.buffers.Put(bp)
@@ -172,6 +209,9 @@ func (s *session) pipe(dst, src net.Conn, dstName, srcName string, count *atomic
 			return s.sideErr(dstName, werr)
 		}
 		if errors.Is(err, io.EOF) {
+			if sh != nil {
+				sh.EndOfStream()
+			}
 			if cerr := dst.(interface{ CloseWrite() error }).CloseWrite(); cerr != nil {
 				return s.sideErr(dstName, cerr)
 			}
@@ -190,6 +230,20 @@ func (s *session) sideErr(name string, err error) error {
 	err = fmt.Errorf("%s: %w", name, err)
 	s.abort(err.Error())
 	return err
+}
+
+// countingWriter writes to w and adds what it wrote to n, if not nil.
+type countingWriter struct {
+	w net.Conn
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	m, err := c.w.Write(p)
+	if c.n != nil {
+		c.n.Add(int64(m))
+	}
+	return m, err
 }
 
 // buffer returns a copy buffer of Config.BufferSize bytes.

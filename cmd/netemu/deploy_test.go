@@ -176,19 +176,25 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 }
 
-// The image is a static binary on a minimal base, run as a non-root
-// user.
+// The images are a static binary on a minimal base, run as a non-root
+// user; toxiproxy's stand-in serves the API on toxiproxy's port, on the
+// container's interfaces.
 func TestContainerImage(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "kubernetes", "Dockerfile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	froms := regexp.MustCompile(`(?m)^FROM (\S+)`).FindAllStringSubmatch(s, -1)
-	user := regexp.MustCompile(`(?m)^USER (\S+)`).FindAllStringSubmatch(s, -1)
-	if !strings.Contains(s, "CGO_ENABLED=0 go build") || len(froms) < 2 ||
-		!(strings.HasPrefix(froms[len(froms)-1][1], "gcr.io/distroless/static") || froms[len(froms)-1][1] == "scratch") ||
-		len(user) == 0 || strings.HasPrefix(user[len(user)-1][1], "0") || strings.HasPrefix(user[len(user)-1][1], "root") {
-		t.Errorf("Dockerfile: want a CGO_ENABLED=0 build, a last stage FROM distroless/static or scratch and a non-root USER")
+	for _, dir := range []string{"kubernetes", "toxiproxy"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "deploy", dir, "Dockerfile"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		froms := regexp.MustCompile(`(?m)^FROM (\S+)`).FindAllStringSubmatch(s, -1)
+		user := regexp.MustCompile(`(?m)^USER (\S+)`).FindAllStringSubmatch(s, -1)
+		if !strings.Contains(s, "CGO_ENABLED=0 go build") || len(froms) < 2 ||
+			!(strings.HasPrefix(froms[len(froms)-1][1], "gcr.io/distroless/static") || froms[len(froms)-1][1] == "scratch") ||
+			len(user) == 0 || strings.HasPrefix(user[len(user)-1][1], "0") || strings.HasPrefix(user[len(user)-1][1], "root") {
+			t.Errorf("deploy/%s/Dockerfile: want a CGO_ENABLED=0 build, a last stage FROM distroless/static or scratch and a non-root USER", dir)
+		}
+		if dir == "toxiproxy" && (froms[len(froms)-1][1] != "scratch" || !strings.Contains(s, `ENTRYPOINT ["/netemu", "toxiproxy", "--listen", "0.0.0.0:8474"]`) || !strings.Contains(s, "EXPOSE 8474")) {
+			t.Errorf("deploy/toxiproxy/Dockerfile: want FROM scratch, port 8474 exposed and netemu toxiproxy listening on it")
+		}
 	}
 }

@@ -164,6 +164,9 @@ type flagRules struct {
 	// hidden are flags it takes that help leaves out (proxy and shell
 	// take --clock real only).
 	hidden []string
+	// defaults are the command's own defaults of flags it takes, where
+	// they differ from the group's (toxiproxy's base link is ideal).
+	defaults map[string]string
 }
 
 // commandFlags are each command's flag rules: the one place that says
@@ -189,6 +192,9 @@ var commandFlags = map[string]flagRules{
 		"json":      "the command's output is its own",
 		"plot":      "shell draws no figure; --timeline writes its data",
 		"waterfall": "shell draws no waterfall"}},
+	"toxiproxy": {groups: []*flagGroup{&linkGroup, &impairGroup}, hidden: []string{"clock"},
+		defaults: map[string]string{"rtt": "0", "rate": "0", "delack": "0"},
+		other:    "each connection of toxiproxy's proxies has a network of its own, on the emulated stacks: no single link to record, draw or sweep, and no kernel backend"},
 	"reproduce": {names: []string{"json", "seed", "clock", "backend", "link"},
 		other: "reproduce runs the reference cells as published (" + reproduceTakes + ")"},
 }
@@ -247,6 +253,13 @@ func newFlagSet(cmd string, o *options) *flag.FlagSet {
 			f.add(all, f.name, o) // the defaults
 			if !known || r.takes(f.name) {
 				f.add(fs, f.name, o)
+				if def, ok := r.defaults[f.name]; ok {
+					fl := fs.Lookup(f.name)
+					if err := fl.Value.Set(def); err != nil {
+						panic("netemu: bad default for " + cmd + " --" + f.name + ": " + err.Error())
+					}
+					fl.DefValue = def
+				}
 			}
 		}
 	}

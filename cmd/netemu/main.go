@@ -7,6 +7,7 @@
 //	netemu explain <workload> [flags]
 //	netemu reproduce [--json] [--backend kernel]
 //	netemu proxy --forward 127.0.0.1:8080=127.0.0.1:80 [link flags]
+//	netemu toxiproxy [--listen 127.0.0.1:8474] [link flags]
 //	netemu shell [link flags] -- COMMAND [ARGS]
 //
 // Run "netemu help" for the flags.
@@ -46,6 +47,7 @@ var commands = []command{
 	{"sweep", "<workload> [flags]", "run every combination of comma-separated list flags (--rtt, --rate, --queue, --delack, --loss, ...)", "netemu sweep page --rtt 10ms,100ms,200ms --rate 2mbit,10mbit", cmdSweep, nil},
 	{"merge", "[--json] [--plot FILE] part-*.jsonl", "the output of a sharded sweep from its shards' --out files, the same bytes as the sweep run whole", "netemu merge part-0.jsonl part-1.jsonl part-2.jsonl", cmdMerge, mergeHelp},
 	{"proxy", "--forward LISTEN=UPSTREAM | --socks5 ADDR [flags]", "put unmodified programs behind the link: real sockets in, the emulated link across, real upstreams out (real clock, no root)", "netemu proxy --forward 127.0.0.1:8080=127.0.0.1:3000 --rtt 100ms --rate 5mbit", cmdProxy, proxyHelp},
+	{"toxiproxy", "[--listen ADDR] [link flags]", "toxiproxy's HTTP API and clients on the emulated link: each connection of its proxies gets a link of its own, with the proxy's toxics (real clock, no root)", "netemu toxiproxy --listen 127.0.0.1:8474", cmdToxiproxy, toxiproxyHelp},
 	{"shell", "[flags] -- COMMAND [ARGS]", "run a command with its own kernel TCP behind the link, in a network namespace; the host's loopback services answer at 198.18.0.2 (needs root)", "netemu shell --rtt 55ms -- curl http://198.18.0.2:8080/", cmdShell, shellHelp},
 	{"compare", "<workload> [flags]", "the same case on the emulator and on kernel TCP, side by side (needs root)", "netemu compare keepalive --rtt 55ms --rate 0", cmdCompare, nil},
 	{"explain", "<workload> [flags]", "where the time went: round trips, serialization, delayed-ACK holds, timeouts", "netemu explain nagle --rtt 0 --nodelay false", cmdExplain, nil},

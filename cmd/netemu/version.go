@@ -75,3 +75,12 @@ func versionText(bi *debug.BuildInfo, goos, goarch string) string {
 	fmt.Fprintf(&b, "%s %s/%s\ngvisor.dev/gvisor %s\n", goVersion, goos, goarch, gvisor)
 	return b.String()
 }
+
+// moduleVersion is the module's version as the build recorded it:
+// "(devel)" from a checkout, "(unknown)" without build info.
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(unknown)"
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/proxy"
+	"github.com/netemu/netemu/toxiproxy"
+)
+
+// cmdToxiproxy serves toxiproxy's HTTP API (package toxiproxy) until an
+// interrupt: the proxies it makes carry each connection across a link of
+// its own, the base link of the flags with the proxy's toxics.
+func cmdToxiproxy(ctx context.Context, args []string, _, stderr io.Writer) error {
+	stderr = &lockedWriter{w: stderr} // requests and connections log from their goroutines
+	o := &options{}
+	fs := newFlagSet("toxiproxy", o)
+	to := toxiproxyFlags(fs)
+	if err := parseFlags(fs, args, ""); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("toxiproxy: unexpected argument %q; flags look like --listen 127.0.0.1:8474", fs.Arg(0))
+	}
+	o.set = setFlags(fs)
+	addr, err := proxy.ListenAddr(to.listen)
+	if err != nil {
+		return usagef("toxiproxy: --listen %v", err)
+	}
+	if o.set["host"] || o.set["port"] { // toxiproxy-server's way to say it
+		host, port, _ := net.SplitHostPort(addr)
+		if o.set["host"] {
+			host = to.host
+		}
+		if o.set["port"] {
+			port = to.port
+		}
+		if addr, err = proxy.ListenAddr(net.JoinHostPort(host, port)); err != nil {
+			return usagef("toxiproxy: --host and --port: %v", err)
+		}
+	}
+	lc, tcp, err := o.realLink("toxiproxy", "the proxies carry real programs' connections")
+	if err != nil {
+		return err
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "netemu toxiproxy: "+format+"\n", args...) }
+	s, err := toxiproxy.New(toxiproxy.Config{Listen: addr, Version: "netemu " + moduleVersion(), Link: lc, TCP: tcp, Seed: o.seed, Logf: logf})
+	if err != nil {
+		return usagef("%s", strings.TrimPrefix(err.Error(), "toxiproxy: "))
+	}
+	if to.config != "" {
+		f, err := os.Open(to.config)
+		if err != nil {
+			return usagef("toxiproxy: --config: %v", err)
+		}
+		err = s.Populate(f)
+		f.Close()
+		if err != nil {
+			s.Close()
+			return usagef("toxiproxy: --config %s: %v", to.config, err)
+		}
+	}
+	if err := s.Start(); err != nil {
+		s.Close()
+		return usagef("toxiproxy: --listen %s: %s", addr, strings.TrimPrefix(err.Error(), "toxiproxy: "))
+	}
+	defer s.Close()
+	base := experiment.Case{Link: lc}
+	logf("toxiproxy's API on http://%s; each connection crosses a link of its own: RTT %s, %s before its proxy's toxics",
+		s.Addr(), fmtDur(base.RTT()), base.RateLabel())
+	if !proxy.Loopback(s.Addr().String()) {
+		logf("warning: the API listens beyond loopback, without authentication: whoever reaches %s makes proxies to any address", s.Addr())
+	}
+	logf("interrupt (Ctrl-C) to stop")
+	<-ctx.Done()
+	s.Close()
+	var se *signalError
+	if errors.As(context.Cause(ctx), &se) {
+		return &exitError{code: se.exitStatus()}
+	}
+	return nil
+}
+
+// toxiproxyOptions are the command's own flags.
+type toxiproxyOptions struct {
+	listen, host, port, config string
+}
+
+// toxiproxyFlags adds the command's own flags to fs.
+func toxiproxyFlags(fs *flag.FlagSet) *toxiproxyOptions {
+	to := &toxiproxyOptions{}
+	fs.StringVar(&to.listen, "listen", toxiproxy.DefaultListen, "the API's address (toxiproxy's port; a port alone is loopback); another address than loopback lets whoever reaches it make proxies")
+	fs.StringVar(&to.host, "host", "", "toxiproxy-server's flag: the API's host, in place of --listen's")
+	fs.StringVar(&to.port, "port", "", "toxiproxy-server's flag: the API's port, in place of --listen's")
+	fs.StringVar(&to.config, "config", "", "toxiproxy-server's flag: make the proxies of this JSON file (an array, as POST /populate takes) before the API listens")
+	return to
+}
+
+// toxiproxyHelp lists the command's own flags and what its shared ones
+// mean here, for netemu help toxiproxy.
+func toxiproxyHelp() string {
+	var b strings.Builder
+	b.WriteString("\nToxiproxy flags:\n")
+	fs := flag.NewFlagSet("toxiproxy", flag.ContinueOnError)
+	toxiproxyFlags(fs)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fs.VisitAll(func(f *flag.Flag) {
+		arg := map[string]string{"listen": f.DefValue, "host": "HOST", "port": "PORT", "config": "FILE"}[f.Name]
+		fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, arg, f.Usage)
+	})
+	tw.Flush()
+	b.WriteString(`
+Toxiproxy 2.x's API and clients, on the emulated link: every connection a
+proxy accepts gets a link of its own, the link flags below (by default no
+delay and no rate limit, as a toxiproxy proxy without toxics) with the
+proxy's toxics added per direction: latency and jitter (ms) are that
+direction's one-way delay, bandwidth (KB/s, 1000 bytes) its rate, counting
+whole IP packets (a bulk transfer's data gets about 96.5 % of it); timeout,
+reset_peer, slow_close, limit_data and slicer act on the bytes; netem
+("options": tc's netem options), loss ("percent") and qdisc ("options") are
+netemu's own. Link toxics shape the connections opened after they change;
+byte toxics reach open ones too.
+`)
+	return b.String() + flagHelp("toxiproxy")
+}

@@ -1,0 +1,447 @@
+package toxiproxy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+
+	"github.com/netemu/netemu/proxy"
+)
+
+// The handlers, in toxiproxy's order of checks: the proxy, then the
+// body, then the fields (toxiproxy's api.go is the reference for which
+// error wins). Each runs under Server.mu.
+
+var errClosed = errors.New("the server is closed")
+
+// lock takes Server.mu, or fails once the server is closed.
+func (s *Server) lock() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errClosed
+	}
+	return nil
+}
+
+// lookup is the proxy named in the request's path.
+func (s *Server) lookup(r *http.Request) (*proxyState, error) {
+	px := s.proxies[r.PathValue("proxy")]
+	if px == nil {
+		return nil, errProxyNotFound
+	}
+	return px, nil
+}
+
+// proxyInput is a proxy as clients send it; Enabled is nil when absent.
+type proxyInput struct {
+	Name     string `json:"name"`
+	Listen   string `json:"listen"`
+	Upstream string `json:"upstream"`
+	Enabled  *bool  `json:"enabled"`
+}
+
+func (s *Server) proxyIndex(w http.ResponseWriter, r *http.Request) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	out := map[string]proxyJSON{}
+	for name, px := range s.proxies {
+		out[name] = px.json()
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) proxyCreate(w http.ResponseWriter, r *http.Request) error {
+	var in proxyInput
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	switch {
+	case in.Name == "":
+		return apiErr(errMissingField, errors.New("name"))
+	case in.Upstream == "":
+		return apiErr(errMissingField, errors.New("upstream"))
+	case s.proxies[in.Name] != nil:
+		return errProxyExists
+	}
+	px := s.newProxy(in)
+	if px.enabled {
+		if err := px.start(); err != nil {
+			return err
+		}
+	}
+	s.proxies[px.name] = px
+	return writeJSON(w, http.StatusCreated, px.json())
+}
+
+func (s *Server) populate(w http.ResponseWriter, r *http.Request) error {
+	var in []proxyInput
+	if err := decode(r, &in); err != nil {
+		return s.populated(w, r, nil, err)
+	}
+	done, err := s.populateAll(in)
+	return s.populated(w, r, done, err)
+}
+
+// Populate makes the proxies of a JSON array as POST /populate takes it
+// (toxiproxy-server's -config file): each new one made, one that differs
+// from the proxy of its name replaces it, one that does not is kept.
+func (s *Server) Populate(r io.Reader) error {
+	var in []proxyInput
+	if err := json.NewDecoder(r).Decode(&in); err != nil {
+		return apiErr(errBadBody, err)
+	}
+	_, err := s.populateAll(in)
+	return err
+}
+
+// populateAll checks every proxy of in, then makes them in order; it
+// stops at the first that fails, keeping those made.
+func (s *Server) populateAll(in []proxyInput) ([]proxyJSON, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	for i, p := range in {
+		switch {
+		case p.Name == "":
+			return nil, apiErr(errMissingField, fmt.Errorf("name at proxy %d", i+1))
+		case p.Upstream == "":
+			return nil, apiErr(errMissingField, fmt.Errorf("upstream at proxy %d", i+1))
+		}
+	}
+	var done []proxyJSON
+	for _, p := range in {
+		if old := s.proxies[p.Name]; old != nil {
+			differs, err := old.differs(p.Listen, p.Upstream)
+			if err != nil {
+				return done, err
+			}
+			if !differs {
+				done = append(done, old.json())
+				continue
+			}
+			old.stop()
+			delete(s.proxies, p.Name)
+		}
+		px := s.newProxy(p)
+		if px.enabled {
+			if err := px.start(); err != nil {
+				return done, err
+			}
+		}
+		s.proxies[px.name] = px
+		done = append(done, px.json())
+	}
+	return done, nil
+}
+
+// populated answers /populate, which always answers JSON: the proxies
+// made, and the error if one stopped it.
+func (s *Server) populated(w http.ResponseWriter, r *http.Request, done []proxyJSON, err error) error {
+	if err == nil {
+		return writeJSON(w, http.StatusCreated, struct {
+			Proxies []proxyJSON `json:"proxies"`
+		}{done})
+	}
+	ae := asAPIError(err)
+	s.cfg.Logf("%s %s: %d %s", r.Method, r.URL.Path, ae.Status, ae.Message)
+	return writeJSON(w, ae.Status, struct {
+		Error   string      `json:"error"`
+		Status  int         `json:"status"`
+		Proxies []proxyJSON `json:"proxies"`
+	}{ae.Message, ae.Status, done})
+}
+
+func (s *Server) proxyShow(w http.ResponseWriter, r *http.Request) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	px, err := s.lookup(r)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, px.json())
+}
+
+func (s *Server) proxyUpdate(w http.ResponseWriter, r *http.Request) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	px, err := s.lookup(r)
+	if err != nil {
+		return err
+	}
+	enabled := px.enabled
+	in := proxyInput{Listen: px.listen, Upstream: px.upstream, Enabled: &enabled}
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	if in.Enabled == nil { // "enabled": null
+		in.Enabled = &enabled
+	}
+	differs, err := px.differs(in.Listen, in.Upstream)
+	if err != nil {
+		return err
+	}
+	if differs {
+		px.stop()
+		px.listen, px.upstream = in.Listen, in.Upstream
+	}
+	if *in.Enabled != px.enabled {
+		if *in.Enabled {
+			if err := px.start(); err != nil {
+				return err
+			}
+		} else {
+			px.stop()
+		}
+	}
+	return writeJSON(w, http.StatusOK, px.json())
+}
+
+func (s *Server) proxyDelete(w http.ResponseWriter, r *http.Request) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	px, err := s.lookup(r)
+	if err != nil {
+		return err
+	}
+	px.stop()
+	delete(s.proxies, px.name)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// reset enables every proxy and removes every toxic; a proxy that cannot
+// listen stops it there, as in toxiproxy.
+func (s *Server) reset(w http.ResponseWriter, r *http.Request) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	for _, px := range s.proxies {
+		if !px.enabled {
+			if err := px.start(); err != nil {
+				return err
+			}
+		}
+		px.setToxics(nil)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) toxicIndex(w http.ResponseWriter, r *http.Request) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	px, err := s.lookup(r)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, px.ordered())
+}
+
+func (s *Server) toxicCreate(w http.ResponseWriter, r *http.Request) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	px, err := s.lookup(r)
+	if err != nil {
+		return err
+	}
+	in := struct {
+		Name       string          `json:"name"`
+		Type       string          `json:"type"`
+		Stream     string          `json:"stream"`
+		Toxicity   float32         `json:"toxicity"`
+		Attributes json.RawMessage `json:"attributes"`
+	}{Stream: "downstream", Toxicity: 1}
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	dir, ok := parseStream(in.Stream)
+	if !ok {
+		return errInvalidStream
+	}
+	if in.Name == "" {
+		in.Name = in.Type + "_" + in.Stream
+	}
+	k := kinds[in.Type]
+	if k == nil {
+		return errInvalidType
+	}
+	if px.toxic(in.Name) != nil {
+		return errToxicExists
+	}
+	attrs, err := decodeAttrs(k, nil, in.Attributes)
+	if err != nil {
+		return err
+	}
+	t := &toxic{name: in.Name, kind: k, stream: in.Stream, dir: dir, toxicity: in.Toxicity, attrs: attrs,
+		id: s.nextToxic.Add(1), version: s.nextToxic.Add(1)}
+	list := append(px.list(), t)
+	if err := s.checkLink(list); err != nil {
+		return err
+	}
+	px.setToxics(list)
+	return writeJSON(w, http.StatusOK, t)
+}
+
+// checkLink refuses toxics whose link, all of them applied, is not one
+// (a delay beyond link.MaxDelay, a netem and a qdisc that clash).
+func (s *Server) checkLink(list []*toxic) error {
+	if _, err := linkConfig(s.cfg.Link, list, func(*toxic) bool { return true }); err != nil {
+		return &apiError{"invalid toxics: " + err.Error(), http.StatusBadRequest}
+	}
+	return nil
+}
+
+func (s *Server) toxicShow(w http.ResponseWriter, r *http.Request) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	px, err := s.lookup(r)
+	if err != nil {
+		return err
+	}
+	t := px.toxic(r.PathValue("toxic"))
+	if t == nil {
+		return errToxicNotFound
+	}
+	return writeJSON(w, http.StatusOK, t)
+}
+
+func (s *Server) toxicUpdate(w http.ResponseWriter, r *http.Request) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	px, err := s.lookup(r)
+	if err != nil {
+		return err
+	}
+	old := px.toxic(r.PathValue("toxic"))
+	if old == nil {
+		return errToxicNotFound
+	}
+	var in struct {
+		Toxicity   *float32        `json:"toxicity"`
+		Attributes json.RawMessage `json:"attributes"`
+	}
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	attrs, err := decodeAttrs(old.kind, old.attrs, in.Attributes)
+	if err != nil {
+		return err
+	}
+	t := *old
+	t.attrs, t.version = attrs, s.nextToxic.Add(1)
+	if in.Toxicity != nil {
+		t.toxicity = *in.Toxicity
+	}
+	list := px.list()
+	for i := range list {
+		if list[i] == old {
+			list[i] = &t
+		}
+	}
+	if err := s.checkLink(list); err != nil {
+		return err
+	}
+	px.setToxics(list)
+	return writeJSON(w, http.StatusOK, &t)
+}
+
+func (s *Server) toxicDelete(w http.ResponseWriter, r *http.Request) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	px, err := s.lookup(r)
+	if err != nil {
+		return err
+	}
+	old := px.toxic(r.PathValue("toxic"))
+	if old == nil {
+		return errToxicNotFound
+	}
+	var list []*toxic
+	for _, t := range px.list() {
+		if t != old {
+			list = append(list, t)
+		}
+	}
+	px.setToxics(list)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// version answers as toxiproxy 2.7 and later do.
+func (s *Server) version(w http.ResponseWriter, r *http.Request) error {
+	b, err := json.Marshal(s.cfg.Version)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json;charset=utf-8")
+	fmt.Fprintf(w, "{\"version\": %s}\n", b)
+	return nil
+}
+
+// proxyJSON is a proxy on the wire, in toxiproxy's key order. Logger is
+// toxiproxy's, an empty object in every answer since 2.5.
+type proxyJSON struct {
+	Name     string   `json:"name"`
+	Listen   string   `json:"listen"`
+	Upstream string   `json:"upstream"`
+	Enabled  bool     `json:"enabled"`
+	Logger   struct{} `json:"Logger"`
+	Toxics   []*toxic `json:"toxics"`
+}
+
+func (px *proxyState) json() proxyJSON {
+	return proxyJSON{Name: px.name, Listen: px.listen, Upstream: px.upstream, Enabled: px.enabled, Toxics: px.ordered()}
+}
+
+// ordered lists the toxics as toxiproxy does: upstream's, then
+// downstream's, each in the order added; never nil.
+func (px *proxyState) ordered() []*toxic {
+	out := []*toxic{}
+	for _, dir := range []proxy.Direction{proxy.Up, proxy.Down} {
+		for _, t := range px.list() {
+			if t.dir == dir {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// differs says whether listen and upstream differ from px's, as
+// toxiproxy compares them: the listen address resolved (a port 0 always
+// differs), the upstream as written.
+func (px *proxyState) differs(listen, upstream string) (bool, error) {
+	a, err := net.ResolveTCPAddr("tcp", listen)
+	if err != nil {
+		return false, err
+	}
+	return a.String() != px.listen || a.Port == 0 || upstream != px.upstream, nil
+}
