@@ -323,6 +323,17 @@ func (n *Net) Observe(f link.Observer) { n.link.Observe(f) }
 // (link.DropOutage).
 func (n *Net) Outage(start, end time.Duration) error { return n.link.AddOutage(start, end) }
 
+// SetLink changes the running link's per-direction parameters
+// (link.Link.Reconfigure): delay, rate, impairments, the queue
+// discipline. A zero Seed is the network's, as in New. Config().Link
+// stays the configuration New was given.
+func (n *Net) SetLink(cfg link.Config) error {
+	if cfg.Seed == 0 {
+		cfg.Seed = n.cfg.Seed
+	}
+	return n.link.Reconfigure(cfg)
+}
+
 // Client returns host A, 198.18.0.1.
 func (n *Net) Client() *tcpstack.Host { return n.client }
 

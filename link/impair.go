@@ -47,8 +47,16 @@ type impairments struct {
 }
 
 func newImpairments(c Config, dir Dir) impairments {
-	r := newRand(c.Seed, dir)
-	im := impairments{rand: r, dist: c.Distribution, jitter: int64(c.Jitter)}
+	im := impairments{rand: newRand(c.Seed, dir)}
+	im.reconfigure(c)
+	return im
+}
+
+// reconfigure sets the impairments to c's, drawing from im's generator
+// where it left off (Link.Reconfigure; newImpairments from its start).
+func (im *impairments) reconfigure(c Config) {
+	r := im.rand
+	*im = impairments{rand: r, dist: c.Distribution, jitter: int64(c.Jitter)}
 	// netem draws each correlated generator's first "previous" value at
 	// setup; so does netemu, in a fixed order.
 	im.dup, im.corr, im.reord, im.delayCor = newCrandom(c.Duplicate.Corr, r), newCrandom(c.Corrupt.Corr, r), newCrandom(c.Reorder.Corr, r), newCrandom(c.JitterCorr, r)
@@ -59,7 +67,6 @@ func newImpairments(c Config, dir Dir) impairments {
 		im.gap = uint32(max(c.ReorderGap, 1))
 	}
 	im.on = im.dupP > 0 || im.corrP > 0 || im.lossOn || im.gap > 0 || im.jitter > 0
-	return im
 }
 
 // impaired runs pkt through duplication and loss, then admits each packet

@@ -186,13 +186,22 @@ func (c *conn) update(list []*toxic) {
 	}
 }
 
-// relink would give the open connection's link the configuration cfg.
-// It does nothing yet: link.Link has no way to change a running link's
-// parameters, so link toxics (latency, bandwidth, netem, loss, qdisc)
-// shape the connections opened after they change, and those open keep
-// the link they opened with. The byte toxics and a bandwidth of 0 act on
-// open connections too (direction.Write).
-func (c *conn) relink(cfg link.Config) {}
+// relink gives the open connection's link the configuration cfg
+// (emu.Net.SetLink): the packets under way keep their course, the next
+// ones take the new delay, rate and impairments. A change the link
+// refuses (a qdisc toxic replacing a discipline that holds packets) is
+// logged, and the connection keeps the link it had.
+func (c *conn) relink(cfg link.Config) {
+	c.mu.Lock()
+	n := c.n
+	c.mu.Unlock()
+	if n == nil {
+		return
+	}
+	if err := n.SetLink(cfg); err != nil {
+		c.r.px.srv.cfg.Logf("connection %d: its link keeps the toxics it had: %v", c.id, err)
+	}
+}
 
 // sync brings the connection's stages to list: each toxic rolled if new
 // or changed, each direction's active byte toxics in order, the timeout

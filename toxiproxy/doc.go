@@ -26,8 +26,8 @@
 //     netem grammar), loss ("percent", "correlation": netem's loss random)
 //     and qdisc ("options": fq_codel or codel, with tc's options). A
 //     toxic's toxicity is rolled for each connection when it opens.
-//     They shape the connections opened after they are added or changed:
-//     a link cannot yet change under a running connection (conn.relink).
+//     They reach open connections too, from their next packet
+//     (emu.Net.SetLink, through conn.relink).
 //   - past the link, on the bytes the receiving program is given
 //     (proxy.Shaper), on open connections too, as toxiproxy applies
 //     them: timeout, reset_peer, slow_close, limit_data, slicer, and a

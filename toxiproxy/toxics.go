@@ -49,9 +49,9 @@ type kind struct {
 	// check refuses attributes that make no sense (toxiproxy crashes or
 	// loops on some: a negative rate, a slicer's average_size 0).
 	check func(a any) error
-	// onLink: the toxic shapes the emulated link of the connections
-	// opened after it (link); otherwise it acts on the bytes past the link
-	// (conn.go), on open connections too.
+	// onLink: the toxic shapes the emulated link of each connection
+	// (link, and conn.relink on those open); otherwise it acts on the
+	// bytes past the link (conn.go).
 	onLink bool
 }
 

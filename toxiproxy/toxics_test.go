@@ -256,6 +256,30 @@ func TestToxicsOnOpenConnections(t *testing.T) {
 	}
 }
 
+// A latency toxic reaches a connection already open, as toxiproxy's
+// do: its link takes the new delay from the next packet on
+// (emu.Net.SetLink), and gives it back when the toxic goes.
+func TestLatencyOnAnOpenConnection(t *testing.T) {
+	const latency = 100 * time.Millisecond
+	p := withProxy(t, echoServer(t))
+	c := dial(t, p.Listen)
+	if rtt := roundTrip(t, c, "before"); rtt >= latency {
+		t.Fatalf("before the toxic, an echo took %v; want less than %v", rtt, latency)
+	}
+	if _, err := p.AddToxic("slow", "latency", "downstream", 1, tpclient.Attributes{"latency": latency.Milliseconds()}); err != nil {
+		t.Fatal(err)
+	}
+	if rtt := roundTrip(t, c, "during"); rtt < latency || rtt > latency+slack {
+		t.Errorf("with the toxic, an echo on the open connection took %v; want at least %v", rtt, latency)
+	}
+	if err := p.RemoveToxic("slow"); err != nil {
+		t.Fatal(err)
+	}
+	if rtt := roundTrip(t, c, "after"); rtt >= latency {
+		t.Errorf("after the toxic went, an echo took %v; want less than %v", rtt, latency)
+	}
+}
+
 // Toxicity 0 never applies: a limit_data of 0 bytes, which would close
 // every connection at its first byte, leaves ten connections alone.
 func TestToxicityZero(t *testing.T) {
