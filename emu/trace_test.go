@@ -1,118 +1,134 @@
 package emu
 
 import (
-	"bytes"
-	"context"
-	"fmt"
-	"io"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/netemu/netemu/internal/race"
 	"github.com/netemu/netemu/link"
-	"go.uber.org/goleak"
+	"github.com/netemu/netemu/tcpstack"
 )
 
-// traceRun uploads payload from the client to the server, which answers
-// with one byte once it has read it all, and returns the run's trace hash
-// with the link's counters.
-func traceRun(t *testing.T, cfg Config, payload []byte) Stats {
-	t.Helper()
-	n := newNet(t, cfg)
-	err := n.Run(context.Background(), func(ctx context.Context) error {
-		ln, err := n.Listen(9)
-		if err != nil {
-			return err
-		}
-		defer ln.Close()
-		served := make(chan error, 1)
-		n.Go(func() {
-			c, err := ln.Accept()
-			if err != nil {
-				served <- err
-				return
-			}
-			defer c.Close()
-			got, err := io.ReadAll(c)
-			if err != nil {
-				served <- err
-				return
-			}
-			if !bytes.Equal(got, payload) {
-				served <- fmt.Errorf("server read %d bytes that differ from the %d sent", len(got), len(payload))
-				return
-			}
-			_, err = c.Write([]byte{1})
-			served <- err
-		})
-		c, err := n.Dial(ctx, 9)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if _, err := c.Write(payload); err != nil {
-			return err
-		}
-		if err := c.CloseWrite(); err != nil {
-			return err
-		}
-		reply, err := io.ReadAll(c)
-		if err != nil {
-			return err
-		}
-		if len(reply) != 1 {
-			return fmt.Errorf("client read a %d-byte reply; want 1 byte", len(reply))
-		}
-		return <-served
-	})
+// A trace-driven link is as deterministic as a fixed-rate one: twenty
+// runs (fewer under the race detector) at GOMAXPROCS 1, 2 and 4 of three
+// connections each way over a random-walk trace down and an on/off trace
+// up, with loss, give one trace hash; another walk gives another.
+func TestTraceDeterministic(t *testing.T) {
+	up, err := link.OnOffTrace(8e6, 40*time.Millisecond, 10*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := n.Stats()
-	n.Close()
-	return st
+	walk := func(seed uint64) *link.Trace {
+		w, err := link.RandomWalkTrace(12e6, 0.3, 20*time.Millisecond, 2*time.Second, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	trace := func(down *link.Trace) string {
+		lc := link.Config{Delay: 10 * time.Millisecond, Loss: link.RandomLoss(0.01, 0), Qdisc: link.Qdisc{Limit: 40}}
+		lc = lc.WithTrace(link.AtoB, up).WithTrace(link.BtoA, down)
+		n := newNet(t, pairConfig(Config{Link: lc, Seed: 5}, tcpstack.Netemu, tcpstack.Netemu))
+		res := exchange(t, n, 80, 3, 30<<10, 100<<10)
+		checkExchange(t, res, 30<<10, 100<<10)
+		st := n.Stats()
+		n.Close()
+		return st.TraceSHA256
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	want := ""
+	for _, procs := range []int{1, 2, 4} {
+		runtime.GOMAXPROCS(procs)
+		for i := range race.DeterministicRuns(20) {
+			if got := trace(walk(1)); want == "" {
+				want = got
+			} else if got != want {
+				t.Fatalf("GOMAXPROCS %d, run %d: trace %s; want %s, the first run's", procs, i, got[:16], want[:16])
+			}
+		}
+	}
+	if other := trace(walk(2)); other == want {
+		t.Errorf("another walk gave the same trace %s", want[:16])
+	}
 }
 
-// TestTraceHashTellsRunsApart is the positive control of the trace hash:
-// on the virtual clock a different seed, a link delay longer by 1 ns or
-// one different byte of payload changes it, while a repeat of the same
-// configuration gives the same hash.
-func TestTraceHashTellsRunsApart(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	base := Config{Link: link.Config{Delay: 10 * time.Millisecond, Rate: 20e6, DelayedACK: link.LinuxDelayedACK}, Seed: 1}
-	payload := make([]byte, 32<<10)
-	for i := range payload {
-		payload[i] = byte(i * 7 / 3)
+// An on/off trace's gaps show in a bulk transfer exactly: every data
+// packet leaves the link at a whole millisecond of an on spell (off 30
+// ms, then 12 Mbit/s for 70 ms, from the link's start), and every on
+// millisecond the transfer keeps busy carries one.
+func TestTraceOnOffGaps(t *testing.T) {
+	tr, err := link.OnOffTrace(12e6, 70*time.Millisecond, 30*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := traceRun(t, base, payload)
+	lc := link.Config{Delay: 5 * time.Millisecond, Qdisc: link.Qdisc{Limit: 1000}}.WithTrace(link.BtoA, tr)
+	n := newNet(t, pairConfig(Config{Link: lc}, tcpstack.Netemu, tcpstack.Netemu))
+	var mu sync.Mutex
+	var leave []time.Duration
+	n.Observe(func(e link.Event) {
+		if e.Kind == link.EventQueue && e.Dir == link.BtoA && len(e.Packet) > 1000 {
+			mu.Lock()
+			leave = append(leave, e.Finish)
+			mu.Unlock()
+		}
+	})
+	checkExchange(t, exchange(t, n, 80, 1, 0, 400<<10), 0, 400<<10)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(leave) < 250 {
+		t.Fatalf("%d data packets; want the 400 KiB's", len(leave))
+	}
+	onMs := map[int64]bool{}
+	for _, f := range leave {
+		ms := int64(f / time.Millisecond)
+		if f%time.Millisecond != 0 || ms%100 <= 30 && ms%100 != 0 {
+			t.Fatalf("a data packet left at %v: not a whole millisecond of an on spell (31–100 of each 100 ms)", f)
+		}
+		if onMs[ms] {
+			t.Fatalf("two 1500-byte packets left at %v: one opportunity carries one", f)
+		}
+		onMs[ms] = true
+	}
+	// Once the window is open, the link is never idle in an on spell.
+	first, last := int64(leave[len(leave)/3]/time.Millisecond), int64(leave[len(leave)-2]/time.Millisecond)
+	for ms := first; ms <= last; ms++ {
+		if on := ms%100 > 30 || ms%100 == 0; on && !onMs[ms] {
+			t.Errorf("the on millisecond %d ms carried no data packet", ms)
+		}
+	}
+}
 
-	again := traceRun(t, base, payload)
-	if again.TraceSHA256 != want.TraceSHA256 {
-		t.Fatalf("the same configuration run twice gave trace %s, then %s; want the same hash", want.TraceSHA256, again.TraceSHA256)
+// BenchmarkTraceVsFixedRate replays a 60 s random-walk trace under a
+// bulk transfer of about 55 s at its mean rate, and the same transfer over
+// a fixed-rate link of that mean, in each iteration; it reports the CPU
+// time of the trace's runs over the fixed link's (trace/fixed) and the
+// virtual seconds simulated per CPU second on the trace:
+//
+//	go test -run X -bench TraceVsFixedRate -benchtime 3x ./emu
+func BenchmarkTraceVsFixedRate(b *testing.B) {
+	walk, err := link.RandomWalkTrace(12e6, 0.3, 100*time.Millisecond, 60*time.Second, 1)
+	if err != nil {
+		b.Fatal(err)
 	}
-
-	seed := base
-	seed.Seed = 2
-	delay := base
-	delay.Link.Delay += time.Nanosecond
-	flipped := bytes.Clone(payload)
-	flipped[len(flipped)/2] ^= 0x01
-	for _, c := range []struct {
-		name    string
-		cfg     Config
-		payload []byte
-	}{
-		{"seed 2 instead of 1", seed, payload},
-		{"delay 10ms+1ns instead of 10ms", delay, payload},
-		{"one payload byte flipped", base, flipped},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			got := traceRun(t, c.cfg, c.payload)
-			t.Logf("trace %.16s, %d packets delivered (base: %.16s, %d packets)",
-				got.TraceSHA256, got.Link[link.AtoB].Packets+got.Link[link.BtoA].Packets,
-				want.TraceSHA256, want.Link[link.AtoB].Packets+want.Link[link.BtoA].Packets)
-			if got.TraceSHA256 == want.TraceSHA256 {
-				t.Errorf("trace hash %s equals the base run's; want a different hash", got.TraceSHA256)
-			}
-		})
+	size := int(walk.MeanRate() / 8 * 55)
+	base := link.Config{Delay: 20 * time.Millisecond, Qdisc: link.Qdisc{Limit: 100}}
+	cfg := func(lc link.Config) Config {
+		return Config{Link: lc, TCP: tcpstack.TCPConfig{Impl: tcpstack.Netemu}, Seed: 1}
 	}
+	fixed := base
+	fixed.Rate = walk.MeanRate()
+	var traceCPU, fixedCPU, simulated time.Duration
+	for b.Loop() {
+		c0 := cpuTime(b)
+		took, _ := runBulk(b, cfg(base.WithTrace(link.BtoA, walk)), size)
+		c1 := cpuTime(b)
+		runBulk(b, cfg(fixed), size)
+		traceCPU += c1 - c0
+		fixedCPU += cpuTime(b) - c1
+		simulated += took
+	}
+	b.ReportMetric(float64(traceCPU)/float64(fixedCPU), "trace/fixed")
+	b.ReportMetric(simulated.Seconds()/traceCPU.Seconds(), "virtual-s/cpu-s")
 }

@@ -63,6 +63,19 @@ func Rate(bitsPerSecond float64) Option {
 	})
 }
 
+// TraceDown makes t, a time-varying rate in mahimahi's format
+// (link.ReadTrace, link.ParseTrace, or a generator such as
+// link.OnOffTrace), the server→client direction's rate in place of Rate.
+// Give it after Rate.
+func TraceDown(t *link.Trace) Option {
+	return option(func(s *settings) error { s.cfg.Link = s.cfg.Link.WithTrace(link.BtoA, t); return nil })
+}
+
+// TraceUp makes t the client→server direction's rate, as TraceDown.
+func TraceUp(t *link.Trace) Option {
+	return option(func(s *settings) error { s.cfg.Link = s.cfg.Link.WithTrace(link.AtoB, t); return nil })
+}
+
 // DelayedACK makes the link hold pure ACKs the way a Linux receiver
 // delays them, for up to d: link.LinuxDelayedACK (40ms) is Linux's. 0
 // turns the stage off (the default).

@@ -28,7 +28,7 @@ type Case struct {
 // Path returns what the model knows of c's link: the round trip, and the
 // rate of the server→client direction, where the workloads' bytes flow.
 func (c Case) Path() workloads.Path {
-	p := workloads.Path{RTT: c.RTT(), Rate: c.down().Rate, DelayedACK: c.Link.DelayedACK}
+	p := workloads.Path{RTT: c.RTT(), Rate: rateOf(c.down()), DelayedACK: c.Link.DelayedACK}
 	if l := c.down().Loss; l.Model == link.LossRandom {
 		p.Loss = l.P
 	}
@@ -41,11 +41,25 @@ func (c Case) RTT() time.Duration { return c.Link.Delay + c.down().Delay }
 // RateLabel writes the link's rate as tc does, "10mbit", or up/down when
 // the directions differ: "1mbit/20mbit".
 func (c Case) RateLabel() string {
-	up, down := tc.FormatRate(c.Link.Rate), tc.FormatRate(c.down().Rate)
+	label := func(d link.Config) string {
+		if d.Trace != nil {
+			return "trace " + d.Trace.Name
+		}
+		return tc.FormatRate(d.Rate)
+	}
+	up, down := label(c.Link), label(c.down())
 	if up == down {
 		return up
 	}
 	return up + "/" + down
+}
+
+// rateOf is a direction's rate: its trace's mean, if it has one.
+func rateOf(d link.Config) float64 {
+	if d.Trace != nil {
+		return d.Trace.MeanRate()
+	}
+	return d.Rate
 }
 
 // down is the server→client direction's parameters.

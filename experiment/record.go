@@ -50,6 +50,11 @@ type Setup struct {
 	// differs (tc.Qdisc.String).
 	Qdisc     string `json:"qdisc,omitempty"`
 	QdiscDown string `json:"qdisc_down,omitempty"`
+	// TraceUp and TraceDown name the trace that is a direction's rate
+	// (link.Trace.Name), when one is; RateBps is the client→server
+	// direction's fixed rate (0 when a trace is its rate).
+	TraceUp   string `json:"trace_up,omitempty"`
+	TraceDown string `json:"trace_down,omitempty"`
 }
 
 // Outcome is what every run measures.
@@ -247,7 +252,7 @@ func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record
 			Workload: r.Workload, Backend: backend, Clock: c.Clock.String(),
 			RTTms: Ms(c.RTT()), RateBps: lc.Rate, QueuePackets: queue, QueueBytes: queueBytes,
 			DelackMs: Ms(lc.DelayedACK), MTU: mtu, CC: string(cc), TCP: impl, Netem: netem, NetemDown: down,
-			Qdisc: qdisc, QdiscDown: qdiscDown,
+			Qdisc: qdisc, QdiscDown: qdiscDown, TraceUp: traceName(lc), TraceDown: traceName(c.down()),
 		},
 		Outcome: Outcome{
 			ElapsedMs: Ms(r.Elapsed), ModelMs: Ms(r.Model.Elapsed), ModelRoundTrips: r.Model.RoundTrips,
@@ -262,4 +267,12 @@ func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record
 		},
 		Detail: r.Detail,
 	}
+}
+
+// traceName names a direction's trace; "" when its rate is fixed.
+func traceName(d link.Config) string {
+	if d.Trace == nil {
+		return ""
+	}
+	return d.Trace.Name
 }

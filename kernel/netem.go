@@ -94,6 +94,9 @@ func netemUnmappable(c link.Config) error {
 		opts = append(opts, "Outages (netem has no outages)")
 	}
 	side := func(where string, d link.Config) {
+		if d.Trace != nil {
+			opts = append(opts, where+"Trace (netem has no time-varying rate)")
+		}
 		if d.Qdisc.LimitBytes > 0 {
 			opts = append(opts, where+"Qdisc.LimitBytes (a queue limit in bytes; netem's counts packets)")
 		}

@@ -33,6 +33,11 @@ type Config struct {
 	// unlimited (packets are never queued).
 	Rate float64
 
+	// Trace, if set, is the direction's rate in Rate's place: a
+	// time-varying one, in mahimahi's format (trace.go), counted from the
+	// link's creation. Rate, PacketOverhead and the cells do not apply.
+	Trace *Trace
+
 	// Qdisc is the queue discipline in front of the rate stage, per
 	// direction (qdisc.go): the zero value is a drop-tail FIFO of 1000
 	// packets, waiting or on the wire (Qdisc.Limit, Qdisc.LimitBytes);
@@ -138,6 +143,23 @@ func (c Config) WithBtoA(down Config) Config {
 	return c
 }
 
+// WithTrace returns c with t as direction dir's rate, in place of its
+// Rate, PacketOverhead and cells; the other direction keeps its own.
+func (c Config) WithTrace(dir Dir, t *Trace) Config {
+	set := func(d Config) Config {
+		d.Trace, d.Rate, d.PacketOverhead, d.CellSize, d.CellOverhead = t, 0, 0, 0, 0
+		return d
+	}
+	down := c
+	if c.BtoA != nil {
+		down = *c.BtoA
+	}
+	if dir == AtoB {
+		return set(c).WithBtoA(down)
+	}
+	return c.WithBtoA(set(down))
+}
+
 // Impaired reports whether any impairment is on in either direction.
 func (c Config) Impaired() bool {
 	imp := func(c Config) bool {
@@ -240,6 +262,10 @@ func (c Config) validateDirection(where string, mtu int) error {
 		return fmt.Errorf("link: %sPacketOverhead or CellOverhead is out of range; want -%d to %d bytes", where, MaxMTU, MaxMTU)
 	}
 	switch {
+	case c.Trace != nil && len(c.Trace.ms) == 0:
+		return fmt.Errorf("link: %sTrace has no opportunity; make one with ReadTrace, ParseTrace or a generator (ConstantTrace, ...)", where)
+	case c.Trace != nil && (c.Rate != 0 || c.PacketOverhead != 0 || c.CellSize != 0):
+		return fmt.Errorf("link: %sTrace and Rate (or PacketOverhead, CellSize) both set; the trace is the direction's rate: give one", where)
 	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) || c.Rate < 0:
 		return fmt.Errorf("link: %sRate is %v; want bits per second, a finite number of 0 or more (0 means unlimited)", where, c.Rate)
 	case c.Rate > 0 && c.Rate < 8:

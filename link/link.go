@@ -74,6 +74,7 @@ type direction struct {
 	wire         wire
 	busyUntil    time.Duration
 	impair       impairments // impair.go
+	trace        *traceLine  // the rate stage's trace (trace.go); nil: cfg.Rate
 	holds        holdQueue
 	deliverTimer clock.Timer
 	holdTimer    clock.Timer
@@ -112,6 +113,9 @@ func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
 		d.dir = Dir(i)
 		d.cfg = cfg.direction(d.dir)
 		d.impair = newImpairments(d.cfg, d.dir)
+		if d.cfg.Trace != nil {
+			d.trace = &traceLine{t: d.cfg.Trace}
+		}
 		d.ring = make([]entry, 64)
 		d.wire.spans = make([]span, 64)
 		if l.pump {

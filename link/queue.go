@@ -143,8 +143,25 @@ func (l *Link) serve(d *direction, now time.Duration) {
 // at at: at most now for a dequeue at the serializer's instant, at least
 // now for an ahead one. l.mu is held.
 func (l *Link) send(d *direction, p qpkt, at, now time.Duration) {
-	// The rate stage.
-	finish := at + d.serialization(len(p.buf))
+	// The rate stage: the serializer, or a trace's opportunities.
+	var finish time.Duration
+	if d.trace != nil {
+		// An ahead packet queues behind those before it on the trace
+		// from its arrival; a dequeued one waited in the discipline
+		// until at, the instant the packet before it left.
+		var ok bool
+		if d.ahead {
+			finish, ok = d.trace.depart(p.enq, len(p.buf), false)
+		} else {
+			finish, ok = d.trace.depart(at, len(p.buf), true)
+		}
+		if !ok {
+			l.qdrop(d, DropTraceEnded, p, now)
+			return
+		}
+	} else {
+		finish = at + d.serialization(len(p.buf))
+	}
 	d.busyUntil = finish
 	d.wire.retire(min(at, now)) // the dequeue's instant; ahead, the arrival's
 	d.wire.push(finish, len(p.buf))

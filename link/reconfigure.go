@@ -53,6 +53,12 @@ func (l *Link) Reconfigure(cfg Config) error {
 			}
 		}
 		d.impair.reconfigure(nd)
+		if nd.Trace != d.cfg.Trace {
+			d.trace = nil
+			if nd.Trace != nil {
+				d.trace = &traceLine{t: nd.Trace}
+			}
+		}
 		d.cfg = nd
 	}
 	l.cfg = nc

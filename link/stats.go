@@ -31,6 +31,7 @@ const (
 	DropCoDel                        // dropped by CoDel at dequeue (codel.go)
 	DropOverlimit                    // over the qdisc's packet limit (codel.go, fqcodel.go)
 	DropOverMemory                   // over fq_codel's memory limit (fqcodel.go)
+	DropTraceEnded                   // waiting when a trace that does not repeat ended (trace.go)
 	numDropReasons
 )
 
@@ -52,6 +53,8 @@ func (r DropReason) String() string {
 		return "overlimit"
 	case DropOverMemory:
 		return "overmemory"
+	case DropTraceEnded:
+		return "trace-ended"
 	}
 	return "unknown"
 }

@@ -371,11 +371,14 @@ func (l *traceLine) seek(arrival time.Duration) {
 
 // depart places a packet of size bytes, queued at arrival (the link's
 // time), behind those placed before it, and returns when its last byte
-// leaves: the time of the opportunity that carries it. ok is false when
-// no opportunity ever will (Once, after the trace's end).
-func (l *traceLine) depart(arrival time.Duration, size int) (time.Duration, bool) {
+// leaves: the time of the opportunity that carries it. waiting says the
+// packet was queued before arrival, an instant at which the packet ahead
+// of it left (a discipline that dequeues then): it may use what that
+// opportunity has left. ok is false when no opportunity ever will (Once,
+// after the trace's end).
+func (l *traceLine) depart(arrival time.Duration, size int, waiting bool) (time.Duration, bool) {
 	need := size + TraceFrameOverhead
-	if l.left > 0 && arrival < l.at {
+	if l.left > 0 && (arrival < l.at || waiting && arrival == l.at) {
 		// Queued before the opportunity the packet ahead finished in:
 		// it goes on in that opportunity's leftover bytes.
 		use := min(need, l.left)

@@ -32,7 +32,7 @@ func TestTraceOneLineIs12Mbit(t *testing.T) {
 	}
 	l := traceLine{t: tr}
 	for k := 1; k <= 1000; k++ {
-		at, ok := l.depart(0, 1500)
+		at, ok := l.depart(0, 1500, false)
 		if !ok || at != ms(float64(k)) {
 			t.Fatalf("packet %d leaves at %v (%v); want %v", k, at, ok, ms(float64(k)))
 		}
@@ -46,7 +46,7 @@ func TestTraceOneLineIs12Mbit(t *testing.T) {
 func TestTraceByteAccounting(t *testing.T) {
 	l := traceLine{t: mustTrace(t, "1\n")}
 	for k := 1; k <= 300; k++ {
-		at, _ := l.depart(0, 100)
+		at, _ := l.depart(0, 100, false)
 		want := ms(float64((k*104 + 1503) / 1504)) // ceil(k·104 / 1504)
 		if at != want {
 			t.Fatalf("100-byte packet %d leaves at %v; want %v", k, at, want)
@@ -59,25 +59,25 @@ func TestTraceByteAccounting(t *testing.T) {
 // the packet ahead of it left there.
 func TestTraceUnusedOpportunitiesAreLost(t *testing.T) {
 	l := traceLine{t: mustTrace(t, "1\n")}
-	if at, _ := l.depart(0, 100); at != ms(1) {
+	if at, _ := l.depart(0, 100, false); at != ms(1) {
 		t.Fatalf("first packet at %v; want 1ms", at)
 	}
 	// Queued at 1 ms: the opportunity at 1 ms (with 1400 bytes left)
 	// was spent before it queued.
-	if at, _ := l.depart(ms(1), 100); at != ms(2) {
+	if at, _ := l.depart(ms(1), 100, false); at != ms(2) {
 		t.Errorf("a packet queued at the opportunity's millisecond leaves at %v; want 2ms", at)
 	}
 	// Idle from 2 ms to 5.5 ms: opportunities 3, 4 and 5 are lost.
-	if at, _ := l.depart(ms(5.5), 1500); at != ms(6) {
+	if at, _ := l.depart(ms(5.5), 1500, false); at != ms(6) {
 		t.Errorf("after an idle spell, at %v; want 6ms", at)
 	}
 	// Queued before the opportunity its predecessor finished in (6 ms,
 	// 0 bytes left there): it waits for the next.
-	if at, _ := l.depart(ms(5.7), 100); at != ms(7) {
+	if at, _ := l.depart(ms(5.7), 100, false); at != ms(7) {
 		t.Errorf("behind a full opportunity, at %v; want 7ms", at)
 	}
 	// Queued before 7 ms, with 1400 bytes left there: it shares it.
-	if at, _ := l.depart(ms(6.9), 1300); at != ms(7) {
+	if at, _ := l.depart(ms(6.9), 1300, false); at != ms(7) {
 		t.Errorf("sharing the leftover, at %v; want 7ms", at)
 	}
 }
@@ -89,26 +89,26 @@ func TestTraceWrapsAround(t *testing.T) {
 	l := traceLine{t: tr}
 	want := []float64{1, 3, 3, 4, 6, 6, 7, 9, 9, 10}
 	for k, w := range want {
-		if at, ok := l.depart(0, 1500); !ok || at != ms(w) {
+		if at, ok := l.depart(0, 1500, false); !ok || at != ms(w) {
 			t.Fatalf("packet %d at %v (%v); want %vms", k+1, at, ok, w)
 		}
 	}
 	// Far in the future, a whole number of periods on.
-	if at, _ := l.depart(ms(3000.5), 1500); at != ms(3001) {
+	if at, _ := l.depart(ms(3000.5), 1500, false); at != ms(3001) {
 		t.Errorf("after 3 s idle, at %v; want 3001ms", at)
 	}
 	once := mustTrace(t, "1\n3\n3\n")
 	once.Once = true
 	lo := traceLine{t: once}
 	for k, w := range want[:3] {
-		if at, ok := lo.depart(0, 1500); !ok || at != ms(w) {
+		if at, ok := lo.depart(0, 1500, false); !ok || at != ms(w) {
 			t.Fatalf("once: packet %d at %v (%v); want %vms", k+1, at, ok, w)
 		}
 	}
-	if at, ok := lo.depart(0, 1500); ok {
+	if at, ok := lo.depart(0, 1500, false); ok {
 		t.Errorf("once: a fourth packet leaves at %v; want never", at)
 	}
-	if at, ok := (&traceLine{t: once}).depart(ms(5), 100); ok {
+	if at, ok := (&traceLine{t: once}).depart(ms(5), 100, false); ok {
 		t.Errorf("once: a packet queued after the trace leaves at %v; want never", at)
 	}
 }
@@ -208,5 +208,67 @@ func TestTraceGenerators(t *testing.T) {
 	// The rate a timeline shows: 24 Mbit/s in the second step.
 	if r := st.RateAt(4*time.Millisecond, 2*time.Millisecond); r != 24e6 {
 		t.Errorf("RateAt the second step = %v; want 24e6", r)
+	}
+}
+
+// Through the link: the trace "1" is the rate stage, so 1500-byte packets
+// sent at once arrive one a millisecond after the delay, and 100-byte
+// ones share opportunities by their bytes.
+func TestTraceOnTheLink(t *testing.T) {
+	for _, c := range []struct {
+		size int
+		want func(k int) time.Duration
+	}{
+		{1500, func(k int) time.Duration { return 10*time.Millisecond + ms(float64(k)) }},
+		{100, func(k int) time.Duration { return 10*time.Millisecond + ms(float64((k*104+1503)/1504)) }},
+	} {
+		r := newRig(t, Config{Trace: mustTrace(t, "1\n"), Delay: 10 * time.Millisecond, Qdisc: Qdisc{Limit: 5000}})
+		r.at(0, func() {
+			for range 1000 {
+				r.l.Send(AtoB, rawPkt(c.size))
+			}
+		})
+		r.run(5 * time.Second)
+		got := r.arrivals()
+		if len(got) != 1000 {
+			t.Fatalf("%d-byte packets: %d delivered; want 1000", c.size, len(got))
+		}
+		for k, a := range got {
+			if a.at != c.want(k+1) {
+				t.Fatalf("%d-byte packet %d arrived at %v; want %v", c.size, k+1, a.at, c.want(k+1))
+			}
+		}
+	}
+}
+
+// A discipline that holds packets (codel) serves them at the
+// opportunities, sharing leftover bytes as mm-link's queue does; a trace
+// that does not repeat drops what waits when it ends.
+func TestTraceBehindCoDelAndOnce(t *testing.T) {
+	r := newRig(t, Config{Trace: mustTrace(t, "1\n"), Qdisc: Qdisc{Kind: CoDel}})
+	r.at(0, func() {
+		for range 30 {
+			r.l.Send(AtoB, rawPkt(100))
+		}
+	})
+	r.run(time.Second)
+	got := r.arrivals()
+	if len(got) != 30 || got[13].at != ms(1) || got[14].at != ms(2) || got[29].at != ms(3) {
+		t.Fatalf("behind codel: %d delivered, the 14th at %v, the 15th at %v, the 30th at %v; want 30 at 1, 2 and 3 ms", len(got), got[13].at, got[14].at, got[29].at)
+	}
+	once := mustTrace(t, "1\n2\n")
+	once.Once = true
+	r = newRig(t, Config{Trace: once})
+	r.at(0, func() {
+		for range 5 {
+			r.l.Send(AtoB, rawPkt(1500))
+		}
+	})
+	r.run(time.Second)
+	if n, d := len(r.arrivals()), r.l.Stats()[AtoB].Drops[DropTraceEnded]; n != 2 || d != 3 {
+		t.Errorf("a trace of 2 opportunities, once: %d delivered, %d dropped at its end; want 2 and 3", n, d)
+	}
+	if err := (Config{Trace: once, Rate: 1e6}).Validate(); err == nil || !strings.Contains(err.Error(), "Trace and Rate") {
+		t.Errorf("Trace and Rate both: %v; want a refusal", err)
 	}
 }

@@ -122,6 +122,9 @@ type options struct {
 	duplicate *listFlag[float64]
 	corrupt   *listFlag[float64]
 	netem     [3]string // tc netem lines: both directions, up (client→server), down
+	traceUp   *listFlag[*link.Trace]
+	traceDown *listFlag[*link.Trace]
+	traceOnce bool
 	cc        string
 	tcp       *listFlag[tcpstack.Impl]
 	clock     string
@@ -566,6 +569,9 @@ type axis struct {
 	label func(i int) string // "loss 1%", for table cells
 	slug  func(i int) string // "loss1pct", for file names
 	apply func(i int, c *link.Config)
+	// late: apply after the netem lines and the qdiscs, which may set
+	// the directions apart (a trace is one direction's).
+	late bool
 }
 
 // axes are the list flags in the order they vary, outermost first.
@@ -575,26 +581,68 @@ func (o *options) axes() []axis {
 	chance := func(name string, f *listFlag[float64], set func(*link.Config, float64)) axis {
 		return axis{name, len(f.vals), func(i int) string { return name + " " + pct(f.vals[i]) },
 			func(i int) string { return name + strings.ReplaceAll(pct(f.vals[i]), "%", "pct") },
-			func(i int, c *link.Config) { set(c, f.vals[i]) }}
+			func(i int, c *link.Config) { set(c, f.vals[i]) }, false}
 	}
 	return []axis{
 		{"rtt", len(o.rtt.vals), func(i int) string { return "rtt " + fmtDur(o.rtt.vals[i]) }, func(i int) string { return "rtt" + raw(o.rtt, i) },
-			func(i int, c *link.Config) { c.Delay = o.rtt.vals[i] / 2 }},
+			func(i int, c *link.Config) { c.Delay = o.rtt.vals[i] / 2 }, false},
 		{"rate", len(o.rate.vals), func(i int) string { return tc.FormatRate(o.rate.vals[i]) }, func(i int) string { return tc.FormatRate(o.rate.vals[i]) },
-			func(i int, c *link.Config) { c.Rate = o.rate.vals[i] }},
+			func(i int, c *link.Config) { c.Rate = o.rate.vals[i] }, false},
 		{"queue", len(o.queue.vals), func(i int) string { return "queue " + raw(o.queue, i) }, func(i int) string { return "queue" + raw(o.queue, i) },
-			func(i int, c *link.Config) { c.Qdisc = link.Qdisc(o.queue.vals[i]) }},
+			func(i int, c *link.Config) { c.Qdisc = link.Qdisc(o.queue.vals[i]) }, false},
 		{"qdisc", len(o.qdisc.vals), func(i int) string { return o.qdisc.vals[i].String() }, func(i int) string { return strings.ReplaceAll(o.qdisc.vals[i].String(), " ", "-") },
-			func(i int, c *link.Config) { *c = o.qdisc.vals[i].Apply(*c, tc.Both) }},
+			func(i int, c *link.Config) { *c = o.qdisc.vals[i].Apply(*c, tc.Both) }, false},
 		{"delack", len(o.delack.vals), func(i int) string { return "delack " + fmtDur(o.delack.vals[i]) }, func(i int) string { return "delack" + raw(o.delack, i) },
-			func(i int, c *link.Config) { c.DelayedACK = o.delack.vals[i] }},
+			func(i int, c *link.Config) { c.DelayedACK = o.delack.vals[i] }, false},
 		chance("loss", o.loss, func(c *link.Config, v float64) { c.Loss = link.RandomLoss(v, 0) }),
 		{"jitter", len(o.jitter.vals), func(i int) string { return "jitter " + fmtDur(o.jitter.vals[i]) }, func(i int) string { return "jitter" + raw(o.jitter, i) },
-			func(i int, c *link.Config) { c.Jitter = o.jitter.vals[i] }},
+			func(i int, c *link.Config) { c.Jitter = o.jitter.vals[i] }, false},
 		chance("reorder", o.reorder, func(c *link.Config, v float64) { c.Reorder = link.Chance{P: v} }),
 		chance("duplicate", o.duplicate, func(c *link.Config, v float64) { c.Duplicate = link.Chance{P: v} }),
 		chance("corrupt", o.corrupt, func(c *link.Config, v float64) { c.Corrupt = link.Chance{P: v} }),
+		o.traceAxis("trace-up", o.traceUp, true),
+		o.traceAxis("trace-down", o.traceDown, false),
 	}
+}
+
+// traceAxis is the axis of --trace-up or --trace-down: each value a trace
+// file, or none ("").
+func (o *options) traceAxis(name string, f *listFlag[*link.Trace], up bool) axis {
+	label := func(i int) string {
+		if f.vals[i] == nil {
+			return ""
+		}
+		return name + " " + f.vals[i].Name
+	}
+	return axis{name: name, n: len(f.vals), label: label, slug: func(i int) string { return strings.ReplaceAll(label(i), " ", "-") },
+		apply: func(i int, c *link.Config) {
+			if t := f.vals[i]; t != nil {
+				if o.traceOnce {
+					once := *t
+					once.Once = true
+					t = &once
+				}
+				dir := link.BtoA
+				if up {
+					dir = link.AtoB
+				}
+				*c = c.WithTrace(dir, t)
+			}
+		}, late: true}
+}
+
+// parseTrace reads a --trace-up or --trace-down value: a trace file, or
+// "" for none.
+func parseTrace(path string) (*link.Trace, error) {
+	if path == "" {
+		return nil, nil
+	}
+	t, err := link.ReadTrace(path)
+	var te *link.TraceError
+	if errors.As(err, &te) {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "trace "))
+	}
+	return t, err
 }
 
 // netemOptions are the flags that set what a netem option also sets.
@@ -823,8 +871,12 @@ func (o *options) linkAt(axes []axis, idx []int) (link.Config, []string, error) 
 	lc := link.Config{MTU: o.mtu}
 	var label []string
 	for k, a := range axes {
-		a.apply(idx[k], &lc)
-		label = append(label, a.label(idx[k]))
+		if !a.late {
+			a.apply(idx[k], &lc)
+		}
+		if l := a.label(idx[k]); l != "" {
+			label = append(label, l)
+		}
 	}
 	if b := lc.Qdisc.LimitBytes; b > 0 && b < o.mtu {
 		return lc, nil, usagef("--queue %d bytes: want at least the MTU (%d bytes) so a full packet fits", b, o.mtu)
@@ -833,8 +885,15 @@ func (o *options) linkAt(axes []axis, idx []int) (link.Config, []string, error) 
 	if err != nil {
 		return lc, nil, err
 	}
-	lc, err = o.withQdisc(lc)
-	return lc, label, err
+	if lc, err = o.withQdisc(lc); err != nil {
+		return lc, nil, err
+	}
+	for k, a := range axes {
+		if a.late {
+			a.apply(idx[k], &lc)
+		}
+	}
+	return lc, label, nil
 }
 
 func (o *options) clockMode() (emu.ClockMode, error) {

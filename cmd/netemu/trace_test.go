@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,5 +56,56 @@ func TestTraceCommand(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
 		t.Errorf("the directory holds %d files; want the two written (no temporary left)", len(ents))
+	}
+}
+
+// --trace-down and --trace-up make a trace a direction's rate: the
+// record names it, a list of traces sweeps, and a file that is not a
+// trace is refused with its line.
+func TestTraceFlags(t *testing.T) {
+	dir := t.TempDir()
+	slow, fast := filepath.Join(dir, "slow.trace"), filepath.Join(dir, "fast.trace")
+	os.WriteFile(slow, []byte("2\n"), 0o644) // 6 Mbit/s
+	os.WriteFile(fast, []byte("1\n1\n"), 0o644)
+	out := runOK(t, "run", "bulk", "--size", "1MiB", "--tcp", "netemu", "--rtt", "20ms", "--trace-down", slow, "--json")
+	if !strings.Contains(out, `"trace_down":"slow.trace"`) || strings.Contains(out, `"trace_up"`) {
+		t.Errorf("run --trace-down: %s; want the record to name the down trace alone", out)
+	}
+	sweep := []string{"sweep", "bulk", "--size", "1MiB", "--tcp", "netemu", "--rtt", "20ms", "--trace-down", slow + "," + fast}
+	table := runOK(t, sweep...)
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], "trace slow.trace") || !strings.Contains(lines[2], "trace fast.trace") {
+		t.Fatalf("sweep over two traces:\n%s\nwant a row for each", table)
+	}
+	// The 24 Mbit/s trace moves a megabyte more than twice as fast as the
+	// 6 Mbit/s one.
+	type rec struct {
+		Trace   string  `json:"trace_down"`
+		Elapsed float64 `json:"elapsed_ms"`
+	}
+	var recs []rec
+	for _, l := range strings.Split(strings.TrimSpace(runOK(t, append(sweep, "--json")...)), "\n") {
+		var r rec
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	if len(recs) != 2 || recs[0].Trace != "slow.trace" || recs[1].Trace != "fast.trace" || recs[1].Elapsed >= recs[0].Elapsed/2 {
+		t.Errorf("sweep --json: %+v; want the 24 Mbit/s trace more than twice as fast as the 6 Mbit/s one", recs)
+	}
+	bad := filepath.Join(dir, "bad.trace")
+	os.WriteFile(bad, []byte("3\n1\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "bulk", "--trace-down", bad}, "bad.trace:2: 1 comes after 3"},
+		{[]string{"run", "bulk", "--trace-up", filepath.Join(dir, "none.trace")}, "no such file"},
+	} {
+		code, out, errOut := runCmd(c.args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("netemu %s: exit %d, stderr %q; want exit 2 and one line containing %q", strings.Join(c.args, " "), code, errOut, c.want)
+		}
 	}
 }
