@@ -68,10 +68,11 @@ var readmeSkips = map[string]struct {
 	// the test runs each line in a directory of its own.
 	// cmd/netemu's TestSpec, TestResume and TestShardsMergeToTheWholeSweep
 	// run the same steps.
-	"./netemu sweep --spec study.yaml --out results.jsonl":            {"always", "needs a study.yaml; cmd/netemu's TestSpec runs one"},
-	"./netemu sweep --spec study.yaml --out results.jsonl --continue": {"always", "needs an interrupted results file; cmd/netemu's TestResume makes them"},
-	"./netemu sweep --spec study.yaml --shard 0/3 --out part-0.jsonl": {"always", "needs a study.yaml; cmd/netemu's TestShardsMergeToTheWholeSweep runs the shards"},
-	"./netemu merge part-0.jsonl part-1.jsonl part-2.jsonl":           {"always", "needs the shards' files; cmd/netemu's TestShardsMergeToTheWholeSweep merges them"},
+	"./netemu sweep --spec study.yaml --out results.jsonl":                                                          {"always", "needs a study.yaml; cmd/netemu's TestSpec runs one"},
+	"./netemu sweep --spec study.yaml --out results.jsonl --continue":                                               {"always", "needs an interrupted results file; cmd/netemu's TestResume makes them"},
+	"./netemu sweep --spec study.yaml --shard 0/3 --out part-0.jsonl":                                               {"always", "needs a study.yaml; cmd/netemu's TestShardsMergeToTheWholeSweep runs the shards"},
+	"./netemu merge part-0.jsonl part-1.jsonl part-2.jsonl":                                                         {"always", "needs the shards' files; cmd/netemu's TestShardsMergeToTheWholeSweep merges them"},
+	"./netemu run page --tcp netemu --rtt 40ms --trace-down Verizon-LTE-short.down --trace-up Verizon-LTE-short.up": {"always", "needs mahimahi's recorded traces, which the repository does not carry; link/testdata/traces holds generated ones"},
 }
 
 // A readmeBlock is a fenced block of README.md.
@@ -263,6 +264,11 @@ func (r *readmeRun) run(t *testing.T, line string) *readmeResult {
 				return
 			}
 			if res.err = os.Mkdir(filepath.Join(res.dir, "docs"), 0o755); res.err != nil {
+				return
+			}
+			// The traces in link/testdata, at the path they have from
+			// the repository's root, where the README's commands run.
+			if res.err = os.Symlink(filepath.Join(r.root, "link"), filepath.Join(res.dir, "link")); res.err != nil {
 				return
 			}
 			cmd.Dir = res.dir

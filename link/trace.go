@@ -293,20 +293,28 @@ func StepsTrace(rates []float64, step time.Duration) (*Trace, error) {
 }
 
 // RandomWalkTrace moves the rate every step by a factor drawn uniformly
-// from [1/(1+spread), 1+spread], kept between mean/4 and 4·mean, for
-// length, starting at mean; the same seed gives the same trace.
+// (in log scale) from [1/(1+spread), 1+spread], kept between a quarter
+// and four times where it started, for length; the walk is then scaled
+// so that its mean over length is mean. The same seed gives the same
+// trace.
 func RandomWalkTrace(mean, spread float64, step, length time.Duration, seed uint64) (*Trace, error) {
 	if !(mean > 0) || !(spread >= 0) || step < time.Millisecond || length < step {
 		return nil, fmt.Errorf("trace: random walk of mean %v, spread %v, step %v, length %v; want a mean above 0, a spread of 0 or more, a step of 1ms or more and a length of one step or more", mean, spread, step, length)
 	}
 	rnd := rand.New(rand.NewPCG(seed, 0x7ace))
 	var segs []traceSegment
-	r := mean
+	r, sum := mean, 0.0
 	for d := time.Duration(0); d < length; d += step {
-		segs = append(segs, traceSegment{r, min(step, length-d)})
+		seg := traceSegment{r, min(step, length-d)}
+		segs = append(segs, seg)
+		sum += seg.rate * seg.dur.Seconds()
 		lo, hi := math.Log(1/(1+spread)), math.Log(1+spread)
 		r *= math.Exp(lo + (hi-lo)*rnd.Float64())
 		r = min(max(r, mean/4), mean*4)
+	}
+	scale := mean * length.Seconds() / sum
+	for i := range segs {
+		segs[i].rate *= scale
 	}
 	return schedule(segs, fmt.Sprintf("walk-seed%d", seed))
 }

@@ -202,8 +202,8 @@ func TestTraceGenerators(t *testing.T) {
 	if text(a) != text(b) || text(a) == text(c) {
 		t.Errorf("random walk: the same seed gave different traces, or another seed the same")
 	}
-	if m := a.MeanRate(); m < 10e6/4 || m > 10e6*4 || a.Period() <= 9900*time.Millisecond || a.Period() > 10*time.Second {
-		t.Errorf("random walk: mean %v bit/s over %v; want within a factor 4 of 10 Mbit/s, over 10s less one opportunity's time", m, a.Period())
+	if m := a.MeanRate(); m < 10e6*0.99 || m > 10e6*1.01 || a.Period() <= 9900*time.Millisecond || a.Period() > 10*time.Second {
+		t.Errorf("random walk: mean %v bit/s over %v; want 10 Mbit/s within 1%% (whole opportunities), over 10s less one opportunity's time", m, a.Period())
 	}
 	// The rate a timeline shows: 24 Mbit/s in the second step.
 	if r := st.RateAt(4*time.Millisecond, 2*time.Millisecond); r != 24e6 {

@@ -21,7 +21,7 @@ var traceKinds = []struct{ name, args, about string }{
 	{"constant", "--rate 12mbit", "a fixed rate"},
 	{"onoff", "--rate 24mbit --on 1s --off 500ms", "nothing for --off, then --rate for --on, repeating"},
 	{"steps", "--rates 12mbit,24mbit,6mbit --step 2s", "each rate for --step, in turn"},
-	{"walk", "--rate 10mbit --spread 20% --step 100ms --length 60s --seed 1", "a random walk around --rate: each --step the rate moves by a factor up to 1+spread, within 4× of the mean"},
+	{"walk", "--rate 10mbit --spread 20% --step 100ms --length 60s --seed 1", "a random walk of mean --rate: each --step the rate moves by a factor up to 1+spread, within 4× of where it started"},
 	{"show", "FILE", "what a trace file offers: its period, opportunities, mean rate and the range of its rate over 100 ms windows"},
 }
 
