@@ -8,6 +8,7 @@ import (
 
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/report/explain"
+	"github.com/netemu/netemu/report/mmlog"
 	"github.com/netemu/netemu/report/pcap"
 	"github.com/netemu/netemu/report/timeline"
 	"github.com/netemu/netemu/tcpstack"
@@ -25,12 +26,17 @@ type Instruments struct {
 	// Explain folds the link's events and the TCPs' samples into an
 	// explain.Analyzer.
 	Explain bool
+	// MMLogUp and MMLogDown write the client→server and server→client
+	// directions as mahimahi's mm-link logs them (report/mmlog); Command
+	// is the command line their headers name.
+	MMLogUp, MMLogDown string
+	Command            string
 }
 
 // OutputError is an output file of an instrument that could not be
 // created.
 type OutputError struct {
-	Instrument string // "pcap" or "timeline"
+	Instrument string // "pcap", "timeline", "mm-log-up" or "mm-log-down"
 	Err        error
 }
 
@@ -48,6 +54,8 @@ type Watch struct {
 	timelineCSV  *timeline.CSV
 	timeline     *timeline.Timeline
 	analyzer     *explain.Analyzer
+	mmFiles      []*os.File
+	mmLogs       []*mmlog.Writer
 	tally        explain.Tally
 	finished     bool  // Finish ran
 	finishErr    error // and returned this
@@ -93,6 +101,22 @@ func (in Instruments) Attach(c *Case) (w *Watch, err error) {
 		w.analyzer = &explain.Analyzer{}
 		observers = append(observers, w.analyzer.Observe)
 		probes = append(probes, w.analyzer.TCP)
+	}
+	for _, f := range []struct {
+		path, name, instrument string
+		dir                    link.Dir
+	}{{in.MMLogUp, "Uplink", "mm-log-up", link.AtoB}, {in.MMLogDown, "Downlink", "mm-log-down", link.BtoA}} {
+		if f.path == "" {
+			continue
+		}
+		file, err := os.Create(f.path)
+		if err != nil {
+			return nil, &OutputError{f.instrument, err}
+		}
+		w.mmFiles = append(w.mmFiles, file)
+		m := mmlog.New(file, f.dir, c.Link, f.name, in.Command)
+		w.mmLogs = append(w.mmLogs, m)
+		observers = append(observers, m.Observe)
 	}
 	pw := w.pcap
 	c.Observe = func(e link.Event) {
@@ -146,6 +170,11 @@ func (w *Watch) finish() error {
 			err = terr
 		}
 	}
+	for _, m := range w.mmLogs {
+		if merr := m.Close(); err == nil && merr != nil {
+			err = fmt.Errorf("mm-log: %w", merr)
+		}
+	}
 	if cerr := w.close(); err == nil {
 		err = cerr
 	}
@@ -155,14 +184,14 @@ func (w *Watch) finish() error {
 // close closes the instruments' files.
 func (w *Watch) close() error {
 	var err error
-	for _, f := range []*os.File{w.pcapFile, w.timelineFile} {
+	for _, f := range append([]*os.File{w.pcapFile, w.timelineFile}, w.mmFiles...) {
 		if f != nil {
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
 		}
 	}
-	w.pcapFile, w.timelineFile = nil, nil
+	w.pcapFile, w.timelineFile, w.mmFiles = nil, nil, nil
 	return err
 }
 

@@ -410,3 +410,33 @@ func (l *traceLine) depart(arrival time.Duration, size int, waiting bool) (time.
 	}
 	return l.at, true
 }
+
+// A TraceCursor walks a trace's delivery opportunities in time order,
+// over its repetitions (Once: the first alone), from the link's start.
+type TraceCursor struct {
+	t    *Trace
+	i    int
+	base time.Duration
+	done bool
+}
+
+// Cursor returns a cursor at the trace's first opportunity.
+func (t *Trace) Cursor() *TraceCursor { return &TraceCursor{t: t} }
+
+// Peek returns the time of the opportunity at the cursor; ok is false
+// past a one-shot trace's end.
+func (c *TraceCursor) Peek() (at time.Duration, ok bool) {
+	if c.done {
+		return 0, false
+	}
+	return c.base + time.Duration(c.t.ms[c.i])*time.Millisecond, true
+}
+
+// Next moves the cursor to the next opportunity.
+func (c *TraceCursor) Next() {
+	if c.i++; c.i == len(c.t.ms) {
+		c.i = 0
+		c.base += c.t.Period()
+		c.done = c.t.Once
+	}
+}

@@ -119,6 +119,12 @@ var (
 		{"timeline", func(fs *flag.FlagSet, n string, o *options) {
 			fs.StringVar(&o.timeline, n, "", "write TCP state and queue occupancy over time to this CSV file")
 		}},
+		{"mm-log-up", func(fs *flag.FlagSet, n string, o *options) {
+			fs.StringVar(&o.mmLogUp, n, "", "write the client→server direction as mahimahi's mm-link logs it (--uplink-log), for mm-throughput-graph and mm-delay-graph")
+		}},
+		{"mm-log-down", func(fs *flag.FlagSet, n string, o *options) {
+			fs.StringVar(&o.mmLogDown, n, "", "write the server→client direction as mm-link's --downlink-log")
+		}},
 		{"plot", func(fs *flag.FlagSet, n string, o *options) {
 			fs.StringVar(&o.plot, n, "", "draw the run to this .svg or .png file")
 		}},

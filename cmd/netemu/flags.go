@@ -135,6 +135,8 @@ type options struct {
 	via       string
 	pcap      string
 	timeline  string
+	mmLogUp   string
+	mmLogDown string
 	plot      string
 	waterfall string
 	set       map[string]bool // flags given on the command line
@@ -297,7 +299,7 @@ func (o *options) printNotes(stderr io.Writer) {
 // a directory that exists, and no two name the same file.
 func (o *options) checkOutputs() error {
 	seen := map[string]string{}
-	for _, f := range []struct{ flag, path string }{{"pcap", o.pcap}, {"timeline", o.timeline}, {"plot", o.plot}, {"waterfall", o.waterfall}} {
+	for _, f := range []struct{ flag, path string }{{"pcap", o.pcap}, {"timeline", o.timeline}, {"mm-log-up", o.mmLogUp}, {"mm-log-down", o.mmLogDown}, {"plot", o.plot}, {"waterfall", o.waterfall}} {
 		if f.path == "" {
 			continue
 		}
@@ -928,13 +930,16 @@ func (o *options) instruments(variant string, explain bool) experiment.Instrumen
 		Timeline:     variantPath(o.timeline, variant),
 		KeepTimeline: o.plot != "",
 		Explain:      explain,
+		MMLogUp:      variantPath(o.mmLogUp, variant),
+		MMLogDown:    variantPath(o.mmLogDown, variant),
+		Command:      commandLine(),
 	}
 }
 
 // attach readies --pcap and --timeline on c, a case the command runs
 // itself (proxy, shell); a file that cannot be created is a usage error.
 func (o *options) attach(c *experiment.Case) (*experiment.Watch, error) {
-	w, err := experiment.Instruments{Pcap: o.pcap, Timeline: o.timeline}.Attach(c)
+	w, err := experiment.Instruments{Pcap: o.pcap, Timeline: o.timeline, MMLogUp: o.mmLogUp, MMLogDown: o.mmLogDown, Command: commandLine()}.Attach(c)
 	return w, outputUsage(err)
 }
 
@@ -957,6 +962,8 @@ func (o *options) measure(ctx context.Context, b experiment.Backend, c experimen
 	if !errors.As(err, &oe) { // the files were made, complete up to the error
 		o.wrote("pcap", ins.Pcap)
 		o.wrote("timeline", ins.Timeline)
+		o.wrote("mm-log-up", ins.MMLogUp)
+		o.wrote("mm-log-down", ins.MMLogDown)
 	}
 	switch {
 	case errors.As(err, &oe):
@@ -1002,3 +1009,6 @@ func tooSlow(c experiment.Case) string {
 	return fmt.Sprintf("the link is too slow for TCP's timers: a full queue of %d packets takes %v to drain at %s, longer than TCP's longest retransmission timeout (%v), so the sender retransmits until it gives up; raise --rate or lower --queue (under %d packets at this rate)",
 		packets, drain.Round(time.Second), tc.FormatRate(lc.Rate), maxRTO, int(maxRTO.Seconds()*lc.Rate/float64(mtu*8)))
 }
+
+// commandLine is how netemu was run, for the headers of files it writes.
+func commandLine() string { return strings.Join(append([]string{"netemu"}, os.Args[1:]...), " ") }

@@ -94,6 +94,14 @@ func TestTraceFlags(t *testing.T) {
 	if len(recs) != 2 || recs[0].Trace != "slow.trace" || recs[1].Trace != "fast.trace" || recs[1].Elapsed >= recs[0].Elapsed/2 {
 		t.Errorf("sweep --json: %+v; want the 24 Mbit/s trace more than twice as fast as the 6 Mbit/s one", recs)
 	}
+	// --mm-log-down writes mm-link's log of that direction: its
+	// opportunities, arrivals and departures.
+	logPath := filepath.Join(dir, "down.log")
+	runOK(t, "run", "bulk", "--size", "100KB", "--tcp", "netemu", "--trace-down", fast, "--mm-log-down", logPath)
+	b, err := os.ReadFile(logPath)
+	if log := string(b); err != nil || !strings.HasPrefix(log, "# mahimahi mm-link (Downlink) [fast.trace]") || !strings.Contains(log, " # 1504\n") || !strings.Contains(log, " - 1504 ") {
+		t.Errorf("--mm-log-down: %v\n%.300s", err, log)
+	}
 	bad := filepath.Join(dir, "bad.trace")
 	os.WriteFile(bad, []byte("3\n1\n"), 0o644)
 	for _, c := range []struct {
