@@ -3,21 +3,27 @@ package clock
 import (
 	"container/heap"
 	"sync"
+	"testing/synctest"
 	"time"
 )
 
-// Serial is the wall clock (the time package's, which inside a
-// testing/synctest bubble is the bubble's fake one) with timers that run
+// Serial is the clock of a testing/synctest bubble: the time package's,
+// which there is the bubble's fake one, with timers and wakes that run
 // one at a time on one goroutine of its own, in the order they fall due,
 // ties in the order they were set, as the virtual clock runs them. Go's
 // own timers run each call on a goroutine of its own, so calls due at one
 // instant race; in a bubble, where time stands still until every
 // goroutine is blocked, many calls fall due at one instant (a delivery in
 // each direction, a TCP timer on a tick of its wheel), and their order
-// decides what the hosts send. Serial makes it the same every run.
+// decides what the hosts send. Before each call, unless the bubble has
+// just been found idle by the time moving on, Serial waits for every other
+// goroutine of the bubble to block (synctest.Wait), so that what the call
+// before readied has acted, as the virtual clock waits for its run to be
+// idle between events. Serial makes a run the same every time.
 //
-// Its goroutine blocks only on channels and timers made where NewSerial
-// was called, which in a bubble are durable blocks. Close ends it.
+// NewSerial must be called inside a bubble. Its goroutine blocks only on
+// channels and timers made there, which are durable blocks. Close ends
+// it.
 type Serial struct {
 	start time.Time
 
@@ -48,9 +54,9 @@ func (s *Serial) Now() time.Time { return time.Now() }
 // Since implements Monotonic with time.Since.
 func (s *Serial) Since(t time.Time) time.Duration { return time.Since(t) }
 
-// Wake calls f at once, on the caller's goroutine, as the wall clock's
-// Wake does.
-func (s *Serial) Wake(f func()) { f() }
+// Wake runs f on the clock's goroutine, as a call due now after those
+// set before it: a goroutine it readies acts alone, before the next call.
+func (s *Serial) Wake(f func()) { s.AfterFunc(0, f) }
 
 // elapsed is the time since the clock's start, the scale of its timers.
 func (s *Serial) elapsed() time.Duration { return time.Since(s.start) }
@@ -88,10 +94,12 @@ func (s *Serial) wake() {
 	}
 }
 
-// run calls the timers as they fall due, one at a time.
+// run calls the timers as they fall due, one at a time, each once the
+// bubble is idle.
 func (s *Serial) run() {
 	defer close(s.done)
 	var tm *time.Timer
+	idle := false // every other goroutine has blocked since the last call
 	for {
 		s.mu.Lock()
 		if s.closed {
@@ -101,6 +109,7 @@ func (s *Serial) run() {
 		if len(s.timers) == 0 {
 			s.mu.Unlock()
 			<-s.poke
+			idle = false
 			continue
 		}
 		next := s.timers[0]
@@ -113,16 +122,38 @@ func (s *Serial) run() {
 			}
 			select {
 			case <-tm.C:
+				idle = true // the bubble's time moves only when it is
 			case <-s.poke:
 				tm.Stop()
+				idle = false
 			}
 			continue
+		}
+		if !idle {
+			s.mu.Unlock()
+			settle()
+			idle = true
+			continue // what the others did may have set an earlier call
 		}
 		heap.Pop(&s.timers)
 		f := next.f
 		s.mu.Unlock()
 		f()
+		idle = false
 	}
+}
+
+// settle waits until every other goroutine of the bubble is durably
+// blocked. synctest.Wait may be called by one goroutine at a time: while
+// the test's own goroutine is in it, a nanosecond's sleep waits instead,
+// for the same state a nanosecond of the bubble's time later.
+func settle() {
+	defer func() {
+		if recover() != nil {
+			time.Sleep(time.Nanosecond)
+		}
+	}()
+	synctest.Wait()
 }
 
 type stimer struct {
