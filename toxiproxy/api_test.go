@@ -318,8 +318,12 @@ func TestErrors(t *testing.T) {
 		{"POST", "/proxies/p/toxics", `{"type":"down"}`, 400, `{"error":"invalid toxic type","status":400}`},
 		{"POST", "/proxies/p/toxics", `{"type":"down","stream":"sideways"}`, 400, `{"error":"stream was invalid, can be either upstream or downstream","status":400}`},
 		{"POST", "/proxies/p/toxics", `{"type":"latency","stream":""}`, 400, `{"error":"stream was invalid, can be either upstream or downstream","status":400}`},
-		{"POST", "/proxies/p/toxics", `{"type":"bandwidth","attributes":{"rate":-1}}`, 400, `{"error":"invalid bandwidth toxic: rate is -1; want 0 or more KB/s (0 stops the traffic)","status":400}`},
-		{"POST", "/proxies/p/toxics", `{"type":"slicer","attributes":{"average_size":0}}`, 400, `{"error":"invalid slicer toxic: average_size is 0; want 1 or more bytes","status":400}`},
+		{"POST", "/proxies/p/toxics", `{"type":"bandwidth","attributes":{"rate":-1}}`, 400, `{"error":"invalid bandwidth toxic: rate is -1; want 0 to 125000000 KB/s (0 stops the traffic)","status":400}`},
+		{"POST", "/proxies/p/toxics", `{"type":"slicer","attributes":{"average_size":1,"size_variation":9223372036854775807}}`, 400, `{"error":"invalid slicer toxic: size_variation is 9223372036854775807; want 0 to 1073741824 bytes","status":400}`},
+		{"POST", "/proxies/p/toxics", `{"type":"latency","attributes":{"latency":18446744073710}}`, 400, `{"error":"invalid latency toxic: latency is 18446744073710; want 0 to 86400000 ms","status":400}`},
+		{"POST", "/proxies/p/toxics", `{"type":"latency","attributes":{"latency":1,"jitter":3000}}`, 400, `{"error":"invalid latency toxic: jitter is 3000; want 0 to 2147 ms","status":400}`},
+		{"POST", "/proxies/p/toxics", `{"type":"timeout","attributes":{"timeout":9223372036854775807}}`, 400, `{"error":"invalid timeout toxic: timeout is 9223372036854775807; want 0 to 86400000 ms (0 never closes)","status":400}`},
+		{"POST", "/proxies/p/toxics", `{"type":"slicer","attributes":{"average_size":0}}`, 400, `{"error":"invalid slicer toxic: average_size is 0; want 1 to 1073741824 bytes","status":400}`},
 		{"GET", "/proxies/p/toxics/nope", ``, 404, `{"error":"toxic not found","status":404}`},
 		{"DELETE", "/proxies/p/toxics/nope", ``, 404, `{"error":"toxic not found","status":404}`},
 	} {
@@ -423,5 +427,29 @@ func TestCloseLeavesNothing(t *testing.T) {
 		if _, err := net.Dial("tcp4", addr); !errors.Is(err, syscall.ECONNREFUSED) {
 			t.Errorf("dial %s after Close: %v; want refused", addr, err)
 		}
+	}
+}
+
+// A client that sends its body slowly holds up its own request, not the
+// API: the server reads a body before it takes its lock.
+func TestSlowBodyHoldsOnlyItsRequest(t *testing.T) {
+	s, client, _ := serve(t, toxiproxy.Config{})
+	if _, err := client.CreateProxy("web", "127.0.0.1:0", echoServer(t)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "PATCH /proxies/web HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n{")
+	time.Sleep(100 * time.Millisecond) // the server is reading the body
+	start := time.Now()
+	if _, err := client.Proxies(); err != nil {
+		t.Fatal(err)
+	}
+	// It waited 15 s, the server's read timeout, while the body came.
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("GET /proxies took %v beside a request whose body is slow; want it served at once", took)
 	}
 }

@@ -1,12 +1,14 @@
 package toxiproxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -217,8 +219,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "User agent not allowed", http.StatusForbidden)
 		return
 	}
+	// The body is read whole before a handler takes the server's lock:
+	// a client that sends it slowly holds up its own request only.
+	if r.Body != nil {
+		b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		switch {
+		case err != nil:
+			s.fail(w, r, apiErr(errBadBody, err))
+			return
+		case len(b) > maxBody:
+			s.fail(w, r, apiErr(errBadBody, fmt.Errorf("over %d bytes", maxBody)))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+	}
 	s.mux.ServeHTTP(w, r)
 }
+
+// maxBody bounds a request's body: a proxy list for /populate is
+// kilobytes.
+const maxBody = 1 << 20
 
 // fail writes err as toxiproxy does, JSON in a text/plain body, and logs
 // one line.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -103,29 +104,29 @@ func init() {
 	for _, k := range []*kind{
 		{name: "latency", onLink: true, attrs: func() any { return &latencyAttrs{} }, check: func(a any) error {
 			x := a.(*latencyAttrs)
-			return errors.Join(nonNegative("latency", x.Latency, "ms"), nonNegative("jitter", x.Jitter, "ms"))
+			return errors.Join(inRange("latency", x.Latency, link.MaxDelay.Milliseconds(), "ms"), inRange("jitter", x.Jitter, link.MaxJitter.Milliseconds(), "ms"))
 		}},
 		{name: "bandwidth", onLink: true, attrs: func() any { return &bandwidthAttrs{} }, check: func(a any) error {
-			return nonNegative("rate", a.(*bandwidthAttrs).Rate, "KB/s (0 stops the traffic)")
+			return inRange("rate", a.(*bandwidthAttrs).Rate, maxRate, "KB/s (0 stops the traffic)")
 		}},
 		{name: "slow_close", attrs: func() any { return &slowCloseAttrs{} }, check: func(a any) error {
-			return nonNegative("delay", a.(*slowCloseAttrs).Delay, "ms")
+			return inRange("delay", a.(*slowCloseAttrs).Delay, maxMs, "ms")
 		}},
 		{name: "timeout", attrs: func() any { return &timeoutAttrs{} }, check: func(a any) error {
-			return nonNegative("timeout", a.(*timeoutAttrs).Timeout, "ms (0 never closes)")
+			return inRange("timeout", a.(*timeoutAttrs).Timeout, maxMs, "ms (0 never closes)")
 		}},
 		{name: "reset_peer", attrs: func() any { return &resetPeerAttrs{} }, check: func(a any) error {
-			return nonNegative("timeout", a.(*resetPeerAttrs).Timeout, "ms")
+			return inRange("timeout", a.(*resetPeerAttrs).Timeout, maxMs, "ms")
 		}},
 		{name: "slicer", attrs: func() any { return &slicerAttrs{} }, check: func(a any) error {
 			x := a.(*slicerAttrs)
-			if x.AverageSize < 1 {
-				return fmt.Errorf("average_size is %d; want 1 or more bytes", x.AverageSize)
+			if x.AverageSize < 1 || x.AverageSize > maxBytes {
+				return fmt.Errorf("average_size is %d; want 1 to %d bytes", x.AverageSize, maxBytes)
 			}
-			return errors.Join(nonNegative("size_variation", int64(x.SizeVariation), "bytes"), nonNegative("delay", int64(x.Delay), "µs"))
+			return errors.Join(inRange("size_variation", int64(x.SizeVariation), maxBytes, "bytes"), inRange("delay", int64(x.Delay), maxMs*1000, "µs"))
 		}},
 		{name: "limit_data", attrs: func() any { return &limitDataAttrs{} }, check: func(a any) error {
-			return nonNegative("bytes", a.(*limitDataAttrs).Bytes, "bytes")
+			return inRange("bytes", a.(*limitDataAttrs).Bytes, math.MaxInt64, "bytes")
 		}},
 		{name: "noop", attrs: func() any { return &noopAttrs{} }, check: func(any) error { return nil }},
 		{name: "netem", onLink: true, attrs: func() any { return &netemAttrs{} }, check: func(a any) error {
@@ -146,9 +147,19 @@ func init() {
 	}
 }
 
-func nonNegative(name string, v int64, unit string) error {
-	if v < 0 {
-		return fmt.Errorf("%s is %d; want 0 or more %s", name, v, unit)
+// The bounds of the attributes: a day for the times (so that none wraps
+// around as a time.Duration, as toxiproxy's do), a gibibyte for a
+// slicer's sizes, a terabit per second for a bandwidth.
+const (
+	maxMs    = 24 * 60 * 60 * 1000
+	maxBytes = 1 << 30
+	maxRate  = 125_000_000 // KB/s
+)
+
+// inRange refuses an attribute outside 0 to max.
+func inRange(name string, v, max int64, unit string) error {
+	if v < 0 || v > max {
+		return fmt.Errorf("%s is %d; want 0 to %d %s", name, v, max, unit)
 	}
 	return nil
 }

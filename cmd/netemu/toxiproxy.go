@@ -92,6 +92,7 @@ func cmdToxiproxy(ctx context.Context, args []string, _, stderr io.Writer) error
 // toxiproxyOptions are the command's own flags.
 type toxiproxyOptions struct {
 	listen, host, port, config string
+	metrics                    bool // toxiproxy-server's -proxy-metrics, -runtime-metrics: no /metrics here
 }
 
 // toxiproxyFlags adds the command's own flags to fs.
@@ -101,6 +102,8 @@ func toxiproxyFlags(fs *flag.FlagSet) *toxiproxyOptions {
 	fs.StringVar(&to.host, "host", "", "toxiproxy-server's flag: the API's host, in place of --listen's")
 	fs.StringVar(&to.port, "port", "", "toxiproxy-server's flag: the API's port, in place of --listen's")
 	fs.StringVar(&to.config, "config", "", "toxiproxy-server's flag: make the proxies of this JSON file (an array, as POST /populate takes) before the API listens")
+	fs.BoolVar(&to.metrics, "proxy-metrics", false, "toxiproxy-server's flag, taken and ignored: netemu serves no /metrics")
+	fs.BoolVar(&to.metrics, "runtime-metrics", false, "toxiproxy-server's flag, taken and ignored: netemu serves no /metrics")
 	return to
 }
 
@@ -126,8 +129,8 @@ direction's one-way delay, bandwidth (KB/s, 1000 bytes) its rate, counting
 whole IP packets (a bulk transfer's data gets about 96.5 % of it); timeout,
 reset_peer, slow_close, limit_data and slicer act on the bytes; netem
 ("options": tc's netem options), loss ("percent") and qdisc ("options") are
-netemu's own. Link toxics shape the connections opened after they change;
-byte toxics reach open ones too.
+netemu's own. Every toxic reaches the connections already open too: a
+link toxic from their next packet on.
 `)
 	return b.String() + flagHelp("toxiproxy")
 }
