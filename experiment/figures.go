@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
@@ -34,8 +35,80 @@ func Title(w workloads.Workload) string {
 // where it has one.
 func RunFigure(c Case, backend string, r workloads.Result, tl *timeline.Timeline) plot.Figure {
 	f := plot.Figure{Title: Title(c.Workload) + " — " + linkLabel(asRun(c, backend), ""), SameX: true}
-	f.Charts = runCharts("", r, tl)
+	f.Charts = withTraceRates(runCharts("", r, tl), c, tl)
 	return f
+}
+
+// withTraceRates adds to charts the rate each direction's trace offers,
+// over 100 ms windows, with each sender's delivery rate over the same
+// windows (from its TCP's delivered count, where the TCP reports one:
+// netemu's and the kernel's), to the chart of bit rates if there is one
+// (a workload's goodput), else in a chart of their own; over the span the
+// other charts show.
+func withTraceRates(charts []plot.Chart, c Case, tl *timeline.Timeline) []plot.Chart {
+	const window = 100 * time.Millisecond
+	end := 0.0
+	for _, ch := range charts {
+		for _, s := range ch.Series {
+			for _, x := range s.X {
+				end = max(end, x)
+			}
+		}
+	}
+	var series []plot.Series
+	for _, d := range []struct {
+		cfg  link.Config
+		name string
+	}{{c.down(), "server→client"}, {c.Link, "client→server"}} {
+		tr := d.cfg.Trace
+		if tr == nil {
+			continue
+		}
+		s := plot.Series{Name: "the link offers, " + d.name + " (" + tr.Name + ")", Step: true, Dashed: true, Neutral: true}
+		for at := window; at.Seconds() <= end+window.Seconds(); at += window {
+			s.X = append(s.X, (at - window).Seconds())
+			s.Y = append(s.Y, tr.RateAt(at, window))
+		}
+		series = append(series, s)
+	}
+	if len(series) == 0 {
+		return charts
+	}
+	conns := tl.Conns()
+	labels, groups := connNames(conns, nil)
+	most := 0 // the most a sender delivered; those that sent little are left out
+	for _, cn := range conns {
+		if n := len(cn.Samples); n > 0 {
+			most = max(most, cn.Samples[n-1].Delivered)
+		}
+	}
+	for i, cn := range conns {
+		if n := len(cn.Samples); n == 0 || cn.Samples[n-1].Delivered*100 < most {
+			continue
+		}
+		s := plot.Series{Name: "delivered, " + labels[i], Step: true, Group: groups[i]}
+		k, last := 0, 0
+		for at := window; at.Seconds() <= end+window.Seconds(); at += window {
+			d := last
+			for ; k < len(cn.Samples) && tl.Since(cn.Samples[k].At) <= at; k++ {
+				d = cn.Samples[k].Delivered * cn.Samples[k].MSS
+			}
+			s.X = append(s.X, (at - window).Seconds())
+			s.Y = append(s.Y, float64(d-last)*8/window.Seconds())
+			last = d
+		}
+		if last > 0 {
+			series = append(series, s)
+		}
+	}
+	for i := range charts {
+		if charts[i].YUnit == plot.BitsPerSecond {
+			charts[i].Series = append(charts[i].Series, series...)
+			return charts
+		}
+	}
+	return append(charts, plot.Chart{Title: "the link's rate (its trace, over 100 ms)", XLabel: "time", XUnit: plot.Seconds,
+		YLabel: "rate", YUnit: plot.BitsPerSecond, FromZero: true, Series: series})
 }
 
 // asRun returns c with its link as the backend named backend runs it:

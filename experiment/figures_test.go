@@ -229,3 +229,47 @@ func TestSpreadFigureTitleAndBand(t *testing.T) {
 		}
 	}
 }
+
+// A run over a trace draws what the trace offers per 100 ms beside what
+// the sender delivered: the two agree where the queue keeps the link
+// busy, and the delivery never runs ahead of the offer by more than the
+// packets' headers allow.
+func TestRunFigureDrawsTheTrace(t *testing.T) {
+	tr, err := link.StepsTrace([]float64{12e6, 24e6, 6e6}, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Case{Workload: workloads.Bulk{Size: 3 << 20}, Seed: 1, TCP: tcpstack.TCPConfig{Impl: tcpstack.Netemu},
+		Link: link.Config{Delay: 10 * time.Millisecond}.WithTrace(link.BtoA, tr)}
+	r, _, w, err := Measure(context.Background(), Emulated{}, c, Instruments{KeepTimeline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := chartOf(t, RunFigure(c, Emulated{}.Name(), r, w.Timeline()), "the link's rate (its trace, over 100 ms)")
+	var offer, got *plot.Series
+	for i, s := range ch.Series {
+		switch {
+		case strings.HasPrefix(s.Name, "the link offers, server→client (steps)"):
+			offer = &ch.Series[i]
+		case strings.HasPrefix(s.Name, "delivered, server:80→client"):
+			got = &ch.Series[i]
+		}
+	}
+	if offer == nil || got == nil {
+		t.Fatalf("series %v; want the trace's offer down and the server's delivery", ch.Series)
+	}
+	if offer.Y[2] != 12e6 || offer.Y[7] != 24e6 || offer.Y[12] != 6e6 {
+		t.Errorf("the offer at 0.2, 0.7 and 1.2 s: %v, %v, %v; want 12, 24 and 6 Mbit/s", offer.Y[2], offer.Y[7], offer.Y[12])
+	}
+	// The sender counts a packet delivered when its ACK comes back, a
+	// round trip's part later than the link carries it: the windows in
+	// which the rate steps (every fifth) mix two rates.
+	for i := 3; i < min(len(got.Y), len(offer.Y))-2; i++ {
+		if i%5 == 0 {
+			continue
+		}
+		if got.Y[i] > offer.Y[i]*1.02 || got.Y[i] < offer.Y[i]*0.9 {
+			t.Errorf("window %d: delivered %v bit/s where the trace offered %v; want the link kept busy, under the offer", i, got.Y[i], offer.Y[i])
+		}
+	}
+}
