@@ -57,7 +57,12 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "  where the time went\ttime\tshare\t")
 		for _, cat := range explain.Categories() {
-			fmt.Fprintf(tw, "  %s\t%s\t%.1f%%\t\n", cat, fmtDur(bd.Time[cat]), 100*bd.Share(cat))
+			name := cat.String()
+			if cat == explain.Serialization && (c.Link.Trace != nil || c.Link.BtoA != nil && c.Link.BtoA.Trace != nil) {
+				// A trace's rate is its delivery opportunities.
+				name = "waiting for the link's capacity (serialization on its trace)"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%.1f%%\t\n", name, fmtDur(bd.Time[cat]), 100*bd.Share(cat))
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "  %d packets, %d retransmits, %d drops; %s; %d segments waited for an ACK; queueing delay %s in all, peak queue %d packets\n",

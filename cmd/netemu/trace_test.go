@@ -94,6 +94,10 @@ func TestTraceFlags(t *testing.T) {
 	if len(recs) != 2 || recs[0].Trace != "slow.trace" || recs[1].Trace != "fast.trace" || recs[1].Elapsed >= recs[0].Elapsed/2 {
 		t.Errorf("sweep --json: %+v; want the 24 Mbit/s trace more than twice as fast as the 6 Mbit/s one", recs)
 	}
+	// explain names the time on the trace as waiting for the link.
+	if out := runOK(t, "explain", "bulk", "--size", "200KB", "--tcp", "netemu", "--trace-down", slow); !strings.Contains(out, "waiting for the link's capacity") {
+		t.Errorf("explain over a trace:\n%s\nwant the time on the trace named as waiting for the link's capacity", out)
+	}
 	// --mm-log-down writes mm-link's log of that direction: its
 	// opportunities, arrivals and departures.
 	logPath := filepath.Join(dir, "down.log")
