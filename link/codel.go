@@ -222,14 +222,11 @@ type codelQueue struct {
 	vars  codelVars
 	limit int
 	at    time.Duration // the dequeue under way
-
-	ring    []qpkt
-	head, n int
-	bytes   int
+	q     pktRing
 }
 
 func newCodelQueue(l *Link, d *direction, q Qdisc) *codelQueue {
-	return &codelQueue{l: l, d: d, par: newCodelParams(q, l.cfg.MTU), limit: q.Limit, ring: make([]qpkt, 64)}
+	return &codelQueue{l: l, d: d, par: newCodelParams(q, l.cfg.MTU), limit: q.Limit, q: newPktRing()}
 }
 
 func (q *codelQueue) full(int, *wire) bool { return false }
@@ -240,17 +237,11 @@ func (q *codelQueue) enqueue(p qpkt, now time.Duration) bool {
 }
 
 func (q *codelQueue) add(p qpkt, now time.Duration) {
-	if q.n >= q.limit {
+	if q.q.n >= q.limit {
 		q.l.qdrop(q.d, DropOverlimit, p, now)
 		return
 	}
-	if q.n == len(q.ring) {
-		q.ring = grow(q.ring, q.head, q.n)
-		q.head = 0
-	}
-	q.ring[(q.head+q.n)%len(q.ring)] = p
-	q.n++
-	q.bytes += len(p.buf)
+	q.q.push(p)
 }
 
 func (q *codelQueue) dequeue(now time.Duration) (qpkt, bool) {
@@ -258,25 +249,10 @@ func (q *codelQueue) dequeue(now time.Duration) (qpkt, bool) {
 	return q.vars.dequeue(q, &q.par, toCodelTime(now))
 }
 
-func (q *codelQueue) take() (qpkt, bool) {
-	if q.n == 0 {
-		return qpkt{}, false
-	}
-	p := q.ring[q.head]
-	q.ring[q.head] = qpkt{}
-	q.head = (q.head + 1) % len(q.ring)
-	q.n--
-	q.bytes -= len(p.buf)
-	return p, true
-}
+func (q *codelQueue) take() (qpkt, bool) { return q.q.pop() }
 
 func (q *codelQueue) codelDrop(p qpkt) { q.l.qdrop(q.d, DropCoDel, p, q.at) }
 func (q *codelQueue) marked()          { q.d.stats.ECNMarked++ }
-func (q *codelQueue) backlog() int     { return q.bytes }
-func (q *codelQueue) len() int         { return q.n }
-
-func (q *codelQueue) clear() {
-	for q.n > 0 {
-		q.take()
-	}
-}
+func (q *codelQueue) backlog() int     { return q.q.size }
+func (q *codelQueue) len() int         { return q.q.n }
+func (q *codelQueue) clear()           { q.q.clear() }

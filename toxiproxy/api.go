@@ -27,6 +27,20 @@ func (s *Server) lock() error {
 	return nil
 }
 
+// lockProxy takes Server.mu and returns the proxy named in the request's
+// path; on an error the lock is not held.
+func (s *Server) lockProxy(r *http.Request) (*proxyState, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	px, err := s.lookup(r)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	return px, nil
+}
+
 // lookup is the proxy named in the request's path.
 func (s *Server) lookup(r *http.Request) (*proxyState, error) {
 	px := s.proxies[r.PathValue("proxy")]
@@ -163,26 +177,20 @@ func (s *Server) populated(w http.ResponseWriter, r *http.Request, done []proxyJ
 }
 
 func (s *Server) proxyShow(w http.ResponseWriter, r *http.Request) error {
-	if err := s.lock(); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	px, err := s.lookup(r)
+	px, err := s.lockProxy(r)
 	if err != nil {
 		return err
 	}
+	defer s.mu.Unlock()
 	return writeJSON(w, http.StatusOK, px.json())
 }
 
 func (s *Server) proxyUpdate(w http.ResponseWriter, r *http.Request) error {
-	if err := s.lock(); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	px, err := s.lookup(r)
+	px, err := s.lockProxy(r)
 	if err != nil {
 		return err
 	}
+	defer s.mu.Unlock()
 	enabled := px.enabled
 	in := proxyInput{Listen: px.listen, Upstream: px.upstream, Enabled: &enabled}
 	if err := decode(r, &in); err != nil {
@@ -212,14 +220,11 @@ func (s *Server) proxyUpdate(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) proxyDelete(w http.ResponseWriter, r *http.Request) error {
-	if err := s.lock(); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	px, err := s.lookup(r)
+	px, err := s.lockProxy(r)
 	if err != nil {
 		return err
 	}
+	defer s.mu.Unlock()
 	px.stop()
 	delete(s.proxies, px.name)
 	w.WriteHeader(http.StatusNoContent)
@@ -246,26 +251,20 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) toxicIndex(w http.ResponseWriter, r *http.Request) error {
-	if err := s.lock(); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	px, err := s.lookup(r)
+	px, err := s.lockProxy(r)
 	if err != nil {
 		return err
 	}
+	defer s.mu.Unlock()
 	return writeJSON(w, http.StatusOK, px.ordered())
 }
 
 func (s *Server) toxicCreate(w http.ResponseWriter, r *http.Request) error {
-	if err := s.lock(); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	px, err := s.lookup(r)
+	px, err := s.lockProxy(r)
 	if err != nil {
 		return err
 	}
+	defer s.mu.Unlock()
 	in := struct {
 		Name       string          `json:"name"`
 		Type       string          `json:"type"`
@@ -314,14 +313,11 @@ func (s *Server) checkLink(list []*toxic) error {
 }
 
 func (s *Server) toxicShow(w http.ResponseWriter, r *http.Request) error {
-	if err := s.lock(); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	px, err := s.lookup(r)
+	px, err := s.lockProxy(r)
 	if err != nil {
 		return err
 	}
+	defer s.mu.Unlock()
 	t := px.toxic(r.PathValue("toxic"))
 	if t == nil {
 		return errToxicNotFound
@@ -330,14 +326,11 @@ func (s *Server) toxicShow(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) toxicUpdate(w http.ResponseWriter, r *http.Request) error {
-	if err := s.lock(); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	px, err := s.lookup(r)
+	px, err := s.lockProxy(r)
 	if err != nil {
 		return err
 	}
+	defer s.mu.Unlock()
 	old := px.toxic(r.PathValue("toxic"))
 	if old == nil {
 		return errToxicNotFound
@@ -372,14 +365,11 @@ func (s *Server) toxicUpdate(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) toxicDelete(w http.ResponseWriter, r *http.Request) error {
-	if err := s.lock(); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	px, err := s.lookup(r)
+	px, err := s.lockProxy(r)
 	if err != nil {
 		return err
 	}
+	defer s.mu.Unlock()
 	old := px.toxic(r.PathValue("toxic"))
 	if old == nil {
 		return errToxicNotFound
