@@ -33,104 +33,28 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 	}
 	enc := json.NewEncoder(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	impls := o.tcp.vals
-	many := len(impls) > 1
 	if !o.json {
-		if many {
-			// A column of each TCP, then each against the kernel.
-			var cols, vs []string
-			for _, impl := range impls {
-				cols = append(cols, string(impl))
-				vs = append(vs, string(impl)+" vs kernel")
-			}
-			fmt.Fprintf(tw, "workload\trtt\trate\tcase\t%s\tkernel\tmodel\t%s\t\n", strings.Join(cols, "\t"), strings.Join(vs, "\t"))
-		} else {
-			fmt.Fprintln(tw, "workload\trtt\trate\tcase\temulated\tkernel\tmodel\temulated vs kernel\t")
-		}
+		compareHeader(tw, o.tcp.vals)
 	}
 	var facts string
 	var details []string // each case's summaries, when the kind has details
-	bar := newProgress(stderr, len(cases)*(len(impls)+1), true)
+	bar := newProgress(stderr, len(cases)*(len(o.tcp.vals)+1), true)
 	defer bar.close()
 	for _, c := range cases {
-		vname := o.caseVariant(c, len(cases) > 1)
-		var ers []workloads.Result
-		var erecs []experiment.Record
-		var ewatch0 *experiment.Watch
-		for k, impl := range impls {
-			bar.start(caseLabel(c) + " tcp " + string(impl))
-			ec := c
-			ec.Clock = emu.Virtual
-			ec.TCP.Impl = impl
-			name := vname
-			if many {
-				name = joinVariant(vname, string(impl))
-			}
-			er, erec, ewatch, err := o.measure(ctx, emulated, ec, name, false)
-			bar.finish()
-			if err != nil {
-				return err
-			}
-			ers, erecs = append(ers, er), append(erecs, erec)
-			if k == 0 {
-				ewatch0 = ewatch
-			}
-		}
-		bar.start(caseLabel(c) + " kernel")
-		kr, krec, kwatch, err := o.measure(ctx, kern, c, joinVariant(vname, "kernel"), false)
-		bar.finish()
+		m, err := o.compareCase(ctx, emulated, kern, c, o.caseVariant(c, len(cases) > 1), bar)
 		if err != nil {
 			return err
 		}
-		if o.plot != "" {
-			path := variantPath(o.plot, vname)
-			ec := c
-			ec.TCP.Impl = impls[0]
-			if err := experiment.CompareFigure(ec, ers[0], kr, ewatch0, kwatch).Save(path); err != nil {
-				return err
-			}
-			o.wrote("plot", path)
-		}
 		if o.json {
-			for _, erec := range erecs {
-				if err := enc.Encode(erec); err != nil {
-					return err
-				}
-			}
-			if err := enc.Encode(krec); err != nil {
+			if err := m.encode(enc); err != nil {
 				return err
 			}
 			continue
 		}
-		kg, _ := kr.Headline()
-		_, model := ers[0].Headline()
-		var cols, vs []string
-		for _, er := range ers {
-			eg, _ := er.Headline()
-			cols = append(cols, fmtDur(eg))
-			vs = append(vs, pct(experiment.Ms(eg), experiment.Ms(kg)))
+		if d := o.compareRow(tw, c, m); d != "" {
+			details = append(details, d)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", ers[0].Workload, fmtDur(c.RTT()), c.RateLabel(),
-			o.caseName(c), strings.Join(cols, "\t"), fmtDur(kg), fmtDur(model), strings.Join(vs, "\t"))
-		if o.kind.Details {
-			name := o.caseName(c)
-			if name == "" {
-				name = ers[0].Workload
-			}
-			var parts []string
-			for k, er := range ers {
-				label := "emulated"
-				if many {
-					label = string(impls[k])
-				}
-				parts = append(parts, label+" "+er.Detail.Summary())
-			}
-			details = append(details, fmt.Sprintf("  %s: %s; kernel %s", name, strings.Join(parts, "; "), kr.Detail.Summary()))
-		}
-		facts = krec.Kernel.String()
-		if krec.LateMeanUs != nil {
-			facts += fmt.Sprintf("; bridge delivery late by %.0f µs mean, %.0f µs p99", *krec.LateMeanUs, *krec.LateP99Us)
-		}
+		facts = m.kernelFacts()
 	}
 	if o.json {
 		return nil
@@ -141,19 +65,149 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 	for _, d := range details {
 		fmt.Fprintln(w, d)
 	}
-	var names []string
+	o.compareFooter(w, facts)
+	return nil
+}
+
+// compareHeader writes the table's header: with one TCP, the emulated
+// and kernel columns; with several, a column of each TCP, then each
+// against the kernel.
+func compareHeader(tw io.Writer, impls []tcpstack.Impl) {
+	if len(impls) <= 1 {
+		fmt.Fprintln(tw, "workload\trtt\trate\tcase\temulated\tkernel\tmodel\temulated vs kernel\t")
+		return
+	}
+	var cols, vs []string
 	for _, impl := range impls {
+		cols = append(cols, string(impl))
+		vs = append(vs, string(impl)+" vs kernel")
+	}
+	fmt.Fprintf(tw, "workload\trtt\trate\tcase\t%s\tkernel\tmodel\t%s\t\n", strings.Join(cols, "\t"), strings.Join(vs, "\t"))
+}
+
+// comparison is one case measured on the emulator with each TCP of
+// --tcp, in its order, and on kernel TCP.
+type comparison struct {
+	emulated    []workloads.Result
+	records     []experiment.Record
+	watch       *experiment.Watch // the first TCP's run's
+	kernel      workloads.Result
+	kernelRec   experiment.Record
+	kernelWatch *experiment.Watch
+}
+
+// compareCase measures case c, named vname, on emulated (virtual clock)
+// with each TCP of --tcp and on kern, a step of bar each, and draws
+// --plot's figure of the first TCP against the kernel.
+func (o *options) compareCase(ctx context.Context, emulated, kern experiment.Backend, c experiment.Case, vname string, bar *progress) (comparison, error) {
+	var m comparison
+	impls := o.tcp.vals
+	for k, impl := range impls {
+		bar.start(caseLabel(c) + " tcp " + string(impl))
+		ec := c
+		ec.Clock = emu.Virtual
+		ec.TCP.Impl = impl
+		name := vname
+		if len(impls) > 1 {
+			name = joinVariant(vname, string(impl))
+		}
+		er, erec, ewatch, err := o.measure(ctx, emulated, ec, name, false)
+		bar.finish()
+		if err != nil {
+			return m, err
+		}
+		m.emulated, m.records = append(m.emulated, er), append(m.records, erec)
+		if k == 0 {
+			m.watch = ewatch
+		}
+	}
+	bar.start(caseLabel(c) + " kernel")
+	var err error
+	m.kernel, m.kernelRec, m.kernelWatch, err = o.measure(ctx, kern, c, joinVariant(vname, "kernel"), false)
+	bar.finish()
+	if err != nil {
+		return m, err
+	}
+	if o.plot != "" {
+		path := variantPath(o.plot, vname)
+		ec := c
+		ec.TCP.Impl = impls[0]
+		if err := experiment.CompareFigure(ec, m.emulated[0], m.kernel, m.watch, m.kernelWatch).Save(path); err != nil {
+			return m, err
+		}
+		o.wrote("plot", path)
+	}
+	return m, nil
+}
+
+// encode writes m's records as JSON lines: each TCP's, then the
+// kernel's.
+func (m comparison) encode(enc *json.Encoder) error {
+	for _, erec := range m.records {
+		if err := enc.Encode(erec); err != nil {
+			return err
+		}
+	}
+	return enc.Encode(m.kernelRec)
+}
+
+// compareRow writes case c's row of the table and returns its line of
+// details, the summaries of each run, when the kind has details ("" when
+// not).
+func (o *options) compareRow(tw io.Writer, c experiment.Case, m comparison) string {
+	kg, _ := m.kernel.Headline()
+	_, model := m.emulated[0].Headline()
+	var cols, vs []string
+	for _, er := range m.emulated {
+		eg, _ := er.Headline()
+		cols = append(cols, fmtDur(eg))
+		vs = append(vs, pct(experiment.Ms(eg), experiment.Ms(kg)))
+	}
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.emulated[0].Workload, fmtDur(c.RTT()), c.RateLabel(),
+		o.caseName(c), strings.Join(cols, "\t"), fmtDur(kg), fmtDur(model), strings.Join(vs, "\t"))
+	if !o.kind.Details {
+		return ""
+	}
+	name := o.caseName(c)
+	if name == "" {
+		name = m.emulated[0].Workload
+	}
+	var parts []string
+	for k, er := range m.emulated {
+		label := "emulated"
+		if len(m.emulated) > 1 {
+			label = string(o.tcp.vals[k])
+		}
+		parts = append(parts, label+" "+er.Detail.Summary())
+	}
+	return fmt.Sprintf("  %s: %s; kernel %s", name, strings.Join(parts, "; "), m.kernel.Detail.Summary())
+}
+
+// kernelFacts describes the kernel m ran on, and, when measured, how
+// late the bridge delivered.
+func (m comparison) kernelFacts() string {
+	facts := m.kernelRec.Kernel.String()
+	if m.kernelRec.LateMeanUs != nil {
+		facts += fmt.Sprintf("; bridge delivery late by %.0f µs mean, %.0f µs p99", *m.kernelRec.LateMeanUs, *m.kernelRec.LateP99Us)
+	}
+	return facts
+}
+
+// compareFooter writes the line under the table that names the TCPs
+// compared and the kernel's facts, and what the rows show.
+func (o *options) compareFooter(w io.Writer, facts string) {
+	var names []string
+	for _, impl := range o.tcp.vals {
 		names = append(names, implName(impl))
 	}
 	label := "emulated"
-	if many {
+	if len(o.tcp.vals) > 1 {
 		label = o.tcp.String()
 	}
 	fmt.Fprintf(w, "\n%s: %s on the virtual clock; kernel: %s.\n", label, strings.Join(names, ", "), facts)
 	if o.kind.Headline != "" {
 		fmt.Fprintf(w, "%s rows show the %s.\n", o.kind.Name, o.kind.Headline)
 	}
-	return nil
 }
 
 // implName is how a footer names a TCP.

@@ -16,6 +16,9 @@ import (
 // maxListed is how many held ACKs and waiting segments explain names.
 const maxListed = 6
 
+// cmdExplain runs each case and says where its time went: the share of
+// each category, the counts, and the ACKs, segments and connections
+// that explain them.
 func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 	o, cases, err := parseCases("explain", args, false)
 	if err != nil {
@@ -54,17 +57,7 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "%s, rtt %s, rate %s, %s: %s\n", experiment.Title(c.Workload), fmtDur(c.RTT()), c.RateLabel(), rec.Backend, fmtDur(r.Elapsed))
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "  where the time went\ttime\tshare\t")
-		for _, cat := range explain.Categories() {
-			name := cat.String()
-			if cat == explain.Serialization && (c.Link.Trace != nil || c.Link.BtoA != nil && c.Link.BtoA.Trace != nil) {
-				// A trace's rate is its delivery opportunities.
-				name = "waiting for the link's capacity (serialization on its trace)"
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%.1f%%\t\n", name, fmtDur(bd.Time[cat]), 100*bd.Share(cat))
-		}
-		tw.Flush()
+		writeShares(w, c, bd)
 		fmt.Fprintf(w, "  %d packets, %d retransmits, %d drops; %s; %d segments waited for an ACK; queueing delay %s in all, peak queue %d packets\n",
 			bd.Packets, bd.Retransmits, bd.Drops, heldLine(bd, tcpName(rec)), bd.Waited, fmtDur(bd.QueueDelay), bd.MaxQueue)
 		if line := impairmentLine(rec); line != "" {
@@ -76,33 +69,57 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 		if bd.Inexact {
 			fmt.Fprintf(w, "  (the counts include some ACK holds or waiting segments after the run's end)\n")
 		}
-		if bd.HeldACKs > 0 {
-			fmt.Fprintf(w, "  delayed ACKs (%s):\n", listed(bd.HeldACKs))
-			for _, h := range bd.Holds[:min(len(bd.Holds), maxListed)] {
-				by := "released by the delayed-ACK timer"
-				if h.By == explain.ByTCP {
-					by = "sent by its own delayed-ACK timer"
-				}
-				fmt.Fprintf(w, "    at %9s  ACK from %s held %s, %s\n", fmtDur(h.At), h.From, fmtDur(h.Held), by)
-			}
-		}
-		if bd.Waited > 0 {
-			fmt.Fprintf(w, "  segments that left only when an ACK arrived, held by Nagle's algorithm or the window (%s):\n", listed(bd.Waited))
-			for _, s := range bd.Waiting[:min(len(bd.Waiting), maxListed)] {
-				fmt.Fprintf(w, "    at %9s  %d bytes from %s, %s after the flow's previous segment\n", fmtDur(s.At), s.Len, s.From, fmtDur(s.Waited))
-			}
-		}
-		if a := bd.ACKs; a.Counted {
-			fmt.Fprintf(w, "  %s\n", ackCountsLine(a, tcpName(rec)))
-		}
-		if n := len(bd.TCP); n > 0 {
-			fmt.Fprintf(w, "  %s at each connection end's last sample, with tcp_info's names (%s):\n", tcpName(rec), listed(n))
-			for _, st := range bd.TCP[:min(n, maxListed)] {
-				fmt.Fprintf(w, "    %s→%s at %s: %s\n", st.Local, st.Remote, fmtDur(st.At), stateLine(st))
-			}
-		}
+		writeListed(w, bd, tcpName(rec))
 	}
 	return nil
+}
+
+// writeShares writes the table of where case c's time went: each
+// category's time and share of the run.
+func writeShares(w io.Writer, c experiment.Case, bd explain.Breakdown) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "  where the time went\ttime\tshare\t")
+	for _, cat := range explain.Categories() {
+		name := cat.String()
+		if cat == explain.Serialization && (c.Link.Trace != nil || c.Link.BtoA != nil && c.Link.BtoA.Trace != nil) {
+			// A trace's rate is its delivery opportunities.
+			name = "waiting for the link's capacity (serialization on its trace)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%.1f%%\t\n", name, fmtDur(bd.Time[cat]), 100*bd.Share(cat))
+	}
+	tw.Flush()
+}
+
+// writeListed writes, each under its line, the first maxListed delayed
+// ACKs and segments that waited for an ACK, the ACK counts, and the
+// state of the first maxListed connection ends, as tcp (the TCP's name)
+// reports it.
+func writeListed(w io.Writer, bd explain.Breakdown, tcp string) {
+	if bd.HeldACKs > 0 {
+		fmt.Fprintf(w, "  delayed ACKs (%s):\n", listed(bd.HeldACKs))
+		for _, h := range bd.Holds[:min(len(bd.Holds), maxListed)] {
+			by := "released by the delayed-ACK timer"
+			if h.By == explain.ByTCP {
+				by = "sent by its own delayed-ACK timer"
+			}
+			fmt.Fprintf(w, "    at %9s  ACK from %s held %s, %s\n", fmtDur(h.At), h.From, fmtDur(h.Held), by)
+		}
+	}
+	if bd.Waited > 0 {
+		fmt.Fprintf(w, "  segments that left only when an ACK arrived, held by Nagle's algorithm or the window (%s):\n", listed(bd.Waited))
+		for _, s := range bd.Waiting[:min(len(bd.Waiting), maxListed)] {
+			fmt.Fprintf(w, "    at %9s  %d bytes from %s, %s after the flow's previous segment\n", fmtDur(s.At), s.Len, s.From, fmtDur(s.Waited))
+		}
+	}
+	if a := bd.ACKs; a.Counted {
+		fmt.Fprintf(w, "  %s\n", ackCountsLine(a, tcp))
+	}
+	if n := len(bd.TCP); n > 0 {
+		fmt.Fprintf(w, "  %s at each connection end's last sample, with tcp_info's names (%s):\n", tcp, listed(n))
+		for _, st := range bd.TCP[:min(n, maxListed)] {
+			fmt.Fprintf(w, "    %s→%s at %s: %s\n", st.Local, st.Remote, fmtDur(st.At), stateLine(st))
+		}
+	}
 }
 
 // tcpName names the run's TCP.

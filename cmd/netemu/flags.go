@@ -734,16 +734,8 @@ func (o *options) withQdisc(c link.Config) (link.Config, error) {
 func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 	axes := o.axes()
 	if !sweep {
-		// A list of queue disciplines is a choice between kinds of queue,
-		// as a workload's variants are, so run and compare take one: a
-		// case (a row, a figure) per discipline.
-		for _, a := range axes {
-			if a.n > 1 && a.name != "qdisc" {
-				return nil, usagef("%s: --%s has %d values; use netemu sweep for lists", cmd, a.name, a.n)
-			}
-		}
-		if n := len(o.tcp.vals); n > 1 && cmd != "compare" {
-			return nil, usagef("%s: --tcp has %d values; use netemu compare to see them side by side, or netemu sweep", cmd, n)
+		if err := o.checkOneValue(cmd, axes); err != nil {
+			return nil, err
 		}
 	}
 	o.sweeping = sweep
@@ -766,21 +758,15 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 	if _, err := o.newBackend(o.backend); err != nil {
 		return nil, err
 	}
-	for _, f := range []struct{ name, path string }{{"plot", o.plot}, {"waterfall", o.waterfall}} {
-		if ext := strings.ToLower(filepath.Ext(f.path)); f.path != "" && ext != ".svg" && ext != ".png" {
-			return nil, usagef("--%s %s: want a file name ending in .svg or .png", f.name, f.path)
-		}
+	if err := o.checkFigures(); err != nil {
+		return nil, err
 	}
 	if err := o.checkNeeds(cmd, clk, ws); err != nil {
 		return nil, err
 	}
 	if o.waterfall != "" {
-		for i, w := range ws {
-			t, ok := w.(workloads.Timed)
-			if !ok {
-				return nil, usagef("--waterfall: the %s workload does not time its requests; want %s", w.Name(), timedKinds())
-			}
-			ws[i] = t.WithTimings(true)
+		if err := timeRequests(ws); err != nil {
+			return nil, err
 		}
 	}
 	if err := o.checkMTU(); err != nil {
@@ -788,9 +774,59 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 	}
 	// The cells are counted before any is built: a list too long is
 	// refused at once, not after minutes of building.
-	cells, why := len(ws), []string{}
-	if len(ws) > 1 {
-		why = append(why, fmt.Sprintf("%d variants", len(ws)))
+	if err := checkCells(cmd, len(ws), axes); err != nil {
+		return nil, err
+	}
+	return o.expand(axes, impls, ws, experiment.Case{TCP: tcp, Clock: clk, Seed: o.seed})
+}
+
+// checkOneValue refuses, for run, explain and compare, a list flag with
+// several values: those are sweep's. A list of queue disciplines is a
+// choice between kinds of queue, as a workload's variants are, so they
+// take one (a case, a row, a figure per discipline), and compare takes
+// a list of TCPs.
+func (o *options) checkOneValue(cmd string, axes []axis) error {
+	for _, a := range axes {
+		if a.n > 1 && a.name != "qdisc" {
+			return usagef("%s: --%s has %d values; use netemu sweep for lists", cmd, a.name, a.n)
+		}
+	}
+	if n := len(o.tcp.vals); n > 1 && cmd != "compare" {
+		return usagef("%s: --tcp has %d values; use netemu compare to see them side by side, or netemu sweep", cmd, n)
+	}
+	return nil
+}
+
+// checkFigures refuses a --plot or --waterfall file whose name says
+// neither SVG nor PNG.
+func (o *options) checkFigures() error {
+	for _, f := range []struct{ name, path string }{{"plot", o.plot}, {"waterfall", o.waterfall}} {
+		if ext := strings.ToLower(filepath.Ext(f.path)); f.path != "" && ext != ".svg" && ext != ".png" {
+			return usagef("--%s %s: want a file name ending in .svg or .png", f.name, f.path)
+		}
+	}
+	return nil
+}
+
+// timeRequests makes each workload of ws time its requests, for
+// --waterfall; a workload that cannot is refused.
+func timeRequests(ws []workloads.Workload) error {
+	for i, w := range ws {
+		t, ok := w.(workloads.Timed)
+		if !ok {
+			return usagef("--waterfall: the %s workload does not time its requests; want %s", w.Name(), timedKinds())
+		}
+		ws[i] = t.WithTimings(true)
+	}
+	return nil
+}
+
+// checkCells refuses more than maxCells cells: variants workloads times
+// the values of each axis.
+func checkCells(cmd string, variants int, axes []axis) error {
+	cells, why := variants, []string{}
+	if variants > 1 {
+		why = append(why, fmt.Sprintf("%d variants", variants))
 	}
 	for _, a := range axes {
 		cells = min(cells*a.n, maxCells+1) // a.n ≤ maxCells: no overflow
@@ -799,8 +835,17 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 		}
 	}
 	if cells > maxCells {
-		return nil, usagef("%s: %s make more than %d cells, the most a sweep runs; split the study (--shard runs a part) or take fewer values", cmd, strings.Join(why, " × "), maxCells)
+		return usagef("%s: %s make more than %d cells, the most a sweep runs; split the study (--shard runs a part) or take fewer values", cmd, strings.Join(why, " × "), maxCells)
 	}
+	return nil
+}
+
+// expand makes the cases of every combination of the axes' values, the
+// last axis varying fastest, and, within each link, of every TCP of
+// impls and workload of ws, in that order; base gives the TCP's other
+// settings, the clock and the seed. A link that is not valid, or whose
+// RTT no TCP handshake completes, is refused.
+func (o *options) expand(axes []axis, impls []tcpstack.Impl, ws []workloads.Workload, base experiment.Case) ([]experiment.Case, error) {
 	var cases []experiment.Case
 	idx := make([]int, len(axes))
 	for {
@@ -815,9 +860,10 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 			return nil, usagef("an RTT of %v cannot complete a TCP handshake: a connect gives up after %v (the SYN and 6 retransmissions, Linux's and gVisor's default); want an RTT under %v", rtt, maxHandshakeRTT, maxHandshakeRTT)
 		}
 		for _, impl := range impls {
+			tcp := base.TCP
 			tcp.Impl = impl
 			for _, w := range ws {
-				cases = append(cases, experiment.Case{Workload: w, Link: lc, TCP: tcp, Clock: clk, Seed: o.seed})
+				cases = append(cases, experiment.Case{Workload: w, Link: lc, TCP: tcp, Clock: base.Clock, Seed: base.Seed})
 			}
 		}
 		// Next combination: the last axis varies fastest.

@@ -96,6 +96,13 @@ func (o *options) caseName(c experiment.Case) string {
 	return strings.Join(parts, ", ")
 }
 
+// linkPath is a real program's way across link lc, as proxy and shell
+// announce it: "RTT 100ms, 10 Mbit/s".
+func linkPath(lc link.Config) string {
+	c := experiment.Case{Link: lc}
+	return fmt.Sprintf("RTT %s, %s", fmtDur(c.RTT()), c.RateLabel())
+}
+
 // caseLabel names a case for the progress bar.
 func caseLabel(c experiment.Case) string {
 	label := fmt.Sprintf("%s rtt %s rate %s", c.Workload.Name(), fmtDur(c.RTT()), c.RateLabel())

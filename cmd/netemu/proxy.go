@@ -35,7 +35,6 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 	o := &options{}
 	fs := newFlagSet("proxy", o)
 	po := proxyFlags(fs)
-	socks, grace := &po.socks, &po.grace
 	if err := parseFlags(fs, args, ""); err != nil {
 		return err
 	}
@@ -47,25 +46,8 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(po.forwards) == 0 && *socks == "" {
-		return usagef("proxy: nothing to listen on; give --forward 127.0.0.1:8080=127.0.0.1:80 (repeatable) or --socks5 127.0.0.1:1080")
-	}
-	if po.allow != nil && *socks == "" {
-		return usagef("proxy: --allow %s applies to --socks5, which is not given; forwards reach their own upstreams", po.allow.String())
-	}
-	if *grace < 0 {
-		return usagef("--grace %v: want 0 or more", *grace)
-	}
-	if err := o.checkOutputs(); err != nil {
+	if err := o.checkProxy(ctx, po); err != nil {
 		return err
-	}
-	for _, f := range po.forwards {
-		if !po.check {
-			break
-		}
-		if err := checkUpstream(ctx, f.Upstream); err != nil {
-			return usagef("--forward %s: %v", f, err)
-		}
 	}
 	o.printNotes(stderr)
 
@@ -80,23 +62,98 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 		return err
 	}
 	defer n.Close()
-	// With --json each connection's record is a line on stdout as it
-	// ends; the table keeps the last proxy.KeptRecords and the totals,
-	// so memory does not grow with the connections served.
+	p, err := o.newProxy(n, po, c, w, stderr)
+	if err != nil {
+		watch.Finish()
+		return err
+	}
+	announceProxy(stderr, p, po, lc)
+
+	// The first interrupt is the context's end; a second one, during the
+	// drain, aborts what is left.
+	sigs, stop := proxyInterrupts()
+	defer stop()
+	<-ctx.Done()
+	drainProxy(ctx, p, sigs, po.grace, stderr)
+	ferr := watch.Finish()
+	if err := o.proxySummary(w, stderr, p, n); err != nil {
+		return err
+	}
+	if ferr != nil {
+		return ferr
+	}
+	return interrupted(ctx)
+}
+
+// proxySummary writes, once p has stopped, the summary of its
+// connections on w (unless --json) and the link's line on stderr. The
+// summary's total and the link's line give one count of
+// retransmissions, the proxy's, read once.
+func (o *options) proxySummary(w, stderr io.Writer, p *proxy.Proxy, n *emu.Net) error {
+	tot := p.Totals()
+	if !o.json {
+		if err := writeProxySummary(w, p.Records(), tot); err != nil {
+			return err
+		}
+	}
+	st := n.Stats().Link
+	fmt.Fprintf(stderr, "netemu proxy: the link: %d packets delivered, %d dropped, %d retransmitted\n",
+		st[link.AtoB].Packets+st[link.BtoA].Packets, st[link.AtoB].Drops.Total()+st[link.BtoA].Drops.Total(), tot.LinkRetransmits)
+	return nil
+}
+
+// checkProxy refuses the proxy's own flags that say nothing to listen
+// on, or do not apply, and the output files that cannot be written; with
+// --check it connects to each forward's upstream once.
+func (o *options) checkProxy(ctx context.Context, po *proxyOptions) error {
+	if len(po.forwards) == 0 && po.socks == "" {
+		return usagef("proxy: nothing to listen on; give --forward 127.0.0.1:8080=127.0.0.1:80 (repeatable) or --socks5 127.0.0.1:1080")
+	}
+	if po.allow != nil && po.socks == "" {
+		return usagef("proxy: --allow %s applies to --socks5, which is not given; forwards reach their own upstreams", po.allow.String())
+	}
+	if po.grace < 0 {
+		return usagef("--grace %v: want 0 or more", po.grace)
+	}
+	if err := o.checkOutputs(); err != nil {
+		return err
+	}
+	for _, f := range po.forwards {
+		if !po.check {
+			break
+		}
+		if err := checkUpstream(ctx, f.Upstream); err != nil {
+			return usagef("--forward %s: %v", f, err)
+		}
+	}
+	return nil
+}
+
+// newProxy starts the proxy's listeners on network n, observed as case
+// c is. With --json each connection's record is a line on w as it ends;
+// the table keeps the last proxy.KeptRecords and the totals, so memory
+// does not grow with the connections served.
+func (o *options) newProxy(n *emu.Net, po *proxyOptions, c experiment.Case, w, stderr io.Writer) (*proxy.Proxy, error) {
 	var onEnd func(proxy.Record)
 	if o.json {
 		out := &lockedWriter{w: w}
 		enc := json.NewEncoder(out)
 		onEnd = func(r proxy.Record) { enc.Encode(r) }
 	}
-	p, err := proxy.New(n, proxy.Config{Forwards: po.forwards, SOCKS5: *socks, Allow: po.allow, DialUpstream: proxyDialUpstream,
+	p, err := proxy.New(n, proxy.Config{Forwards: po.forwards, SOCKS5: po.socks, Allow: po.allow, DialUpstream: proxyDialUpstream,
 		LookupHost: proxyLookupHost, OnEnd: onEnd, Observe: c.Observe,
 		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "netemu proxy: "+format+"\n", args...) }})
 	if err != nil {
-		watch.Finish()
-		return usagef("%s", strings.TrimPrefix(err.Error(), "proxy: "))
+		return nil, usagef("%s", strings.TrimPrefix(err.Error(), "proxy: "))
 	}
-	path := fmt.Sprintf("RTT %s, %s", fmtDur(experiment.Case{Link: lc}.RTT()), experiment.Case{Link: lc}.RateLabel())
+	return p, nil
+}
+
+// announceProxy says on stderr where p listens and where each listener
+// leads across link lc, warns of each one beyond loopback, and says how
+// to stop.
+func announceProxy(stderr io.Writer, p *proxy.Proxy, po *proxyOptions, lc link.Config) {
+	path := linkPath(lc)
 	reach := "loopback only (--allow widens it)"
 	if po.allow != nil {
 		reach = po.allow.String()
@@ -116,14 +173,14 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stderr, "netemu proxy: interrupt (Ctrl-C) to stop\n")
+}
 
-	// The first interrupt is the context's end; a second one, during the
-	// drain, aborts what is left.
-	sigs, stop := proxyInterrupts()
-	defer stop()
-	<-ctx.Done()
-	fmt.Fprintf(stderr, "netemu proxy: stopping: open connections (%d) may go on for %v; interrupt again to reset them now\n", p.Active(), *grace)
-	drain, cancel := context.WithTimeout(context.Background(), *grace)
+// drainProxy stops p, ctx having ended: open connections may go on for
+// grace, unless an interrupt on sigs beyond the one that ended ctx
+// resets them sooner.
+func drainProxy(ctx context.Context, p *proxy.Proxy, sigs <-chan os.Signal, grace time.Duration, stderr io.Writer) {
+	fmt.Fprintf(stderr, "netemu proxy: stopping: open connections (%d) may go on for %v; interrupt again to reset them now\n", p.Active(), grace)
+	drain, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	go func() {
 		// When a signal ended the context, that signal came here too.
@@ -144,23 +201,12 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if err := p.Shutdown(drain); err != nil {
 		fmt.Fprintf(stderr, "netemu proxy: connections still open were reset\n")
 	}
-	ferr := watch.Finish()
-	// The summary's total and the link's line give one count of
-	// retransmissions, the proxy's, read once.
-	tot := p.Totals()
-	if !o.json {
-		if err := writeProxySummary(w, p.Records(), tot); err != nil {
-			return err
-		}
-	}
-	st := n.Stats().Link
-	fmt.Fprintf(stderr, "netemu proxy: the link: %d packets delivered, %d dropped, %d retransmitted\n",
-		st[link.AtoB].Packets+st[link.BtoA].Packets, st[link.AtoB].Drops.Total()+st[link.BtoA].Drops.Total(), tot.LinkRetransmits)
-	if ferr != nil {
-		return ferr
-	}
-	// An interrupt is how a proxy stops: the status says so (130 for
-	// SIGINT), without the line of a run cut short.
+}
+
+// interrupted is how a command that serves until it is interrupted ends
+// once ctx is done: an interrupt is how it stops, so the status says so
+// (130 for SIGINT), without the line of a run cut short; nil otherwise.
+func interrupted(ctx context.Context) error {
 	var se *signalError
 	if errors.As(context.Cause(ctx), &se) {
 		return &exitError{code: se.exitStatus()}

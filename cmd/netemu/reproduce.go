@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
+	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
 	"github.com/netemu/netemu/workloads"
@@ -16,6 +18,8 @@ import (
 // as published.
 const reproduceTakes = "it takes --json, --seed, --clock, --backend, --link, --lossy, --runs, --kernel-runs"
 
+// cmdReproduce measures each published reference cell and sets netemu's
+// time beside the reference's, or, with --lossy, runs the lossy table.
 func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error {
 	o := &options{}
 	fs := newFlagSet("reproduce", o)
@@ -33,17 +37,7 @@ func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error
 		return err
 	}
 	if *lossy {
-		if o.set["backend"] || o.set["seed"] {
-			return usagef("reproduce --lossy: --backend and --seed do not apply: it runs seeds 1 to --runs on the emulator and --kernel-runs on kernel TCP")
-		}
-		if *runs < 1 || *kernelRuns < 0 {
-			return usagef("reproduce --lossy: --runs %d, --kernel-runs %d: want --runs 1 or more and --kernel-runs 0 or more", *runs, *kernelRuns)
-		}
-		clk, err := o.clockMode()
-		if err != nil {
-			return err
-		}
-		return reproduceLossy(ctx, o, clk, *runs, *kernelRuns, w, stderr)
+		return o.startLossy(ctx, *runs, *kernelRuns, w, stderr)
 	}
 	if o.set["runs"] || o.set["kernel-runs"] {
 		return usagef("reproduce: --runs and --kernel-runs apply to --lossy only")
@@ -56,6 +50,31 @@ func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	return o.reproduceTables(ctx, b, clk, w, stderr)
+}
+
+// startLossy checks the flags of reproduce --lossy, runs seeds 1 to runs
+// on the emulator and kernelRuns on kernel TCP, and writes the lossy
+// table.
+func (o *options) startLossy(ctx context.Context, runs, kernelRuns int, w, stderr io.Writer) error {
+	if o.set["backend"] || o.set["seed"] {
+		return usagef("reproduce --lossy: --backend and --seed do not apply: it runs seeds 1 to --runs on the emulator and --kernel-runs on kernel TCP")
+	}
+	if runs < 1 || kernelRuns < 0 {
+		return usagef("reproduce --lossy: --runs %d, --kernel-runs %d: want --runs 1 or more and --kernel-runs 0 or more", runs, kernelRuns)
+	}
+	clk, err := o.clockMode()
+	if err != nil {
+		return err
+	}
+	return reproduceLossy(ctx, o, clk, runs, kernelRuns, w, stderr)
+}
+
+// reproduceTables measures every reference cell on b with clock clk and
+// writes each table, its times beside the reference's, and the note
+// that says what was measured; with --json, a record per cell instead.
+// A failed write to w stops it before the next cell.
+func (o *options) reproduceTables(ctx context.Context, b experiment.Backend, clk emu.ClockMode, w, stderr io.Writer) error {
 	refs := workloads.References()
 	enc := json.NewEncoder(w)
 	out := &sections{w: w}
@@ -79,12 +98,7 @@ func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error
 		}
 		got, model := r.Headline()
 		if o.json {
-			rec.Table = ref.Table
-			rec.ReferenceMs = ptr(experiment.Ms(ref.Time))
-			if got > 0 { // at RTT 0 the virtual clock counts no time: no difference
-				rec.DiffPct = ptr((experiment.Ms(got) - experiment.Ms(ref.Time)) / experiment.Ms(ref.Time) * 100)
-			}
-			if err := enc.Encode(rec); err != nil {
+			if err := enc.Encode(referenceRecord(rec, ref, got)); err != nil {
 				return err
 			}
 			continue
@@ -97,14 +111,32 @@ func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", ref.Label, fmtDur(ref.Time), fmtDur(got), fmtDur(model), pct(experiment.Ms(got), experiment.Ms(ref.Time)))
 	}
 	if out.flush() {
-		note := reproduceNote
-		if lastKernel != nil {
-			f := lastKernel
-			note = fmt.Sprintf(kernelNote, f.Kernel, f.HZ, f.Link, f.CongestionControl, f.PingpongThresh, f.SlowStartAfterIdle)
-		}
-		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(note))
+		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(reproduceFooter(lastKernel)))
 	}
 	return nil
+}
+
+// referenceRecord is rec, a reference cell's record whose headline time
+// is got, with the cell's table, the reference's time and got's
+// difference from it; at RTT 0 the virtual clock counts no time, so no
+// difference.
+func referenceRecord(rec experiment.Record, ref workloads.Reference, got time.Duration) experiment.Record {
+	rec.Table = ref.Table
+	rec.ReferenceMs = ptr(experiment.Ms(ref.Time))
+	if got > 0 {
+		rec.DiffPct = ptr((experiment.Ms(got) - experiment.Ms(ref.Time)) / experiment.Ms(ref.Time) * 100)
+	}
+	return rec
+}
+
+// reproduceFooter is the note under the tables: what reference and
+// netemu mean, or, when the cells ran on kernel TCP, the facts of the
+// last kernel run f.
+func reproduceFooter(f *kernel.Facts) string {
+	if f == nil {
+		return reproduceNote
+	}
+	return fmt.Sprintf(kernelNote, f.Kernel, f.HZ, f.Link, f.CongestionControl, f.PingpongThresh, f.SlowStartAfterIdle)
 }
 
 func ptr[T any](v T) *T { return &v }

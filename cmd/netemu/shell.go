@@ -20,6 +20,7 @@ import (
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
 )
 
 // cmdShell runs a command in the client namespace of a kernel-mode
@@ -39,12 +40,64 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 		return usagef("shell: which command? write it after the flags: netemu shell --rtt 100ms -- curl http://%v:8080/", kernel.ServerAddr)
 	}
 	o.set = setFlags(fs)
-	lc, tcp, err := o.realLink("shell", "kernel TCP runs on the real clock")
+	lc, tcp, via, err := o.shellLink(sf)
 	if err != nil {
 		return err
 	}
+	if err := checkCommand(argv[0]); err != nil {
+		return err
+	}
+	fwd, err := shellPorts(sf)
+	if err != nil {
+		return err
+	}
+	o.printNotes(stderr)
+
+	c := experiment.Case{Link: lc}
+	watch, err := o.attach(&c)
+	if err != nil {
+		return err
+	}
+	defer watch.Finish() // on every early return; the end checks its error
+	n, err := shellNet(c, via, tcp)
+	if err != nil {
+		return err
+	}
+	defer n.Close()
+	outside, err := forwardShell(n, sf, fwd)
+	if err != nil {
+		return err
+	}
+	cmd, portWords := shellCommand(argv, fwd, w, stderr)
+	fmt.Fprintf(stderr, "netemu shell: %s across the link (%s, %s); host loopback ports at %v: %s; the outside: %s\n",
+		argv[0], linkPath(lc), n.Facts().Link, kernel.ServerAddr, orNone(portWords), outside)
+
+	started := make(chan *os.Process, 1)
+	defer catchSignals(started)()
+	code, took, err := runShell(n, cmd, started)
+	if err != nil {
+		return err
+	}
+	ferr := watch.Finish()
+	st := n.Stats().Link
+	fmt.Fprintf(stderr, "netemu shell: exit status %d after %s; the link: %d packets delivered, %d dropped\n",
+		code, fmtDur(took), st[link.AtoB].Packets+st[link.BtoA].Packets, st[link.AtoB].Drops.Total()+st[link.BtoA].Drops.Total())
+	if ferr != nil {
+		return ferr
+	}
+	return &exitError{code: code}
+}
+
+// shellLink is the link, the stacks and the way across (--link, netemu's
+// own TUN link by default) that the flags describe for the shell: one
+// value per flag, and flags that do not apply, or not together, refused.
+func (o *options) shellLink(sf *shellOptions) (link.Config, tcpstack.TCPConfig, kernel.Via, error) {
+	lc, tcp, err := o.realLink("shell", "kernel TCP runs on the real clock")
+	if err != nil {
+		return lc, tcp, "", err
+	}
 	if o.set["seed"] && !o.impaired() {
-		return usagef("shell: --seed does not apply: kernel TCP takes no seed; the seed applies to the link's impairments (--loss, --netem, ...)")
+		return lc, tcp, "", usagef("shell: --seed does not apply: kernel TCP takes no seed; the seed applies to the link's impairments (--loss, --netem, ...)")
 	}
 	lc.DelayedACK, lc.Seed = 0, o.seed
 	via := kernel.TUN // netemu's own link, unless --link says otherwise
@@ -52,15 +105,48 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 		via = kernel.Via(o.via)
 	}
 	if err := o.checkOutputs(); err != nil {
-		return err
+		return lc, tcp, "", err
 	}
 	if sf.isolated && sf.resolver.IsValid() {
-		return usagef("shell: --resolver does not apply with --isolated: no query leaves the server's namespace")
+		return lc, tcp, "", usagef("shell: --resolver does not apply with --isolated: no query leaves the server's namespace")
 	}
-	// A command that cannot run is one line, before anything is built:
-	// 127 when it is not found, 126 when it is not executable, as shells
-	// say.
-	if _, err := exec.LookPath(argv[0]); err != nil {
+	return lc, tcp, via, nil
+}
+
+// shellPorts are the host's loopback ports the server namespace
+// forwards, in order, each once: those listening now and --port.
+func shellPorts(sf *shellOptions) ([]uint16, error) {
+	host, err := kernel.LoopbackListeners()
+	if err != nil {
+		return nil, err
+	}
+	return slices.Compact(slices.Sorted(slices.Values(append(host, sf.ports...)))), nil
+}
+
+// shellNet builds the kernel-mode network for case c's link, joined by
+// via, with c's probe and, when c observes the link, the observer; the
+// netem link, in the kernel, has no events to observe and is refused.
+func shellNet(c experiment.Case, via kernel.Via, tcp tcpstack.TCPConfig) (*kernel.Net, error) {
+	n, err := kernel.New(kernel.Config{Link: c.Link, Via: via, CongestionControl: tcp.CongestionControl, Probe: c.Probe})
+	if err != nil {
+		if errors.Is(err, kernel.ErrUnsupported) {
+			return nil, usagef("shell: %v", err)
+		}
+		return nil, err
+	}
+	if c.Observe != nil && !n.Observe(c.Observe) {
+		n.Close()
+		return nil, usagef("shell: --pcap and --timeline need the TUN link: the netem link is in the kernel, with no events to observe")
+	}
+	return n, nil
+}
+
+// checkCommand checks that the program name can run and that netemu
+// runs as root, so that a command that cannot run is one line, before
+// anything is built: exit status 127 when it is not found, 126 when it
+// is not executable, as shells say.
+func checkCommand(name string) error {
+	if _, err := exec.LookPath(name); err != nil {
 		code := 127
 		if errors.Is(err, os.ErrPermission) {
 			code = 126
@@ -70,56 +156,43 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if os.Geteuid() != 0 {
 		return usagef("shell: needs root to create network namespaces and TUN devices (CAP_SYS_ADMIN, CAP_NET_ADMIN); run it with sudo")
 	}
-	host, err := kernel.LoopbackListeners()
-	if err != nil {
-		return err
-	}
-	fwd := slices.Compact(slices.Sorted(slices.Values(append(host, sf.ports...))))
-	o.printNotes(stderr)
+	return nil
+}
 
-	c := experiment.Case{Link: lc}
-	watch, err := o.attach(&c)
-	if err != nil {
-		return err
-	}
-	defer watch.Finish() // on every early return; the end checks its error
-	n, err := kernel.New(kernel.Config{Link: lc, Via: via, CongestionControl: tcp.CongestionControl, Probe: c.Probe})
-	if err != nil {
-		if errors.Is(err, kernel.ErrUnsupported) {
-			return usagef("shell: %v", err)
-		}
-		return err
-	}
-	defer n.Close()
-	if c.Observe != nil && !n.Observe(c.Observe) {
-		return usagef("shell: --pcap and --timeline need the TUN link: the netem link is in the kernel, with no events to observe")
-	}
+// forwardShell makes the host's loopback ports fwd answer in the server
+// namespace and, unless --isolated, carries TCP and DNS on to the
+// outside: DNS goes where the host's resolv.conf says (the namespaces
+// share it), and on to --resolver or the host's first name server. It
+// returns the words that say what of the outside the command reaches.
+func forwardShell(n *kernel.Net, sf *shellOptions, fwd []uint16) (string, error) {
 	for _, p := range fwd {
 		if err := n.ForwardHost(p); err != nil {
-			return err
+			return "", err
 		}
 	}
-	outside := "none (--isolated)"
-	if !sf.isolated {
-		// DNS queries go where the host's resolv.conf says (the
-		// namespaces share it), and on to --resolver or the host's first
-		// name server.
-		resolver, loopback, err := kernel.HostResolvers()
-		if err != nil {
-			return err
-		}
-		if sf.resolver.IsValid() {
-			resolver = sf.resolver
-		}
-		if err := n.ForwardOutside(resolver, loopback); err != nil {
-			return err
-		}
-		outside = "TCP and DNS (resolver " + resolver.String() + ")"
-		if !resolver.IsValid() {
-			outside = "TCP (no resolver: /etc/resolv.conf names none; see --resolver)"
-		}
+	if sf.isolated {
+		return "none (--isolated)", nil
 	}
+	resolver, loopback, err := kernel.HostResolvers()
+	if err != nil {
+		return "", err
+	}
+	if sf.resolver.IsValid() {
+		resolver = sf.resolver
+	}
+	if err := n.ForwardOutside(resolver, loopback); err != nil {
+		return "", err
+	}
+	if !resolver.IsValid() {
+		return "TCP (no resolver: /etc/resolv.conf names none; see --resolver)", nil
+	}
+	return "TCP and DNS (resolver " + resolver.String() + ")", nil
+}
 
+// shellCommand is the command argv with netemu's standard input and its
+// outputs, and NETEMU_SERVER, NETEMU_CLIENT and NETEMU_PORTS added to
+// its environment; it returns the forwarded ports fwd as words too.
+func shellCommand(argv []string, fwd []uint16, w, stderr io.Writer) (*exec.Cmd, []string) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, passThrough(w), passThrough(stderr)
 	var portWords []string
@@ -130,24 +203,33 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 		"NETEMU_SERVER="+kernel.ServerAddr.String(),
 		"NETEMU_CLIENT="+kernel.ClientAddr.String(),
 		"NETEMU_PORTS="+strings.Join(portWords, " "))
-	path := fmt.Sprintf("RTT %s, %s", fmtDur(c.RTT()), c.RateLabel())
-	fmt.Fprintf(stderr, "netemu shell: %s across the link (%s, %s); host loopback ports at %v: %s; the outside: %s\n",
-		argv[0], path, n.Facts().Link, kernel.ServerAddr, orNone(portWords), outside)
+	return cmd, portWords
+}
 
-	// Interrupts go to the command, which decides: an interactive shell
-	// ignores Ctrl-C. A termination the command has not obeyed after
-	// shellKillAfter kills it.
+// catchSignals sends the interrupts netemu receives to the command, once
+// started says which process it is, and returns the function that stops
+// doing so. The command decides what they mean: an interactive shell
+// ignores Ctrl-C. A termination the command has not obeyed after
+// shellKillAfter kills it.
+func catchSignals(started <-chan *os.Process) (stop func()) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, kernel.ShellSignals...)
-	defer signal.Stop(sigs)
 	done := make(chan struct{})
-	defer close(done)
-	started := make(chan *os.Process, 1)
 	go relaySignals(sigs, started, done)
+	return func() {
+		close(done)
+		signal.Stop(sigs)
+	}
+}
+
+// runShell runs cmd in n's client namespace, sending its process to
+// started, and returns its exit status (128 plus the signal's number
+// when a signal ended it, as shells say) and how long it ran. A command
+// that could not start is an exitError of status 127.
+func runShell(n *kernel.Net, cmd *exec.Cmd, started chan<- *os.Process) (code int, took time.Duration, err error) {
 	begin := time.Now()
 	err = n.RunInClient(cmd, func(p *os.Process) { started <- p })
-	took := time.Since(begin)
-	code := 0
+	took = time.Since(begin)
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
@@ -157,18 +239,11 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 		}
 	case err != nil:
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
-			return &exitError{code: 127, err: fmt.Errorf("shell: %v", err)}
+			return 0, took, &exitError{code: 127, err: fmt.Errorf("shell: %v", err)}
 		}
-		return err
+		return 0, took, err
 	}
-	ferr := watch.Finish()
-	st := n.Stats()
-	fmt.Fprintf(stderr, "netemu shell: exit status %d after %s; the link: %d packets delivered, %d dropped\n",
-		code, fmtDur(took), st.Link[link.AtoB].Packets+st.Link[link.BtoA].Packets, st.Link[link.AtoB].Drops.Total()+st.Link[link.BtoA].Drops.Total())
-	if ferr != nil {
-		return ferr
-	}
-	return &exitError{code: code}
+	return code, took, nil
 }
 
 // shellKillAfter is how long a command may take to end after netemu

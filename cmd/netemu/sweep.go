@@ -50,17 +50,9 @@ type sweep struct {
 
 // planSweep parses sweep's arguments into its plan.
 func planSweep(args []string) (*sweep, error) {
-	var study, studyHash string
-	if path, rest, ok := specFlag(args); ok {
-		specArgs, name, hash, err := readSpec(path)
-		if err != nil {
-			return nil, err
-		}
-		if extra := studyArgs(rest); len(extra) > 0 {
-			return nil, usagef("sweep --spec %s: %q belongs in the study file; the command line gives only how it runs and prints (--jobs, --out, --continue, --shard, --json, --plot)", path, strings.Join(extra, " "))
-		}
-		args = append(specArgs, rest...)
-		study, studyHash = name, hash
+	args, study, studyHash, err := withStudy(args)
+	if err != nil {
+		return nil, err
 	}
 	o, cases, err := parseCases("sweep", args, true)
 	if err != nil {
@@ -115,6 +107,25 @@ func planSweep(args []string) (*sweep, error) {
 		s.jobs = 1
 	}
 	return s, nil
+}
+
+// withStudy replaces --spec in args, when given, by the arguments of its
+// study file, and returns those with the file's name and SHA-256 (both
+// "" without --spec). The rest of args may only say how the sweep runs
+// and prints.
+func withStudy(args []string) (_ []string, study, hash string, err error) {
+	path, rest, ok := specFlag(args)
+	if !ok {
+		return args, "", "", nil
+	}
+	specArgs, study, hash, err := readSpec(path)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if extra := studyArgs(rest); len(extra) > 0 {
+		return nil, "", "", usagef("sweep --spec %s: %q belongs in the study file; the command line gives only how it runs and prints (--jobs, --out, --continue, --shard, --json, --plot)", path, strings.Join(extra, " "))
+	}
+	return append(specArgs, rest...), study, hash, nil
 }
 
 // maxSeeds bounds --seeds: a typo like 1-1000000 should not start a
@@ -334,26 +345,7 @@ func (out *sweepOutput) cell(runs []experiment.UnitOutcome) error {
 	sp := experiment.SpreadOf(times, recs)
 	out.plotCases, out.plotSpreads = append(out.plotCases, c), append(out.plotSpreads, sp)
 	if s.o.json {
-		for _, r := range ok {
-			if _, err := fmt.Fprintf(out.w, "%s\n", r.Record); err != nil {
-				return err
-			}
-		}
-		if !s.multi {
-			return nil
-		}
-		sum := experiment.Summary{Summary: true, Seeds: s.seedsLabel(), Spread: sp, ModelMs: experiment.Ms(ok[0].ModelHead),
-			Failed: len(runs) - len(ok), Study: s.o.study, StudySHA256: s.o.studyHash}
-		if err := json.Unmarshal(ok[0].Record, &sum.Setup); err != nil {
-			return err
-		}
-		sum.Seed = nil
-		b, err := json.Marshal(sum)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(out.w, "%s\n", b)
-		return err
+		return out.cellJSON(ok, sp, len(runs)-len(ok))
 	}
 	if !s.multi {
 		r := ok[0]
@@ -373,6 +365,33 @@ func (out *sweepOutput) cell(runs []experiment.UnitOutcome) error {
 		s.o.caseName(c), fmtDur(sp.Median), spreadRange(sp), fmtDur(med.ModelHead), pct(experiment.Ms(sp.Median), experiment.Ms(med.ModelHead)),
 		med.Conns, count(sp.Drops), med.Summary)
 	return nil
+}
+
+// cellJSON writes a cell's JSON lines: the record of each run that
+// succeeded (ok, at least one) and, with --seeds, the summary of their
+// spread sp, counting the failed runs.
+func (out *sweepOutput) cellJSON(ok []experiment.UnitOutcome, sp experiment.Spread, failed int) error {
+	s := out.s
+	for _, r := range ok {
+		if _, err := fmt.Fprintf(out.w, "%s\n", r.Record); err != nil {
+			return err
+		}
+	}
+	if !s.multi {
+		return nil
+	}
+	sum := experiment.Summary{Summary: true, Seeds: s.seedsLabel(), Spread: sp, ModelMs: experiment.Ms(ok[0].ModelHead),
+		Failed: failed, Study: s.o.study, StudySHA256: s.o.studyHash}
+	if err := json.Unmarshal(ok[0].Record, &sum.Setup); err != nil {
+		return err
+	}
+	sum.Seed = nil
+	b, err := json.Marshal(sum)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out.w, "%s\n", b)
+	return err
 }
 
 func drops(d *uint64) string {

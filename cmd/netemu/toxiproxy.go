@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/proxy"
 	"github.com/netemu/netemu/toxiproxy"
 )
@@ -31,21 +29,9 @@ func cmdToxiproxy(ctx context.Context, args []string, _, stderr io.Writer) error
 		return usagef("toxiproxy: unexpected argument %q; flags look like --listen 127.0.0.1:8474", fs.Arg(0))
 	}
 	o.set = setFlags(fs)
-	addr, err := proxy.ListenAddr(to.listen)
+	addr, err := to.listenAddr(o.set)
 	if err != nil {
-		return usagef("toxiproxy: --listen %v", err)
-	}
-	if o.set["host"] || o.set["port"] { // toxiproxy-server's way to say it
-		host, port, _ := net.SplitHostPort(addr)
-		if o.set["host"] {
-			host = to.host
-		}
-		if o.set["port"] {
-			port = to.port
-		}
-		if addr, err = proxy.ListenAddr(net.JoinHostPort(host, port)); err != nil {
-			return usagef("toxiproxy: --host and --port: %v", err)
-		}
+		return err
 	}
 	lc, tcp, err := o.realLink("toxiproxy", "the proxies carry real programs' connections")
 	if err != nil {
@@ -56,35 +42,63 @@ func cmdToxiproxy(ctx context.Context, args []string, _, stderr io.Writer) error
 	if err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "toxiproxy: "))
 	}
-	if to.config != "" {
-		f, err := os.Open(to.config)
-		if err != nil {
-			return usagef("toxiproxy: --config: %v", err)
-		}
-		err = s.Populate(f)
-		f.Close()
-		if err != nil {
-			s.Close()
-			return usagef("toxiproxy: --config %s: %v", to.config, err)
-		}
+	if err := to.populate(s); err != nil {
+		s.Close()
+		return err
 	}
 	if err := s.Start(); err != nil {
 		s.Close()
 		return usagef("toxiproxy: --listen %s: %s", addr, strings.TrimPrefix(err.Error(), "toxiproxy: "))
 	}
 	defer s.Close()
-	base := experiment.Case{Link: lc}
-	logf("toxiproxy's API on http://%s; each connection crosses a link of its own: RTT %s, %s before its proxy's toxics",
-		s.Addr(), fmtDur(base.RTT()), base.RateLabel())
+	logf("toxiproxy's API on http://%s; each connection crosses a link of its own: %s before its proxy's toxics",
+		s.Addr(), linkPath(lc))
 	if !proxy.Loopback(s.Addr().String()) {
 		logf("warning: the API listens beyond loopback, without authentication: whoever reaches %s makes proxies to any address", s.Addr())
 	}
 	logf("interrupt (Ctrl-C) to stop")
 	<-ctx.Done()
 	s.Close()
-	var se *signalError
-	if errors.As(context.Cause(ctx), &se) {
-		return &exitError{code: se.exitStatus()}
+	return interrupted(ctx)
+}
+
+// listenAddr is the API's address: --listen's, with its host or port
+// replaced by --host or --port (toxiproxy-server's way to say it) when
+// set says they are given.
+func (to *toxiproxyOptions) listenAddr(set map[string]bool) (string, error) {
+	addr, err := proxy.ListenAddr(to.listen)
+	if err != nil {
+		return "", usagef("toxiproxy: --listen %v", err)
+	}
+	if !set["host"] && !set["port"] {
+		return addr, nil
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	if set["host"] {
+		host = to.host
+	}
+	if set["port"] {
+		port = to.port
+	}
+	if addr, err = proxy.ListenAddr(net.JoinHostPort(host, port)); err != nil {
+		return "", usagef("toxiproxy: --host and --port: %v", err)
+	}
+	return addr, nil
+}
+
+// populate makes the proxies of --config's file on s, if it is given.
+func (to *toxiproxyOptions) populate(s *toxiproxy.Server) error {
+	if to.config == "" {
+		return nil
+	}
+	f, err := os.Open(to.config)
+	if err != nil {
+		return usagef("toxiproxy: --config: %v", err)
+	}
+	err = s.Populate(f)
+	f.Close()
+	if err != nil {
+		return usagef("toxiproxy: --config %s: %v", to.config, err)
 	}
 	return nil
 }

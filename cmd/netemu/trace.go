@@ -51,56 +51,9 @@ func cmdTrace(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return usagef("trace %s: unexpected argument %q; flags look like --rate 12mbit", kind, fs.Arg(0))
 	}
-	parseRate := func(flag, s string) (float64, error) {
-		r, err := tc.ParseRate(s)
-		if err != nil || r <= 0 {
-			return 0, usagef("trace %s: --%s %q: want a rate above 0 in tc units, like 12mbit", kind, flag, s)
-		}
-		return r, nil
-	}
-	var t *link.Trace
-	var err error
-	switch kind {
-	case "constant":
-		var r float64
-		if r, err = parseRate("rate", tf.rate); err != nil {
-			return err
-		}
-		t, err = link.ConstantTrace(r)
-	case "onoff":
-		var r float64
-		if r, err = parseRate("rate", tf.rate); err != nil {
-			return err
-		}
-		t, err = link.OnOffTrace(r, tf.on, tf.off)
-	case "steps":
-		if tf.rates == "" {
-			return usagef("trace steps: which rates? give --rates, like --rates 12mbit,24mbit,6mbit")
-		}
-		var rs []float64
-		for _, s := range strings.Split(tf.rates, ",") {
-			r, err := tc.ParseRate(strings.TrimSpace(s))
-			if err != nil || r < 0 {
-				return usagef("trace steps: --rates: %q is not a rate; want tc units, like 12mbit (0 for none)", s)
-			}
-			rs = append(rs, r)
-		}
-		t, err = link.StepsTrace(rs, tf.step)
-	case "walk":
-		var r float64
-		if r, err = parseRate("rate", tf.rate); err != nil {
-			return err
-		}
-		sp, perr := parsePercent("--spread")(tf.spread)
-		if perr != nil {
-			return usagef("trace walk: %v", perr)
-		}
-		t, err = link.RandomWalkTrace(r, sp, tf.step, tf.length, tf.seed)
-	default:
-		return usagef("trace: unknown kind %q; want %s", kind, traceKindNames())
-	}
+	t, err := tf.makeTrace(kind)
 	if err != nil {
-		return usagef("%v", err)
+		return err
 	}
 	if tf.out == "" {
 		_, err := t.WriteTo(w)
@@ -113,6 +66,75 @@ func cmdTrace(ctx context.Context, args []string, w, stderr io.Writer) error {
 		_, err := t.WriteTo(f)
 		return err
 	}, stderr)
+}
+
+// makeTrace makes the trace of kind the flags describe; a kind not
+// known, or a flag's value out of range, is a usage error.
+func (tf *traceOptions) makeTrace(kind string) (*link.Trace, error) {
+	var t *link.Trace
+	var err error
+	switch kind {
+	case "constant":
+		var r float64
+		if r, err = tf.traceRate(kind); err != nil {
+			return nil, err
+		}
+		t, err = link.ConstantTrace(r)
+	case "onoff":
+		var r float64
+		if r, err = tf.traceRate(kind); err != nil {
+			return nil, err
+		}
+		t, err = link.OnOffTrace(r, tf.on, tf.off)
+	case "steps":
+		var rs []float64
+		if rs, err = tf.stepRates(); err != nil {
+			return nil, err
+		}
+		t, err = link.StepsTrace(rs, tf.step)
+	case "walk":
+		var r float64
+		if r, err = tf.traceRate(kind); err != nil {
+			return nil, err
+		}
+		sp, perr := parsePercent("--spread")(tf.spread)
+		if perr != nil {
+			return nil, usagef("trace walk: %v", perr)
+		}
+		t, err = link.RandomWalkTrace(r, sp, tf.step, tf.length, tf.seed)
+	default:
+		return nil, usagef("trace: unknown kind %q; want %s", kind, traceKindNames())
+	}
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return t, nil
+}
+
+// traceRate is --rate in bits per second, above 0, for a trace of kind.
+func (tf *traceOptions) traceRate(kind string) (float64, error) {
+	r, err := tc.ParseRate(tf.rate)
+	if err != nil || r <= 0 {
+		return 0, usagef("trace %s: --rate %q: want a rate above 0 in tc units, like 12mbit", kind, tf.rate)
+	}
+	return r, nil
+}
+
+// stepRates are --rates in bits per second, each 0 or more, for a steps
+// trace.
+func (tf *traceOptions) stepRates() ([]float64, error) {
+	if tf.rates == "" {
+		return nil, usagef("trace steps: which rates? give --rates, like --rates 12mbit,24mbit,6mbit")
+	}
+	var rs []float64
+	for _, s := range strings.Split(tf.rates, ",") {
+		r, err := tc.ParseRate(strings.TrimSpace(s))
+		if err != nil || r < 0 {
+			return nil, usagef("trace steps: --rates: %q is not a rate; want tc units, like 12mbit (0 for none)", s)
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
 }
 
 // traceOptions are netemu trace's flags.
