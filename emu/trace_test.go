@@ -99,36 +99,3 @@ func TestTraceOnOffGaps(t *testing.T) {
 		}
 	}
 }
-
-// BenchmarkTraceVsFixedRate replays a 60 s random-walk trace under a
-// bulk transfer of about 55 s at its mean rate, and the same transfer over
-// a fixed-rate link of that mean, in each iteration; it reports the CPU
-// time of the trace's runs over the fixed link's (trace/fixed) and the
-// virtual seconds simulated per CPU second on the trace:
-//
-//	go test -run X -bench TraceVsFixedRate -benchtime 3x ./emu
-func BenchmarkTraceVsFixedRate(b *testing.B) {
-	walk, err := link.RandomWalkTrace(12e6, 0.3, 100*time.Millisecond, 60*time.Second, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	size := int(walk.MeanRate() / 8 * 55)
-	base := link.Config{Delay: 20 * time.Millisecond, Qdisc: link.Qdisc{Limit: 100}}
-	cfg := func(lc link.Config) Config {
-		return Config{Link: lc, TCP: tcpstack.TCPConfig{Impl: tcpstack.Netemu}, Seed: 1}
-	}
-	fixed := base
-	fixed.Rate = walk.MeanRate()
-	var traceCPU, fixedCPU, simulated time.Duration
-	for b.Loop() {
-		c0 := cpuTime(b)
-		took, _ := runBulk(b, cfg(base.WithTrace(link.BtoA, walk)), size)
-		c1 := cpuTime(b)
-		runBulk(b, cfg(fixed), size)
-		traceCPU += c1 - c0
-		fixedCPU += cpuTime(b) - c1
-		simulated += took
-	}
-	b.ReportMetric(float64(traceCPU)/float64(fixedCPU), "trace/fixed")
-	b.ReportMetric(simulated.Seconds()/traceCPU.Seconds(), "virtual-s/cpu-s")
-}
