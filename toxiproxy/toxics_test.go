@@ -260,7 +260,9 @@ func TestToxicsOnOpenConnections(t *testing.T) {
 // do: its link takes the new delay from the next packet on
 // (emu.Net.SetLink), and gives it back when the toxic goes.
 func TestLatencyOnAnOpenConnection(t *testing.T) {
-	const latency = 100 * time.Millisecond
+	// Long enough that an echo without it stays under it on a busy
+	// machine.
+	const latency = 400 * time.Millisecond
 	p := withProxy(t, echoServer(t))
 	c := dial(t, p.Listen)
 	if rtt := roundTrip(t, c, "before"); rtt >= latency {
