@@ -146,6 +146,11 @@ type Config struct {
 	// and the last KeptRecords records.
 	OnEnd func(Record)
 
+	// FirstID is the first connection's Record.ID, the others following
+	// in the order accepted; 0 means 1. A caller that makes a Proxy per
+	// connection numbers them across its proxies with it.
+	FirstID uint64
+
 	// Logf, if set, receives one line for each connection that fails
 	// (an upstream that refuses, a dial across the link that times out).
 	Logf func(format string, args ...any)
@@ -294,7 +299,7 @@ func New(n *emu.Net, cfg Config) (*Proxy, error) {
 		cfg.SOCKS5 = l
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Proxy{n: n, cfg: cfg, ctx: ctx, cancel: cancel,
+	p := &Proxy{n: n, cfg: cfg, ctx: ctx, cancel: cancel, nextID: max(cfg.FirstID, 1) - 1,
 		serverPorts: map[uint16]*tcpstack.Listener{}, pending: map[uint16]*match{}, live: map[*session]struct{}{}}
 	fail := func(err error) (*Proxy, error) {
 		p.Close()

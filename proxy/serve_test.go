@@ -49,7 +49,7 @@ func TestServe(t *testing.T) {
 	up := upstream(t, echo)
 	n := newNet(t, link.Config{Delay: 20 * time.Millisecond})
 	ended := make(chan proxy.Record, 1)
-	p := start(t, n, proxy.Config{OnEnd: func(r proxy.Record) { ended <- r }})
+	p := start(t, n, proxy.Config{OnEnd: func(r proxy.Record) { ended <- r }, FirstID: 7})
 	if a := p.Addrs(); len(a) != 0 {
 		t.Fatalf("Addrs of a proxy without listeners: %v", a)
 	}
@@ -71,8 +71,8 @@ func TestServe(t *testing.T) {
 	}
 	client.Close()
 	r := <-ended
-	if !strings.HasPrefix(r.Via, "serve ") || r.Upstream != up || r.BytesUp != 4 || r.BytesDown != 4 || r.Err != "" {
-		t.Errorf("record %+v; want via serve, upstream %s, 4 bytes each way, no error", r, up)
+	if !strings.HasPrefix(r.Via, "serve ") || r.Upstream != up || r.BytesUp != 4 || r.BytesDown != 4 || r.Err != "" || r.ID != 7 {
+		t.Errorf("record %+v; want via serve, upstream %s, 4 bytes each way, no error, ID 7 (Config.FirstID)", r, up)
 	}
 	p.Close()
 	n.Close()
