@@ -12,8 +12,9 @@ import (
 
 // BenchmarkTraceVsFixedRate replays a 60 s random-walk trace under a
 // bulk transfer of about 55 s at its mean rate, and the same transfer over
-// a fixed-rate link of that mean, in each iteration; it reports the CPU
-// time of the trace's runs over the fixed link's (trace/fixed) and the
+// a fixed-rate link of that mean, both behind netemu's default queue, in
+// each iteration; it reports the CPU time of the trace's runs over the
+// fixed link's (trace/fixed, and per packet crossing the link), and the
 // virtual seconds simulated per CPU second on the trace:
 //
 //	go test -run X -bench TraceVsFixedRate -benchtime 3x ./emu
@@ -23,22 +24,26 @@ func BenchmarkTraceVsFixedRate(b *testing.B) {
 		b.Fatal(err)
 	}
 	size := int(walk.MeanRate() / 8 * 55)
-	base := link.Config{Delay: 20 * time.Millisecond, Qdisc: link.Qdisc{Limit: 100}}
+	base := link.Config{Delay: 20 * time.Millisecond} // netemu's default queue, 1000 packets
 	cfg := func(lc link.Config) Config {
 		return Config{Link: lc, TCP: tcpstack.TCPConfig{Impl: tcpstack.Netemu}, Seed: 1}
 	}
 	fixed := base
 	fixed.Rate = walk.MeanRate()
 	var traceCPU, fixedCPU, simulated time.Duration
+	var tracePkts, fixedPkts uint64
 	for b.Loop() {
 		c0 := cpuTime(b)
-		took, _ := runBulk(b, cfg(base.WithTrace(link.BtoA, walk)), size)
+		took, st := runBulk(b, cfg(base.WithTrace(link.BtoA, walk)), size)
 		c1 := cpuTime(b)
-		runBulk(b, cfg(fixed), size)
+		_, fst := runBulk(b, cfg(fixed), size)
 		traceCPU += c1 - c0
 		fixedCPU += cpuTime(b) - c1
 		simulated += took
+		tracePkts += st.Link[0].Packets + st.Link[1].Packets
+		fixedPkts += fst.Link[0].Packets + fst.Link[1].Packets
 	}
 	b.ReportMetric(float64(traceCPU)/float64(fixedCPU), "trace/fixed")
+	b.ReportMetric(float64(traceCPU)/float64(tracePkts)/(float64(fixedCPU)/float64(fixedPkts)), "trace/fixed-per-packet")
 	b.ReportMetric(simulated.Seconds()/traceCPU.Seconds(), "virtual-s/cpu-s")
 }
