@@ -89,6 +89,7 @@ func (in Instruments) Attach(c *Case) (w *Watch, err error) {
 		}
 		w.timelineBuf = bufio.NewWriterSize(w.timelineFile, 1<<16)
 		w.timelineCSV = timeline.NewCSV(w.timelineBuf)
+		w.timelineCSV.Traces(c.Link.Trace, c.down().Trace)
 		observers = append(observers, w.timelineCSV.Observe)
 		probes = append(probes, w.timelineCSV.TCP)
 	}

@@ -23,7 +23,8 @@ import (
 // Columns:
 //
 //	time_ms         time since the link was made, ms
-//	kind            tcp (a sender's state) or queue (the link's occupancy)
+//	kind            tcp (a sender's state), queue (the link's occupancy) or
+//	                link_rate (a trace's offer)
 //	conn            sender→receiver: the connection, address:port→address:port,
 //	                for tcp rows; the link's direction, client→server or
 //	                server→client, for queue rows
@@ -43,6 +44,9 @@ import (
 //	sacked_packets, lost_packets, retrans_packets, delivered_packets
 //	                tcpi_sacked, tcpi_lost, tcpi_retrans, tcpi_delivered
 //	                (kernel TCP and netemu's)
+//	link_rate_bps   for link_rate rows, where a direction's rate is a trace
+//	                (Traces): the rate it offers over the 100 ms from the
+//	                row's time, in bits per second of 1500-byte packets
 //
 // A cell that does not apply to the row's kind is empty. Link events come
 // in time order (the link emits them under its lock); a TCP sample taken
@@ -56,7 +60,12 @@ type CSV struct {
 	early   []tcpstack.Sample // samples before the link's first event
 	queue   occupancy
 	rec     []string
+	traces  [2]*link.Trace // by link.Dir; nil: a fixed rate
+	rateAt  time.Duration  // the next link_rate rows' time
 }
+
+// rateWindow is the span of a link_rate row.
+const rateWindow = 100 * time.Millisecond
 
 // maxEarly is how many TCP samples a CSV keeps while no link event has
 // set its time zero (a kernel run through tc netem has no emulated link:
@@ -65,12 +74,35 @@ const maxEarly = 1 << 10
 
 // NewCSV starts a timeline on w and writes the header.
 func NewCSV(w io.Writer) *CSV {
-	c := &CSV{w: csv.NewWriter(w), rec: make([]string, 16)}
+	c := &CSV{w: csv.NewWriter(w), rec: make([]string, 17)}
 	c.queue.emit = func(dir link.Dir, p Point) {
 		c.row(p.At, "queue", DirName(dir), "", "", "", "", "", strconv.Itoa(int(p.Value)), "", "", "", "", "", "", "")
 	}
-	c.w.Write([]string{"time_ms", "kind", "conn", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "srtt_ms", "rto_ms", "queue_packets", "rcv_wnd_bytes", "rcv_ssthresh_bytes", "ca_state", "sacked_packets", "lost_packets", "retrans_packets", "delivered_packets"})
+	c.w.Write([]string{"time_ms", "kind", "conn", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "srtt_ms", "rto_ms", "queue_packets", "rcv_wnd_bytes", "rcv_ssthresh_bytes", "ca_state", "sacked_packets", "lost_packets", "retrans_packets", "delivered_packets", "link_rate_bps"})
 	return c
+}
+
+// Traces gives the directions whose rate is a trace (nil: a fixed
+// rate), for the link_rate rows. Call it before the run.
+func (c *CSV) Traces(up, down *link.Trace) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.traces = [2]*link.Trace{link.AtoB: up, link.BtoA: down}
+}
+
+// rates writes the link_rate rows of the windows that start by at.
+func (c *CSV) rates(at time.Duration) {
+	if c.traces == [2]*link.Trace{} {
+		return
+	}
+	for ; c.rateAt <= at; c.rateAt += rateWindow {
+		for _, dir := range []link.Dir{link.BtoA, link.AtoB} {
+			if t := c.traces[dir]; t != nil {
+				bps := strconv.FormatFloat(t.RateAt(c.rateAt+rateWindow, rateWindow), 'f', 0, 64)
+				c.row(c.rateAt, "link_rate", DirName(dir), "", "", "", "", "", "", "", "", "", "", "", "", "", bps)
+			}
+		}
+	}
 }
 
 // TCP writes a sample of a connection's state.
@@ -89,6 +121,7 @@ func (c *CSV) TCP(s tcpstack.Sample) {
 
 func (c *CSV) tcp(s tcpstack.Sample) {
 	at := s.At.Sub(c.start)
+	c.rates(at)
 	c.queue.until(at)
 	ssthresh := ""
 	if s.Ssthresh < NoSsthresh {
@@ -124,12 +157,14 @@ func (c *CSV) Observe(e link.Event) {
 	if !c.started {
 		c.begin(e.Time.Add(-e.At))
 	}
+	c.rates(e.At)
 	c.queue.observe(e)
 }
 
 func (c *CSV) row(at time.Duration, cells ...string) {
 	c.rec[0] = ms(at)
-	copy(c.rec[1:], cells)
+	n := copy(c.rec[1:], cells)
+	clear(c.rec[1+n:])
 	c.w.Write(c.rec)
 }
 

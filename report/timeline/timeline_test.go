@@ -35,11 +35,11 @@ func TestCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := strings.Join([]string{
-		"time_ms,kind,conn,cwnd_bytes,ssthresh_bytes,inflight_bytes,srtt_ms,rto_ms,queue_packets,rcv_wnd_bytes,rcv_ssthresh_bytes,ca_state,sacked_packets,lost_packets,retrans_packets,delivered_packets",
-		"1.000,queue,server→client,,,,,,1,,,,,,,",
-		"2.000,queue,server→client,,,,,,0,,,,,,,",
-		"3.000,tcp,198.18.0.2:80→198.18.0.1:40000,14480,,1448,50.000,250.000,,65535,,,,,,",
-		"4.000,tcp,198.18.0.2:80→198.18.0.1:40000,7240,7240,0,50.000,250.000,,64000,64000,Recovery,3,1,1,12",
+		"time_ms,kind,conn,cwnd_bytes,ssthresh_bytes,inflight_bytes,srtt_ms,rto_ms,queue_packets,rcv_wnd_bytes,rcv_ssthresh_bytes,ca_state,sacked_packets,lost_packets,retrans_packets,delivered_packets,link_rate_bps",
+		"1.000,queue,server→client,,,,,,1,,,,,,,,",
+		"2.000,queue,server→client,,,,,,0,,,,,,,,",
+		"3.000,tcp,198.18.0.2:80→198.18.0.1:40000,14480,,1448,50.000,250.000,,65535,,,,,,,",
+		"4.000,tcp,198.18.0.2:80→198.18.0.1:40000,7240,7240,0,50.000,250.000,,64000,64000,Recovery,3,1,1,12,",
 	}, "\n") + "\n"
 	if b.String() != want {
 		t.Errorf("CSV:\n%s\nwant\n%s", b.String(), want)
@@ -179,5 +179,37 @@ func TestTimelineThins(t *testing.T) {
 		if gap := s[i].Cwnd - s[i-1].Cwnd; gap <= 0 || gap > 16 {
 			t.Fatalf("samples %d and %d are %d apart; want evenly thinned", i-1, i, gap)
 		}
+	}
+}
+
+// A direction whose rate is a trace gets a link_rate row per 100 ms: what
+// the trace offers over the 100 ms from the row's time.
+func TestCSVTraceRates(t *testing.T) {
+	tr, err := link.StepsTrace([]float64{12e6, 24e6}, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	tl := NewCSV(&b)
+	tl.Traces(nil, tr)
+	zero := time.Unix(0, 0)
+	tl.Observe(link.Event{Kind: link.EventSend, Dir: link.AtoB, At: 0, Time: zero})
+	tl.Observe(link.Event{Kind: link.EventSend, Dir: link.AtoB, At: 250 * time.Millisecond, Time: zero.Add(250 * time.Millisecond)})
+	if err := tl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var rates []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, ",link_rate,") {
+			rates = append(rates, l)
+		}
+	}
+	want := []string{
+		"0.000,link_rate,server→client,,,,,,,,,,,,,,12000000",
+		"100.000,link_rate,server→client,,,,,,,,,,,,,,24000000",
+		"200.000,link_rate,server→client,,,,,,,,,,,,,,12000000",
+	}
+	if strings.Join(rates, "\n") != strings.Join(want, "\n") {
+		t.Errorf("link_rate rows:\n%s\nwant\n%s", strings.Join(rates, "\n"), strings.Join(want, "\n"))
 	}
 }
