@@ -124,7 +124,10 @@ type Protocol struct {
 	opts Options
 	clk  clock.Clock
 	seq  clock.Sequential // nil unless the clock is one
+	mono clock.Monotonic  // nil unless the clock is one
 	base time.Time
+	// seqBase is base as seq.Elapsed reads it: now is one subtraction.
+	seqBase time.Duration
 
 	spare spares // rings the connections gave back (pool.go), under a lock of its own
 
@@ -154,7 +157,9 @@ func NewProtocol(o Options) stack.TransportProtocolFactory {
 			rng:       rand.New(rand.NewPCG(o.Seed, 0x6e65_7465_6d75_7463)),
 		}
 		p.seq, _ = o.Clock.(clock.Sequential)
+		p.mono, _ = o.Clock.(clock.Monotonic)
 		p.base = o.Clock.Now()
+		p.seqBase = p.base.Sub(clock.Epoch)
 		p.nextPort = ephemeralLow + uint16(p.rng.IntN(ephemeralHigh-ephemeralLow+1))
 		return p
 	}
@@ -163,7 +168,10 @@ func NewProtocol(o Options) stack.TransportProtocolFactory {
 // now is the protocol's time: a duration since the protocol was built.
 func (p *Protocol) now() time.Duration {
 	if p.seq != nil {
-		return p.seq.Elapsed() - p.base.Sub(clock.Epoch)
+		return p.seq.Elapsed() - p.seqBase
+	}
+	if p.mono != nil {
+		return p.mono.Since(p.base)
 	}
 	return p.clk.Now().Sub(p.base)
 }
