@@ -64,12 +64,11 @@ type Watch struct {
 // Attach readies the instruments on case c and wires them into its
 // Observe and Probe. Files are created now, so that a bad path fails
 // before the run; Finish completes and closes them.
-func (in Instruments) Attach(c *Case) (w *Watch, err error) {
-	w = &Watch{}
+func (in Instruments) Attach(c *Case) (_ *Watch, err error) {
+	w := &Watch{}
 	defer func() {
 		if err != nil {
-			w.close()
-			w = nil
+			w.close() // the files made before the one that failed
 		}
 	}()
 	observers := []link.Observer{w.tally.Observe}

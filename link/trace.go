@@ -50,6 +50,10 @@ const (
 // MaxTraceLines bounds a trace: 10 million opportunities, 40 MB.
 const MaxTraceLines = 10_000_000
 
+// MaxTraceLength bounds a generated trace's length (a file's is bounded
+// by its lines and its 32-bit milliseconds).
+const MaxTraceLength = 24 * time.Hour
+
 // A TraceError is a line of a trace file that is not one.
 type TraceError struct {
 	Name string // the file
@@ -235,6 +239,13 @@ type traceSegment struct {
 // offer up to m, less those before, so that the bytes offered never
 // run ahead of the rates.
 func schedule(segs []traceSegment, name string) (*Trace, error) {
+	var length time.Duration
+	for _, s := range segs {
+		length += s.dur
+	}
+	if length > MaxTraceLength {
+		return nil, fmt.Errorf("trace: %v long; want at most %v", length, MaxTraceLength)
+	}
 	t := &Trace{Name: name}
 	var total time.Duration
 	credit := 0.0 // opportunities offered so far, fractional
@@ -298,6 +309,9 @@ func StepsTrace(rates []float64, step time.Duration) (*Trace, error) {
 // so that its mean over length is mean. The same seed gives the same
 // trace.
 func RandomWalkTrace(mean, spread float64, step, length time.Duration, seed uint64) (*Trace, error) {
+	if length > MaxTraceLength || length/max(step, 1) > 1_000_000 {
+		return nil, fmt.Errorf("trace: a random walk of %v in steps of %v; want at most %v and a million steps", length, step, MaxTraceLength)
+	}
 	if !(mean > 0) || !(spread >= 0) || step < time.Millisecond || length < step {
 		return nil, fmt.Errorf("trace: random walk of mean %v, spread %v, step %v, length %v; want a mean above 0, a spread of 0 or more, a step of 1ms or more and a length of one step or more", mean, spread, step, length)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -941,7 +942,39 @@ func (o *options) linkAt(axes []axis, idx []int) (link.Config, []string, error) 
 			a.apply(idx[k], &lc)
 		}
 	}
+	if err := o.checkTraces(); err != nil {
+		return lc, nil, err
+	}
 	return lc, label, nil
+}
+
+// checkTraces refuses what a trace makes moot: a netem rate on the
+// direction it gives the rate of, --rate when both directions have one,
+// --trace-once without a trace.
+func (o *options) checkTraces() error {
+	has := func(f *listFlag[*link.Trace]) bool {
+		return slices.ContainsFunc(f.vals, func(t *link.Trace) bool { return t != nil })
+	}
+	up, down := has(o.traceUp), has(o.traceDown)
+	for _, c := range []struct {
+		on        bool
+		flag      string
+		lines     []int
+		lineFlags []string
+	}{{up, "trace-up", []int{0, 1}, []string{"netem", "netem-up"}}, {down, "trace-down", []int{0, 2}, []string{"netem", "netem-down"}}} {
+		for k, i := range c.lines {
+			if n, err := tc.ParseNetem(o.netem[i]); c.on && o.netem[i] != "" && err == nil && n.Has(tc.Rate) {
+				return usagef("--%s and --%s's rate both set the rate of one direction; give one", c.flag, c.lineFlags[k])
+			}
+		}
+	}
+	switch {
+	case up && down && o.set["rate"]:
+		return usagef("--rate does not apply: --trace-up and --trace-down give both directions' rates")
+	case o.traceOnce && !up && !down:
+		return usagef("--trace-once does not apply: it plays --trace-up or --trace-down once; give one")
+	}
+	return nil
 }
 
 func (o *options) clockMode() (emu.ClockMode, error) {

@@ -21,7 +21,7 @@ var traceKinds = []struct{ name, args, about string }{
 	{"constant", "--rate 12mbit", "a fixed rate"},
 	{"onoff", "--rate 24mbit --on 1s --off 500ms", "nothing for --off, then --rate for --on, repeating"},
 	{"steps", "--rates 12mbit,24mbit,6mbit --step 2s", "each rate for --step, in turn"},
-	{"walk", "--rate 10mbit --spread 20% --step 100ms --length 60s --seed 1", "a random walk of mean --rate: each --step the rate moves by a factor up to 1+spread, within 4× of where it started"},
+	{"walk", "--rate 10mbit --spread 20% --step 100ms --length 60s --seed 1", "a random walk: each --step the rate moves by a factor up to 1+spread (kept within 4× of where it starts), the whole scaled to a mean of --rate"},
 	{"show", "FILE", "what a trace file offers: its period, opportunities, mean rate and the range of its rate over 100 ms windows"},
 }
 
@@ -209,20 +209,43 @@ func showTrace(w io.Writer, t *link.Trace, asJSON bool) error {
 			Max100msBps   float64 `json:"max_100ms_bps"`
 		}{t.Name, float64(t.Period()) / 1e6, t.Opportunities(), t.MeanRate(), lo, hi})
 	}
-	_, err := fmt.Fprintf(w, "%s: %d opportunities over %v, repeating: mean %s; over 100 ms windows %s to %s\n",
-		t.Name, t.Opportunities(), t.Period(), tc.FormatRate(t.MeanRate()), tc.FormatRate(lo), tc.FormatRate(hi))
+	opps := "opportunities"
+	if t.Opportunities() == 1 {
+		opps = "opportunity"
+	}
+	_, err := fmt.Fprintf(w, "%s: %d %s over %v, repeating: mean %s; over 100 ms windows %s to %s\n",
+		t.Name, t.Opportunities(), opps, t.Period(), showRate(t.MeanRate()), showRate(lo), showRate(hi))
 	return err
+}
+
+// showRate writes a trace's rate as tc does, to three significant
+// digits; 0 is none (tc's 0 would read as unlimited).
+func showRate(bps float64) string {
+	if bps <= 0 {
+		return "0bit"
+	}
+	unit := math.Pow(10, math.Floor(math.Log10(bps))-2)
+	return tc.FormatRate(math.Round(bps/unit) * unit)
 }
 
 // writeFileAtomic writes path through a temporary file beside it, renamed
 // into place once complete: an error or an interruption leaves no
 // half-written file.
 func writeFileAtomic(path string, write func(io.Writer) error, stderr io.Writer) error {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		// Renaming over a device or a directory would replace it.
+		return usagef("--out %s: not a regular file; give a file's name (without --out the trace goes to stdout)", path)
+	}
 	f, err := os.CreateTemp(dirOf(path), ".netemu-*")
 	if err != nil {
 		return usagef("--out %s: %v", path, err)
 	}
 	tmp := f.Name()
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
 	if err := write(f); err != nil {
 		f.Close()
 		os.Remove(tmp)

@@ -48,6 +48,8 @@ func TestTraceCommand(t *testing.T) {
 		{[]string{"trace", "steps", "--rates", "12mbit,0"}, "end on a rate above 0"},
 		{[]string{"trace", "show", bad}, "bad.trace:3: \"five\" is not a whole number of milliseconds"},
 		{[]string{"trace", "constant", "--out", filepath.Join(dir, "no", "x.trace")}, "the directory"},
+		{[]string{"trace", "constant", "--out", dir}, "not a regular file"},
+		{[]string{"trace", "onoff", "--on", "2ms", "--off", "1200h"}, "want at most 24h0m0s"},
 	} {
 		code, out, errOut := runCmd(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
@@ -56,6 +58,9 @@ func TestTraceCommand(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
 		t.Errorf("the directory holds %d files; want the two written (no temporary left)", len(ents))
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("--out's file: %v, %v; want mode 0644", st, err)
 	}
 }
 
@@ -114,6 +119,11 @@ func TestTraceFlags(t *testing.T) {
 	}{
 		{[]string{"run", "bulk", "--trace-down", bad}, "bad.trace:2: 1 comes after 3"},
 		{[]string{"run", "bulk", "--trace-up", filepath.Join(dir, "none.trace")}, "no such file"},
+		{[]string{"run", "bulk", "--trace-down", slow, "--netem-down", "delay 5ms rate 5mbit"}, "--trace-down and --netem-down's rate both set the rate"},
+		{[]string{"run", "bulk", "--trace-once"}, "--trace-once does not apply"},
+		{[]string{"run", "bulk", "--rate", "5mbit", "--trace-up", slow, "--trace-down", slow}, "--rate does not apply"},
+		{[]string{"run", "bulk", "--trace-down", slow, "--mm-log-down", dir}, "--mm-log-down: open " + dir + ": is a directory"},
+		{[]string{"run", "bulk", "--timeline", dir}, "--timeline: open " + dir + ": is a directory"},
 	} {
 		code, out, errOut := runCmd(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
