@@ -266,7 +266,11 @@ func TestProxyRetransmitTotalsAgree(t *testing.T) {
 			listen := freeAddr(t)
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
-			wait := proxyRun(ctx, "--forward", listen+"="+ln.Addr().String(), "--rtt", "10ms", "--loss", "8%", "--tcp", tcp, "--check=false")
+			// A connection's close crosses the lossy link too: on a busy
+			// machine its FINs' retransmission timeouts can outlast the
+			// default grace of 5 s, which would abort it. The interrupt
+			// below lets every connection end.
+			wait := proxyRun(ctx, "--forward", listen+"="+ln.Addr().String(), "--rtt", "10ms", "--loss", "8%", "--tcp", tcp, "--check=false", "--grace", "2m")
 			first := dialRetry(t, listen) // the proxy listens
 			errs := make(chan error, conns)
 			for i := range conns {
