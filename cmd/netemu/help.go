@@ -122,11 +122,7 @@ func commandHelp(c command, w io.Writer) error {
 func workloadHelp(k workloads.Kind, w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "workload %s: %s\n\nFlags (after the workload's name):\n", k.Name, k.About)
-	fs := flag.NewFlagSet(k.Name, flag.ContinueOnError)
-	k.Flags(fs)
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fs.VisitAll(func(f *flag.Flag) { fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, f.DefValue, f.Usage) })
-	tw.Flush()
+	ownFlagsTable(&b, func(fs *flag.FlagSet) { k.Flags(fs) }, nil)
 	fmt.Fprintf(&b, "\nExample:\n  netemu run %s --rtt 50ms --rate 10mbit\n", k.Name)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -152,4 +148,21 @@ func reproduceHelp() string {
 	fmt.Fprintf(tw, "  --kernel-runs 5\t--lossy: kernel runs per cell where kernel mode is available; 0 skips them\n")
 	tw.Flush()
 	return b.String()
+}
+
+// ownFlagsTable writes the flags add registers on a flag set of their
+// own, a line each, aligned: "--name", what arg gives (nil: the default
+// after a space), and the usage. Commands list their own flags with it.
+func ownFlagsTable(b *strings.Builder, add func(*flag.FlagSet), arg func(*flag.Flag) string) {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	add(fs)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fs.VisitAll(func(f *flag.Flag) {
+		a := " " + f.DefValue
+		if arg != nil {
+			a = arg(f)
+		}
+		fmt.Fprintf(tw, "  --%s%s\t%s\n", f.Name, a, f.Usage)
+	})
+	tw.Flush()
 }

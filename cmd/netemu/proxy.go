@@ -378,14 +378,9 @@ func proxyFlags(fs *flag.FlagSet) *proxyOptions {
 func proxyHelp() string {
 	var b strings.Builder
 	b.WriteString("\nProxy flags (the link's flags below apply; --clock is real):\n")
-	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
-	proxyFlags(fs)
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fs.VisitAll(func(f *flag.Flag) {
-		arg := map[string]string{"forward": " LISTEN=UPSTREAM", "socks5": " ADDR", "allow": " PREFIX", "grace": " " + f.DefValue, "check": "=false"}[f.Name]
-		fmt.Fprintf(tw, "  --%s%s\t%s\n", f.Name, arg, f.Usage)
+	ownFlagsTable(&b, func(fs *flag.FlagSet) { proxyFlags(fs) }, func(f *flag.Flag) string {
+		return map[string]string{"forward": " LISTEN=UPSTREAM", "socks5": " ADDR", "allow": " PREFIX", "grace": " " + f.DefValue, "check": "=false"}[f.Name]
 	})
-	tw.Flush()
 	b.WriteString("\nA connection's own TCP ends at the proxy, on loopback: the emulated stack's TCP\ncrosses the link in its place (Nagle, congestion control, timers); for a\nprogram's own TCP across the link, use kernel mode.\n")
 	b.WriteString("\nWho can use it: the listeners have no authentication. A port alone (8080,\n:8080) listens on loopback; another address (0.0.0.0:8080) is reachable by\nwhoever reaches this machine, and the proxy warns. SOCKS5 and CONNECT reach\nloopback only, unless --allow says more.\n")
 	b.WriteString("\nEvery connection takes one of the emulated client host's 49,536 ephemeral ports\n(16000 to 65535), held for 60 s of TIME_WAIT after it closes: past about 49,500\nconnections a minute, new ones fail with \"no ports are available\".\n")

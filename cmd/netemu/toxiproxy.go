@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/netemu/netemu/proxy"
 	"github.com/netemu/netemu/toxiproxy"
@@ -126,14 +125,9 @@ func toxiproxyFlags(fs *flag.FlagSet) *toxiproxyOptions {
 func toxiproxyHelp() string {
 	var b strings.Builder
 	b.WriteString("\nToxiproxy flags:\n")
-	fs := flag.NewFlagSet("toxiproxy", flag.ContinueOnError)
-	toxiproxyFlags(fs)
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fs.VisitAll(func(f *flag.Flag) {
-		arg := map[string]string{"listen": f.DefValue, "host": "HOST", "port": "PORT", "config": "FILE"}[f.Name]
-		fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, arg, f.Usage)
+	ownFlagsTable(&b, func(fs *flag.FlagSet) { toxiproxyFlags(fs) }, func(f *flag.Flag) string {
+		return " " + map[string]string{"listen": f.DefValue, "host": "HOST", "port": "PORT", "config": "FILE"}[f.Name]
 	})
-	tw.Flush()
 	b.WriteString(`
 Toxiproxy 2.x's API and clients, on the emulated link: every connection a
 proxy accepts gets a link of its own, the link flags below (by default no

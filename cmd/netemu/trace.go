@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/netemu/netemu/link"
@@ -178,11 +177,7 @@ func traceHelp() string {
 		fmt.Fprintf(&b, "  netemu trace %s %s\n      %s\n", k.name, k.args, k.about)
 	}
 	b.WriteString("\nFlags:\n")
-	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
-	traceFlags(fs)
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fs.VisitAll(func(f *flag.Flag) { fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, f.DefValue, f.Usage) })
-	tw.Flush()
+	ownFlagsTable(&b, func(fs *flag.FlagSet) { traceFlags(fs) }, nil)
 	b.WriteString("\nA trace is mahimahi's format, as mm-link(1) reads it: one line per delivery\n" +
 		"opportunity for a 1500-byte packet, the millisecond it comes at; it repeats\n" +
 		"when it ends. It goes to stdout, or to the file of --out; the same flags give\n" +
