@@ -2,8 +2,10 @@ package experiment
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -33,13 +35,27 @@ func (e Emulated) Run(ctx context.Context, c Case) (workloads.Result, Record, er
 		r, err = workloads.Run(ctx, c.Workload, n, c.Path())
 		return err
 	})
-	if err != nil {
-		return workloads.Result{}, Record{}, err
-	}
 	st := n.Stats()
+	if err != nil {
+		return workloads.Result{}, Record{}, traceEnded(err, c.Link, st.Link)
+	}
 	rec := newRecord(e.Name(), c, r, st.Link)
 	rec.Seed = &c.Seed
 	rec.ACKsHeld = st.Link[0].ACKsHeld + st.Link[1].ACKsHeld
 	rec.TraceSHA256 = st.TraceSHA256
 	return r, rec, nil
+}
+
+// traceEnded adds to err, a workload's failure, that a trace which does
+// not repeat ended under it, if the link dropped packets for that reason:
+// otherwise the failure reads as a stalled transfer with no cause.
+func traceEnded(err error, lc link.Config, st link.Stats) error {
+	for d, ds := range st {
+		dir := link.Dir(d)
+		if n := ds.Drops[link.DropTraceEnded]; n > 0 {
+			t := lc.TraceOf(dir)
+			return fmt.Errorf("%w (the %s trace, which does not repeat, ended at %v: %d packets found no opportunity after it)", err, map[link.Dir]string{link.AtoB: "up (a>b)", link.BtoA: "down (b>a)"}[dir], t.Period(), n)
+		}
+	}
+	return err
 }

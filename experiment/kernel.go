@@ -41,7 +41,7 @@ func (k Kernel) Run(ctx context.Context, c Case) (workloads.Result, Record, erro
 	}
 	r, err := workloads.Run(ctx, c.Workload, n, c.Path())
 	if err != nil {
-		return workloads.Result{}, Record{}, fmt.Errorf("kernel mode: %w", err)
+		return workloads.Result{}, Record{}, traceEnded(fmt.Errorf("kernel mode: %w", err), c.Link, n.Stats().Link)
 	}
 	st, facts := n.Stats(), n.Facts()
 	kc := c

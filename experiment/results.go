@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -24,6 +25,9 @@ type StudyID struct {
 	Args        []string `json:"args"` // the sweep's arguments without how it runs or prints
 	Study       string   `json:"study,omitempty"`
 	StudySHA256 string   `json:"study_sha256,omitempty"`
+	// Inputs holds the SHA-256 of each file the sweep reads besides its
+	// study (trace files), by the name its arguments give it.
+	Inputs map[string]string `json:"inputs_sha256,omitempty"`
 }
 
 // ResultsHeader is a results file's first line.
@@ -45,7 +49,21 @@ func (s *Sweep) header(runs int) ResultsHeader {
 // SameStudy reports whether two headers are of the same study and
 // sharding.
 func (h ResultsHeader) SameStudy(o ResultsHeader) bool {
-	return slices.Equal(h.Args, o.Args) && h.Study == o.Study && h.StudySHA256 == o.StudySHA256 && h.Shards == o.Shards
+	return slices.Equal(h.Args, o.Args) && h.Study == o.Study && h.StudySHA256 == o.StudySHA256 && maps.Equal(h.Inputs, o.Inputs) && h.Shards == o.Shards
+}
+
+// InputsDiffer names the first file the sweeps of h and o read whose
+// contents differ (h's value first), or returns "" when none does.
+func (h ResultsHeader) InputsDiffer(o ResultsHeader) string {
+	if maps.Equal(h.Inputs, o.Inputs) {
+		return ""
+	}
+	for _, k := range slices.Sorted(maps.Keys(h.Inputs)) {
+		if o.Inputs[k] != h.Inputs[k] {
+			return fmt.Sprintf("the file %s differs (sha256 %.12s… against %.12s…)", k, h.Inputs[k], o.Inputs[k])
+		}
+	}
+	return "the files read differ"
 }
 
 // Describe names the study and the shard, for messages.
@@ -191,6 +209,9 @@ func (r *resultsFile) resume(ctx context.Context, h ResultsHeader, us []Unit) ([
 	rs, err := readResults(ctx, r.path, r.f)
 	if err != nil {
 		return nil, err
+	}
+	if d := rs.header.InputsDiffer(h); d != "" && slices.Equal(rs.header.Args, h.Args) {
+		return nil, inputErrorf("--continue: %s holds %s run with other inputs: %s; give another --out", r.path, rs.header.Describe(), d)
 	}
 	if !rs.header.SameStudy(h) || rs.header.Shard != h.Shard {
 		return nil, inputErrorf("--continue: %s holds %s, not %s; give another --out", r.path, rs.header.Describe(), h.Describe())

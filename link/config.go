@@ -143,6 +143,9 @@ func (c Config) WithBtoA(down Config) Config {
 	return c
 }
 
+// TraceOf returns direction dir's trace, nil when its rate is fixed.
+func (c Config) TraceOf(dir Dir) *Trace { return c.direction(dir).Trace }
+
 // WithTrace returns c with t as direction dir's rate, in place of its
 // Rate, PacketOverhead and cells; the other direction keeps its own.
 func (c Config) WithTrace(dir Dir, t *Trace) Config {

@@ -57,10 +57,10 @@ var (
 			o.delack = newList(fs, n, "40ms", "Linux-style delayed ACK at the link; 0 disables", parseDuration("delayed-ACK timer"))
 		}},
 		{"trace-up", func(fs *flag.FlagSet, n string, o *options) {
-			o.traceUp = newList(fs, n, "", "a time-varying rate for the client→server direction in --rate's place: a trace FILE in mahimahi's format, one line per delivery opportunity of 1500 bytes (netemu trace writes some); a list sweeps", parseTrace)
+			o.traceUp = newList(fs, n, "", "a time-varying rate for the client→server direction in --rate's place: a trace FILE in mahimahi's format, one line per delivery opportunity of 1500 bytes (netemu trace writes some); a list sweeps", o.parseTrace)
 		}},
 		{"trace-down", func(fs *flag.FlagSet, n string, o *options) {
-			o.traceDown = newList(fs, n, "", "the same for the server→client direction", parseTrace)
+			o.traceDown = newList(fs, n, "", "the same for the server→client direction", o.parseTrace)
 		}},
 		{"trace-once", func(fs *flag.FlagSet, n string, o *options) {
 			fs.BoolVar(&o.traceOnce, n, false, "play the traces once, as mm-link --once: nothing is delivered after their end")

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -126,6 +128,7 @@ type options struct {
 	traceUp   *listFlag[*link.Trace]
 	traceDown *listFlag[*link.Trace]
 	traceOnce bool
+	traces    map[string]*link.Trace // the trace files read, by path as given: each read once
 	cc        string
 	tcp       *listFlag[tcpstack.Impl]
 	clock     string
@@ -319,11 +322,16 @@ func (o *options) checkOutputs() error {
 	return nil
 }
 
-// checkDir checks that the directory of the file of --flag exists.
+// checkDir checks that the directory of the file of --flag exists, and
+// that the file is not itself a directory (found before the run, not
+// after it).
 func checkDir(flag, path string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return usagef("--%s %s: %v", flag, path, err)
+	}
+	if st, err := os.Stat(abs); err == nil && st.IsDir() {
+		return usagef("--%s %s: is a directory; give a file's name", flag, path)
 	}
 	if st, err := os.Stat(filepath.Dir(abs)); err != nil || !st.IsDir() {
 		return usagef("--%s %s: the directory %s does not exist; create it or write the file elsewhere", flag, path, filepath.Dir(path))
@@ -635,17 +643,44 @@ func (o *options) traceAxis(name string, f *listFlag[*link.Trace], up bool) axis
 }
 
 // parseTrace reads a --trace-up or --trace-down value: a trace file, or
-// "" for none.
-func parseTrace(path string) (*link.Trace, error) {
+// "" for none. A file given twice is read once.
+func (o *options) parseTrace(path string) (*link.Trace, error) {
 	if path == "" {
 		return nil, nil
+	}
+	if t, ok := o.traces[path]; ok {
+		return t, nil
 	}
 	t, err := link.ReadTrace(path)
 	var te *link.TraceError
 	if errors.As(err, &te) {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "trace "))
 	}
-	return t, err
+	if err != nil {
+		return nil, err
+	}
+	if o.traces == nil {
+		o.traces = map[string]*link.Trace{}
+	}
+	o.traces[path] = t
+	return t, nil
+}
+
+// inputHashes returns the SHA-256 of each trace the flags read, by path
+// as given: what a sweep's results file must agree on besides its
+// arguments. The hash is of the trace as mahimahi's format writes it, so
+// the same opportunities in another layout hash alike.
+func (o *options) inputHashes() map[string]string {
+	if len(o.traces) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(o.traces))
+	for path, t := range o.traces {
+		h := sha256.New()
+		t.WriteTo(h) // a hash.Hash never fails a write
+		m[path] = hex.EncodeToString(h.Sum(nil))
+	}
+	return m
 }
 
 // netemOptions are the flags that set what a netem option also sets.

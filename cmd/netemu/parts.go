@@ -38,7 +38,7 @@ func studyArgs(args []string) []string {
 
 // difference names what differs between the studies of two headers (h's
 // value first) where sameStudy says they differ: the study file, its
-// contents, a flag of the sweep, or the number of shards.
+// contents, a flag of the sweep, a file it reads, or the number of shards.
 func difference(h, o experiment.ResultsHeader) string {
 	switch {
 	case h.Study != o.Study:
@@ -64,6 +64,8 @@ func difference(h, o experiment.ResultsHeader) string {
 			}
 		}
 		return fmt.Sprintf("the sweep's arguments differ (%q against %q)", strings.Join(h.Args, " "), strings.Join(o.Args, " "))
+	case h.InputsDiffer(o) != "":
+		return h.InputsDiffer(o)
 	default:
 		return fmt.Sprintf("the number of shards differs (%d against %d)", h.Shards, o.Shards)
 	}

@@ -229,3 +229,21 @@ func TestMergeInterrupted(t *testing.T) {
 		t.Errorf("merge, interrupted: exit %d, stdout %q, stderr %q; want %d and no output", code, o.String(), e.String(), 128+int(syscall.SIGTERM))
 	}
 }
+
+// A trace file the sweep reads is part of its study: a results file is
+// not resumed after the trace changed.
+func TestResumeRefusesAChangedTrace(t *testing.T) {
+	dir := t.TempDir()
+	tr, out := filepath.Join(dir, "a.trace"), filepath.Join(dir, "r.jsonl")
+	os.WriteFile(tr, []byte("1\n"), 0o644)
+	args := []string{"sweep", "bulk", "--size", "50KB", "--tcp", "netemu", "--trace-down", tr, "--out", out}
+	runOK(t, args...)
+	before, _ := os.ReadFile(out)
+	runOK(t, append(args, "--continue")...) // the same trace: nothing left to run
+	os.WriteFile(tr, []byte("1\n1\n"), 0o644)
+	code, _, errOut := runCmd(append(args, "--continue")...)
+	after, _ := os.ReadFile(out)
+	if code != 2 || !strings.Contains(errOut, "the file "+tr+" differs") || !bytes.Equal(before, after) {
+		t.Errorf("--continue after the trace changed: exit %d, stderr %q, file changed %v; want exit 2 naming the trace, the file untouched", code, errOut, !bytes.Equal(before, after))
+	}
+}

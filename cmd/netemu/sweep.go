@@ -63,7 +63,7 @@ func planSweep(args []string) (*sweep, error) {
 	}
 	o.study, o.studyHash = study, studyHash
 	s := &sweep{o: o, args: args, jobs: availableCPUs(), Sweep: experiment.Sweep{Cases: cases, Seeds: []uint64{o.seed},
-		Shards: 1, Results: o.out, Resume: o.resume, Study: experiment.StudyID{Args: studyArgs(args), Study: study, StudySHA256: studyHash}}}
+		Shards: 1, Results: o.out, Resume: o.resume, Study: experiment.StudyID{Args: studyArgs(args), Study: study, StudySHA256: studyHash, Inputs: o.inputHashes()}}}
 	if o.set["seeds"] {
 		if o.set["seed"] {
 			return nil, usagef("sweep: --seed %d and --seeds %s both pick the seed; give --seeds alone (like --seeds 1-20) or --seed alone", o.seed, o.seedsFlag)

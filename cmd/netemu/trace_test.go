@@ -111,8 +111,15 @@ func TestTraceFlags(t *testing.T) {
 	if log := string(b); err != nil || !strings.HasPrefix(log, "# mahimahi mm-link (Downlink) [fast.trace]") || !strings.Contains(log, " # 1504\n") || !strings.Contains(log, " - 1504 ") {
 		t.Errorf("--mm-log-down: %v\n%.300s", err, log)
 	}
+	// A trace that does not repeat and ends under a transfer: the failure
+	// says so.
+	code, _, errOut := runCmd("run", "bulk", "--size", "1MiB", "--trace-down", slow, "--trace-once")
+	if code != 1 || !strings.Contains(errOut, "the down (b>a) trace, which does not repeat, ended at 2ms") {
+		t.Errorf("run over a one-shot trace that ends: exit %d, stderr %q; want exit 1 and the trace's end named", code, errOut)
+	}
 	bad := filepath.Join(dir, "bad.trace")
 	os.WriteFile(bad, []byte("3\n1\n"), 0o644)
+	os.Mkdir(filepath.Join(dir, "d.png"), 0o755)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -122,8 +129,9 @@ func TestTraceFlags(t *testing.T) {
 		{[]string{"run", "bulk", "--trace-down", slow, "--netem-down", "delay 5ms rate 5mbit"}, "--trace-down and --netem-down's rate both set the rate"},
 		{[]string{"run", "bulk", "--trace-once"}, "--trace-once does not apply"},
 		{[]string{"run", "bulk", "--rate", "5mbit", "--trace-up", slow, "--trace-down", slow}, "--rate does not apply"},
-		{[]string{"run", "bulk", "--trace-down", slow, "--mm-log-down", dir}, "--mm-log-down: open " + dir + ": is a directory"},
-		{[]string{"run", "bulk", "--timeline", dir}, "--timeline: open " + dir + ": is a directory"},
+		{[]string{"run", "bulk", "--trace-down", slow, "--mm-log-down", dir}, "--mm-log-down " + dir + ": is a directory"},
+		{[]string{"run", "bulk", "--timeline", dir}, "--timeline " + dir + ": is a directory"},
+		{[]string{"run", "bulk", "--plot", filepath.Join(dir, "d.png")}, "--plot " + filepath.Join(dir, "d.png") + ": is a directory"},
 	} {
 		code, out, errOut := runCmd(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
