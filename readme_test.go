@@ -68,11 +68,12 @@ var readmeSkips = map[string]struct {
 	// the test runs each line in a directory of its own.
 	// cmd/netemu's TestSpec, TestResume and TestShardsMergeToTheWholeSweep
 	// run the same steps.
-	"./netemu sweep --spec study.yaml --out results.jsonl":                                                          {"always", "needs a study.yaml; cmd/netemu's TestSpec runs one"},
-	"./netemu sweep --spec study.yaml --out results.jsonl --continue":                                               {"always", "needs an interrupted results file; cmd/netemu's TestResume makes them"},
-	"./netemu sweep --spec study.yaml --shard 0/3 --out part-0.jsonl":                                               {"always", "needs a study.yaml; cmd/netemu's TestShardsMergeToTheWholeSweep runs the shards"},
-	"./netemu merge part-0.jsonl part-1.jsonl part-2.jsonl":                                                         {"always", "needs the shards' files; cmd/netemu's TestShardsMergeToTheWholeSweep merges them"},
-	"./netemu run page --tcp netemu --rtt 40ms --trace-down Verizon-LTE-short.down --trace-up Verizon-LTE-short.up": {"always", "needs mahimahi's recorded traces, which the repository does not carry; link/testdata/traces holds generated ones"},
+	"./netemu sweep --spec study.yaml --out results.jsonl":                                                                           {"always", "needs a study.yaml; cmd/netemu's TestSpec runs one"},
+	"./netemu sweep --spec study.yaml --out results.jsonl --continue":                                                                {"always", "needs an interrupted results file; cmd/netemu's TestResume makes them"},
+	"./netemu sweep --spec study.yaml --shard 0/3 --out part-0.jsonl":                                                                {"always", "needs a study.yaml; cmd/netemu's TestShardsMergeToTheWholeSweep runs the shards"},
+	"./netemu merge part-0.jsonl part-1.jsonl part-2.jsonl":                                                                          {"always", "needs the shards' files; cmd/netemu's TestShardsMergeToTheWholeSweep merges them"},
+	"./netemu run page --tcp netemu --rtt 40ms --trace-down Verizon-LTE-short.down --trace-up Verizon-LTE-short.up":                  {"always", "needs mahimahi's recorded traces, which the repository does not carry; link/testdata/traces holds generated ones"},
+	"sudo ./netemu compare bulk --size 5MiB --tcp netemu,gvisor --trace-down TMobile-LTE-short.down --trace-up TMobile-LTE-short.up": {"always", "needs mahimahi's recorded traces, as above"},
 }
 
 // A readmeBlock is a fenced block of README.md.
