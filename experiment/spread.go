@@ -2,9 +2,9 @@ package experiment
 
 import (
 	"context"
-	"slices"
 	"time"
 
+	"github.com/netemu/netemu/stats"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -45,9 +45,8 @@ func SpreadOf(times []time.Duration, recs []Record) Spread {
 	if len(times) == 0 {
 		return s
 	}
-	t := slices.Clone(times)
-	slices.Sort(t)
-	s.Median, s.P10, s.P90 = quantile(t, 0.5), quantile(t, 0.1), quantile(t, 0.9)
+	t := stats.Sorted(times)
+	s.Median, s.P10, s.P90 = stats.Quantile(t, 0.5), stats.Quantile(t, 0.1), stats.Quantile(t, 0.9)
 	s.MedianMs, s.P10Ms, s.P90Ms = Ms(s.Median), Ms(s.P10), Ms(s.P90)
 	var drops, retx []float64
 	for _, r := range recs {
@@ -62,21 +61,12 @@ func SpreadOf(times []time.Duration, recs []Record) Spread {
 	return s
 }
 
-// quantile is the nearest-rank q-quantile of sorted values.
-func quantile(sorted []time.Duration, q float64) time.Duration {
-	i := int(q*float64(len(sorted))+0.999999) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
-}
-
+// medianOf is the median of v, -1 for none (a backend that counts none).
 func medianOf(v []float64) float64 {
 	if len(v) == 0 {
 		return -1
 	}
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	return stats.Median(stats.Sorted(v))
 }
 
 // Repeat runs c on b runs times, with seeds 1 to runs (the link's

@@ -7,13 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/stats"
 )
 
 // Loaded's defaults: RRUL's shape (a probe every 100 ms beside four bulk
@@ -342,7 +341,7 @@ func (l Loaded) Run(ctx context.Context, env emu.Env, path Path) (Result, error)
 	}
 	d.Base = spread(base).Median
 	d.Loaded = spread(loaded)
-	d.P99 = percentile(loaded, 0.99)
+	d.P99 = stats.Quantile(stats.Sorted(loaded), 0.99)
 	d.ProbesUnderLoad = len(loaded)
 	return Result{
 		Started:  start,
@@ -429,15 +428,4 @@ func (p *prober) abort() {
 	p.cancel()
 	p.c.Close()
 	p.wait()
-}
-
-// percentile is the p-quantile of ds by nearest rank; 0 for none.
-func percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := int(math.Ceil(p*float64(len(s)))) - 1
-	return s[min(max(i, 0), len(s)-1)]
 }

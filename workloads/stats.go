@@ -1,8 +1,9 @@
 package workloads
 
 import (
-	"slices"
 	"time"
+
+	"github.com/netemu/netemu/stats"
 )
 
 // Spread summarizes a list of durations, such as nagle's rounds or rpc's
@@ -15,14 +16,8 @@ func spread(ds []time.Duration) Spread {
 	if len(ds) == 0 {
 		return Spread{}
 	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	var sp Spread
-	if len(s)%2 == 1 {
-		sp.Median = s[len(s)/2]
-	} else {
-		sp.Median = (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
+	s := stats.Sorted(ds)
+	sp := Spread{Median: stats.Median(s)}
 	var sum time.Duration
 	for _, d := range s {
 		sum += d

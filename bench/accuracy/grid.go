@@ -16,6 +16,7 @@ import (
 	"github.com/netemu/netemu/kernel"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/link/tc"
+	"github.com/netemu/netemu/stats"
 	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
@@ -201,11 +202,7 @@ func medianLate(recs []experiment.Record, f func(experiment.Record) *float64) ti
 			v = append(v, *x)
 		}
 	}
-	if len(v) == 0 {
-		return 0
-	}
-	slices.Sort(v)
-	return time.Duration(v[(len(v)-1)/2] * float64(time.Microsecond))
+	return time.Duration(stats.Median(stats.Sorted(v)) * float64(time.Microsecond))
 }
 
 // delta is a's median against b's, in per cent; NaN without b.
@@ -323,5 +320,5 @@ func summarize(d []float64) string {
 		}
 		return fmt.Sprintf("%d %%", n*100/len(s))
 	}
-	return strings.Join([]string{fmt.Sprintf("%.1f %%", s[(len(s)-1)/2]), fmt.Sprintf("%.1f %%", s[len(s)-1]), within(5), within(10)}, " | ")
+	return strings.Join([]string{fmt.Sprintf("%.1f %%", stats.Median(s)), fmt.Sprintf("%.1f %%", s[len(s)-1]), within(5), within(10)}, " | ")
 }

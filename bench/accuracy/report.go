@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/stats"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -212,10 +213,11 @@ func (t *Table) summary(got, want func(Row) (time.Duration, bool)) string {
 		return "0 | — | —"
 	}
 	sort.Slice(ds, func(i, j int) bool { return ds[i].abs < ds[j].abs })
-	med := ds[len(ds)/2].abs
-	if len(ds)%2 == 0 {
-		med = (ds[len(ds)/2-1].abs + ds[len(ds)/2].abs) / 2
+	abs := make([]float64, len(ds))
+	for i := range ds {
+		abs[i] = ds[i].abs
 	}
+	med := stats.Median(abs)
 	worst := ds[len(ds)-1]
 	return fmt.Sprintf("%d | %.1f %% | %.1f %% (%s)", len(ds), med, worst.abs, worst.where)
 }

@@ -48,7 +48,7 @@ func TestTraceCommand(t *testing.T) {
 		{[]string{"trace", "steps", "--rates", "12mbit,0"}, "end on a rate above 0"},
 		{[]string{"trace", "show", bad}, "bad.trace:3: \"five\" is not a whole number of milliseconds"},
 		{[]string{"trace", "constant", "--out", filepath.Join(dir, "no", "x.trace")}, "the directory"},
-		{[]string{"trace", "constant", "--out", dir}, "not a regular file"},
+		{[]string{"trace", "constant", "--out", dir}, "is a directory"},
 		{[]string{"trace", "onoff", "--on", "2ms", "--off", "1200h"}, "want at most 24h0m0s"},
 	} {
 		code, out, errOut := runCmd(c.args...)
