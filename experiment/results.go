@@ -393,3 +393,20 @@ func argValues(args []string, isSwitch func(string) bool) sweepArgs {
 	}
 	return v
 }
+
+// CheckMerged checks that ocs, the outcomes MergeResults returned, are
+// the runs of the whole sweep s in its order (Sweep.AllUnits): the same
+// number, each the unit the sweep has at its place. A mismatch (parts
+// whose arguments now plan another sweep) is an *InputError.
+func (s *Sweep) CheckMerged(ocs []UnitOutcome) error {
+	us := s.AllUnits()
+	if len(us) != len(ocs) {
+		return inputErrorf("the parts hold %d runs; their sweep has %d", len(ocs), len(us))
+	}
+	for k, oc := range ocs {
+		if oc.Unit != us[k] {
+			return inputErrorf("run %d of the parts is cell %d seed %d; their sweep's is cell %d seed %d", k+1, oc.Cell, oc.Seed, us[k].Cell, us[k].Seed)
+		}
+	}
+	return nil
+}

@@ -76,8 +76,8 @@ func drops(d *uint64) string {
 	return fmt.Sprint(*d)
 }
 
-// OutputOptions say how a SweepOutput writes.
-type OutputOptions struct {
+// SweepOutputOptions say how a SweepOutput writes.
+type SweepOutputOptions struct {
 	JSON bool // JSON lines instead of the table
 	// Seeded summarizes each cell over its seeds, however many: the
 	// table's row is the median and the spread, and the JSON lines of a
@@ -98,7 +98,7 @@ type OutputOptions struct {
 // failed has neither. Close ends the table.
 type SweepOutput struct {
 	s      *Sweep
-	opt    OutputOptions
+	opt    SweepOutputOptions
 	w      io.Writer
 	tw     *tabwriter.Writer // the table; nil for JSON
 	runs   []UnitOutcome     // the current cell's
@@ -110,7 +110,7 @@ type SweepOutput struct {
 }
 
 // NewOutput returns the output of the sweep's outcomes, written to w.
-func (s *Sweep) NewOutput(w io.Writer, opt OutputOptions) *SweepOutput {
+func (s *Sweep) NewOutput(w io.Writer, opt SweepOutputOptions) *SweepOutput {
 	out := &SweepOutput{s: s, opt: opt, w: w}
 	if !opt.JSON {
 		out.tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

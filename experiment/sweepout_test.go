@@ -30,8 +30,8 @@ func TestSweepOutput(t *testing.T) {
 	}
 	var table, lines strings.Builder
 	var failed []string
-	out := s.NewOutput(&table, OutputOptions{Seeded: true, Failed: func(run string, oc UnitOutcome) { failed = append(failed, run+": "+oc.Err) }})
-	js := s.NewOutput(&lines, OutputOptions{JSON: true, Seeded: true})
+	out := s.NewOutput(&table, SweepOutputOptions{Seeded: true, Failed: func(run string, oc UnitOutcome) { failed = append(failed, run+": "+oc.Err) }})
+	js := s.NewOutput(&lines, SweepOutputOptions{JSON: true, Seeded: true})
 	for _, oc := range ocs {
 		if err := out.Add(oc); err != nil {
 			t.Fatal(err)

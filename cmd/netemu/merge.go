@@ -58,16 +58,12 @@ func cmdMerge(ctx context.Context, args []string, w, stderr io.Writer) error {
 		return usagef("merge: the parts' sweep %q: %v", strings.Join(h.Args, " "), err)
 	}
 	s.Study.Study, s.Study.StudySHA256 = h.Study, h.StudySHA256
-	us := s.AllUnits()
-	if len(us) != len(ocs) {
-		return usagef("merge: the parts hold %d runs; their sweep has %d", len(ocs), len(us))
+	if err := s.CheckMerged(ocs); err != nil {
+		return usagef("merge: %v", err)
 	}
 	defer s.o.announce(stderr)
 	out := s.newOutput(w, stderr)
-	for k, oc := range ocs {
-		if oc.Unit != us[k] {
-			return usagef("merge: run %d of the parts is cell %d seed %d; their sweep's is cell %d seed %d", k+1, oc.Cell, oc.Seed, us[k].Cell, us[k].Seed)
-		}
+	for _, oc := range ocs {
 		if err := out.Add(oc); err != nil {
 			return err
 		}

@@ -195,7 +195,7 @@ func (s *sweep) unitLabel(u experiment.Unit) string {
 // newOutput is the sweep's output: its table or JSON lines on w, each
 // failed run on stderr.
 func (s *sweep) newOutput(w, stderr io.Writer) *experiment.SweepOutput {
-	return s.NewOutput(w, experiment.OutputOptions{JSON: s.o.json, Seeded: s.multi, CaseName: s.o.caseName,
+	return s.NewOutput(w, experiment.SweepOutputOptions{JSON: s.o.json, Seeded: s.multi, CaseName: s.o.caseName,
 		Failed: func(run string, oc experiment.UnitOutcome) { fmt.Fprintf(stderr, "netemu: %s: %s\n", run, oc.Err) }})
 }
 
