@@ -314,3 +314,99 @@ func MergeResults(ctx context.Context, paths []string) (ResultsHeader, []UnitOut
 	slices.SortStableFunc(all, func(a, b UnitOutcome) int { return a.Cell - b.Cell })
 	return first, all, nil
 }
+
+// Difference names what differs between the studies of h and o, h's
+// value first, where SameStudy says they differ: the study file, its
+// contents, an argument of the sweep (the workload, or a flag by its
+// name with its value, "not given" where one sweep lacks it), a file the
+// sweep reads, or the number of shards. isSwitch reports whether the
+// flag --name takes no value (its value is then "on"); it is the
+// command's knowledge, not the results file's.
+func (h ResultsHeader) Difference(o ResultsHeader, isSwitch func(name string) bool) string {
+	switch {
+	case h.Study != o.Study:
+		return fmt.Sprintf("the study file differs (%s against %s)", h.Study, o.Study)
+	case h.StudySHA256 != o.StudySHA256:
+		return fmt.Sprintf("the study file's contents differ (sha256 %.12s… against %.12s…)", h.StudySHA256, o.StudySHA256)
+	case !slices.Equal(h.Args, o.Args):
+		return argsDifference(h.Args, o.Args, isSwitch)
+	case h.InputsDiffer(o) != "":
+		return h.InputsDiffer(o)
+	default:
+		return fmt.Sprintf("the number of shards differs (%d against %d)", h.Shards, o.Shards)
+	}
+}
+
+// argsDifference names the first argument whose value differs between
+// the sweep arguments a and b, in a's order then b's, or both whole.
+func argsDifference(a, b []string, isSwitch func(string) bool) string {
+	va, vb := argValues(a, isSwitch), argValues(b, isSwitch)
+	for _, k := range append(slices.Clone(va.order), vb.order...) {
+		x, inA := va.values[k]
+		y, inB := vb.values[k]
+		if inA && inB && x == y {
+			continue
+		}
+		if !inA {
+			x = "not given"
+		}
+		if !inB {
+			y = "not given"
+		}
+		return fmt.Sprintf("%s differs (%s against %s)", k, x, y)
+	}
+	return fmt.Sprintf("the sweep's arguments differ (%q against %q)", strings.Join(a, " "), strings.Join(b, " "))
+}
+
+// sweepArgs is a sweep's arguments read as what each names, in their
+// order: values holds each name's last value.
+type sweepArgs struct {
+	order  []string
+	values map[string]string
+}
+
+// argValues reads a sweep's arguments as what each names: "the workload"
+// for the word that is not a flag, "--rtt" for a flag, with its value
+// ("on" for a switch, as isSwitch tells).
+func argValues(args []string, isSwitch func(string) bool) sweepArgs {
+	v := sweepArgs{values: map[string]string{}}
+	set := func(k, val string) {
+		if _, ok := v.values[k]; !ok {
+			v.order = append(v.order, k)
+		}
+		v.values[k] = val
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			set("the workload", a)
+			continue
+		}
+		name, val, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !ok {
+			val = "on"
+			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !isSwitch(name) {
+				val, i = args[i+1], i+1
+			}
+		}
+		set("--"+name, val)
+	}
+	return v
+}
+
+// CheckMerged checks that ocs, the outcomes MergeResults returned, are
+// the runs of the whole sweep s in its order (Sweep.AllUnits): the same
+// number, each the unit the sweep has at its place. A mismatch (parts
+// whose arguments now plan another sweep) is an *InputError.
+func (s *Sweep) CheckMerged(ocs []UnitOutcome) error {
+	us := s.AllUnits()
+	if len(us) != len(ocs) {
+		return inputErrorf("the parts hold %d runs; their sweep has %d", len(ocs), len(us))
+	}
+	for k, oc := range ocs {
+		if oc.Unit != us[k] {
+			return inputErrorf("run %d of the parts is cell %d seed %d; their sweep's is cell %d seed %d", k+1, oc.Cell, oc.Seed, us[k].Cell, us[k].Seed)
+		}
+	}
+	return nil
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/netemu/netemu/workloads"
@@ -171,4 +173,44 @@ func (s *Sweep) Run(ctx context.Context, x Executor, p Progress, emit func(UnitO
 	}
 	p.Begin(len(us))
 	return x.Execute(ctx, us, p, emit)
+}
+
+// ParseSeeds reads a list of seeds: a range "1-20", or a count "20"
+// (seeds 1 to 20). It returns at least one seed and at most MaxSeeds, in
+// increasing order, or an *InputError that begins with v quoted.
+func ParseSeeds(v string) ([]uint64, error) {
+	bad := inputErrorf("%q: want a count like 20 (seeds 1 to 20) or a range like 1-100", v)
+	lo, hi := uint64(1), uint64(0)
+	var err error
+	if a, b, ok := strings.Cut(v, "-"); ok {
+		if lo, err = strconv.ParseUint(strings.TrimSpace(a), 10, 64); err != nil {
+			return nil, bad
+		}
+		if hi, err = strconv.ParseUint(strings.TrimSpace(b), 10, 64); err != nil {
+			return nil, bad
+		}
+	} else if hi, err = strconv.ParseUint(strings.TrimSpace(v), 10, 64); err != nil {
+		return nil, bad
+	}
+	if hi < lo || hi == 0 {
+		return nil, bad
+	}
+	if hi-lo >= MaxSeeds {
+		return nil, inputErrorf("%q is %d seeds; want at most %d per sweep", v, hi-lo+1, MaxSeeds)
+	}
+	var seeds []uint64
+	for s := lo; s <= hi; s++ {
+		seeds = append(seeds, s)
+	}
+	return seeds, nil
+}
+
+// SeedsLabel names the sweep's seeds as records and notes write them:
+// "7" for one seed, "1-20" for several (the first and the last: the
+// seeds ParseSeeds makes are a range).
+func (s *Sweep) SeedsLabel() string {
+	if len(s.Seeds) == 1 {
+		return strconv.FormatUint(s.Seeds[0], 10)
+	}
+	return fmt.Sprintf("%d-%d", s.Seeds[0], s.Seeds[len(s.Seeds)-1])
 }

@@ -161,7 +161,7 @@ func (o *options) compareRow(tw io.Writer, c experiment.Case, m comparison) stri
 	for _, er := range m.emulated {
 		eg, _ := er.Headline()
 		cols = append(cols, fmtDur(eg))
-		vs = append(vs, pct(experiment.Ms(eg), experiment.Ms(kg)))
+		vs = append(vs, experiment.Deviation(experiment.Ms(eg), experiment.Ms(kg)))
 	}
 	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.emulated[0].Workload, fmtDur(c.RTT()), c.RateLabel(),
 		o.caseName(c), strings.Join(cols, "\t"), fmtDur(kg), fmtDur(model), strings.Join(vs, "\t"))

@@ -8,21 +8,12 @@ import (
 	"reflect"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/link"
 )
 
 var fmtDur = link.FormatDuration
-
-// pct is got's difference from want in percent; "—" where either is 0.
-func pct(got, want float64) string {
-	if want == 0 || got == 0 {
-		return "—"
-	}
-	return fmt.Sprintf("%+.1f%%", (got-want)/want*100)
-}
 
 // variantPath inserts a case's variant into a file name when a command
 // runs several cases: nagle.pcap → nagle-nagle-on-split.pcap. An empty
@@ -142,10 +133,4 @@ func (s *sections) flush() bool {
 	}
 	s.tw.Flush()
 	return true
-}
-
-// writeRow writes a case's row of run's and sweep's table (tableHeader).
-func (o *options) writeRow(w io.Writer, c experiment.Case, workload string, elapsed, model time.Duration, conns int, dropped *uint64, summary string) {
-	fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", workload, fmtDur(c.RTT()), c.RateLabel(),
-		o.caseName(c), fmtDur(elapsed), fmtDur(model), pct(experiment.Ms(elapsed), experiment.Ms(model)), conns, drops(dropped), summary)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
@@ -108,7 +107,7 @@ func writeLossyRow(o *options, enc *json.Encoder, out *sections, r experiment.Lo
 	kcols := "—\t\t\t\t—"
 	if ks.Runs > 0 {
 		// Against the kernel, the emulator's median over the same seeds.
-		kcols = fmt.Sprintf("%s\t%s\t%s\t%s\t%s", fmtDur(ks.Median), spreadRange(ks), count(ks.Drops), count(ks.Retransmits), pct(experiment.Ms(r.Same[0].Median), experiment.Ms(ks.Median)))
+		kcols = fmt.Sprintf("%s\t%s\t%s\t%s\t%s", fmtDur(ks.Median), experiment.SpreadRange(ks), experiment.MedianCount(ks.Drops), experiment.MedianCount(ks.Retransmits), experiment.Deviation(experiment.Ms(r.Same[0].Median), experiment.Ms(ks.Median)))
 	}
 	lb := "—"
 	if bound != nil {
@@ -118,17 +117,6 @@ func writeLossyRow(o *options, enc *json.Encoder, out *sections, r experiment.Lo
 	if cell.MinRuns > runs {
 		label += fmt.Sprintf(" (%d seeds)", cell.MinRuns)
 	}
-	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", label, fmtDur(es.Median), spreadRange(es), count(es.Drops), count(es.Retransmits), kcols, fmtDur(r.Model), lb)
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", label, fmtDur(es.Median), experiment.SpreadRange(es), experiment.MedianCount(es.Drops), experiment.MedianCount(es.Retransmits), kcols, fmtDur(r.Model), lb)
 	return nil
-}
-
-func spreadRange(s experiment.Spread) string {
-	return strings.ReplaceAll(fmtDur(s.P10), " ms", "") + "–" + fmtDur(s.P90)
-}
-
-func count(v float64) string {
-	if v < 0 {
-		return "—"
-	}
-	return fmt.Sprintf("%g", v)
 }

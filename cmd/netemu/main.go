@@ -71,7 +71,7 @@ func main() {
 		os.Exit(kernel.ShellInit()) // netemu shell's command, under it (kernel.RunInClient)
 	}
 	if isWorker() {
-		os.Exit(workerMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(workerMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, nil))
 	}
 	// Kernel mode without root: where the machine allows it, run again
 	// inside a user namespace of our own, where we are root.

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 		var fail, crash int
 		_, ferr := fmt.Sscan(os.Getenv(testFailEnv), &fail)
 		_, cerr := fmt.Sscan(os.Getenv(testCrashEnv), &crash)
-		testFault = func(u experiment.Unit) error {
+		fault := func(u experiment.Unit) error {
 			switch {
 			case ferr == nil && u.Cell == fail:
 				return errors.New("injected failure")
@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 			}
 			return nil
 		}
-		os.Exit(workerMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(workerMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, fault))
 	}
 	code := m.Run()
 	if built.dir != "" {

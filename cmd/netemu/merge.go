@@ -38,7 +38,7 @@ func cmdMerge(ctx context.Context, args []string, w, stderr io.Writer) error {
 	var ie *experiment.InputError
 	switch {
 	case errors.As(err, &mismatch):
-		return usagef("merge: %v, %s", err, difference(mismatch.Got, mismatch.Want))
+		return usagef("merge: %v, %s", err, mismatch.Got.Difference(mismatch.Want, isSwitch))
 	case errors.As(err, &ie):
 		return usagef("merge: %v", err)
 	case err != nil && ctx.Err() != nil:
@@ -57,20 +57,16 @@ func cmdMerge(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if err != nil {
 		return usagef("merge: the parts' sweep %q: %v", strings.Join(h.Args, " "), err)
 	}
-	s.o.study, s.o.studyHash = h.Study, h.StudySHA256
-	us := s.AllUnits()
-	if len(us) != len(ocs) {
-		return usagef("merge: the parts hold %d runs; their sweep has %d", len(ocs), len(us))
+	s.Study.Study, s.Study.StudySHA256 = h.Study, h.StudySHA256
+	if err := s.CheckMerged(ocs); err != nil {
+		return usagef("merge: %v", err)
 	}
 	defer s.o.announce(stderr)
 	out := s.newOutput(w, stderr)
-	for k, oc := range ocs {
-		if oc.Unit != us[k] {
-			return usagef("merge: run %d of the parts is cell %d seed %d; their sweep's is cell %d seed %d", k+1, oc.Cell, oc.Seed, us[k].Cell, us[k].Seed)
-		}
-		if err := out.add(oc); err != nil {
+	for _, oc := range ocs {
+		if err := out.Add(oc); err != nil {
 			return err
 		}
 	}
-	return out.close()
+	return s.finish(out)
 }

@@ -2,13 +2,10 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -34,73 +31,6 @@ func studyArgs(args []string) []string {
 		}
 	}
 	return out
-}
-
-// difference names what differs between the studies of two headers (h's
-// value first) where sameStudy says they differ: the study file, its
-// contents, a flag of the sweep, a file it reads, or the number of shards.
-func difference(h, o experiment.ResultsHeader) string {
-	switch {
-	case h.Study != o.Study:
-		return fmt.Sprintf("the study file differs (%s against %s)", h.Study, o.Study)
-	case h.StudySHA256 != o.StudySHA256:
-		return fmt.Sprintf("the study file's contents differ (sha256 %.12s… against %.12s…)", h.StudySHA256, o.StudySHA256)
-	case !slices.Equal(h.Args, o.Args):
-		a, b := argValues(h.Args), argValues(o.Args)
-		for _, k := range append(slices.Clone(a.order), b.order...) {
-			va, ina := a.values[k]
-			vb, inb := b.values[k]
-			switch {
-			case ina && inb && va != vb:
-				return fmt.Sprintf("%s differs (%s against %s)", k, va, vb)
-			case ina != inb:
-				if !ina {
-					va = "not given"
-				}
-				if !inb {
-					vb = "not given"
-				}
-				return fmt.Sprintf("%s differs (%s against %s)", k, va, vb)
-			}
-		}
-		return fmt.Sprintf("the sweep's arguments differ (%q against %q)", strings.Join(h.Args, " "), strings.Join(o.Args, " "))
-	case h.InputsDiffer(o) != "":
-		return h.InputsDiffer(o)
-	default:
-		return fmt.Sprintf("the number of shards differs (%d against %d)", h.Shards, o.Shards)
-	}
-}
-
-// argValues reads a sweep's arguments as what each names: "the workload"
-// for the word that is not a flag, "--rtt" for a flag, with its value
-// ("on" for a switch), in their order.
-func argValues(args []string) (v struct {
-	order  []string
-	values map[string]string
-}) {
-	v.values = map[string]string{}
-	set := func(k, val string) {
-		if _, ok := v.values[k]; !ok {
-			v.order = append(v.order, k)
-		}
-		v.values[k] = val
-	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") {
-			set("the workload", a)
-			continue
-		}
-		name, val, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !ok {
-			val = "on"
-			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !isSwitch(name) {
-				val, i = args[i+1], i+1
-			}
-		}
-		set("--"+name, val)
-	}
-	return v
 }
 
 // isSwitch reports whether --name, a shared flag or a workload's, takes

@@ -108,7 +108,7 @@ func (o *options) reproduceTables(ctx context.Context, b experiment.Backend, clk
 			name = "kernel"
 		}
 		tw := out.table(ref.Table, fmt.Sprintf("\treference\t%s\tmodel\t%s vs reference\t", name, name))
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", ref.Label, fmtDur(ref.Time), fmtDur(got), fmtDur(model), pct(experiment.Ms(got), experiment.Ms(ref.Time)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", ref.Label, fmtDur(ref.Time), fmtDur(got), fmtDur(model), experiment.Deviation(experiment.Ms(got), experiment.Ms(ref.Time)))
 	}
 	if out.flush() {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(reproduceFooter(lastKernel)))

@@ -26,7 +26,7 @@ func cmdRun(ctx context.Context, args []string, w, stderr io.Writer) error {
 	var tw *tabwriter.Writer
 	if !o.json {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, tableHeader)
+		fmt.Fprintln(tw, experiment.TableHeader)
 	}
 	enc := json.NewEncoder(w)
 	slow := len(cases) > 1 || o.clock == "real" || b.Name() != (experiment.Emulated{}).Name()
@@ -49,7 +49,8 @@ func cmdRun(ctx context.Context, args []string, w, stderr io.Writer) error {
 			}
 			continue
 		}
-		o.writeRow(tw, c, r.Workload, r.Elapsed, r.Model.Elapsed, r.Conns, rec.Drops, r.Detail.Summary())
+		experiment.WriteRow(tw, experiment.Row{Case: c, CaseName: o.caseName(c), Workload: r.Workload, Elapsed: r.Elapsed,
+			Model: r.Model.Elapsed, Conns: r.Conns, Drops: rec.Drops, Summary: r.Detail.Summary()})
 	}
 	if tw != nil {
 		return tw.Flush()

@@ -27,8 +27,9 @@ const (
 // isWorker reports whether this process is a sweep worker.
 func isWorker() bool { return os.Getenv(workerEnv) == "1" }
 
-// workerMain is a worker's whole life; it returns the exit status.
-func workerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// workerMain is a worker's whole life; it returns the exit status. fault,
+// if not nil, may fail a unit before it runs (tests of failures).
+func workerMain(args []string, stdin io.Reader, stdout, stderr io.Writer, fault func(experiment.Unit) error) int {
 	if len(args) == 0 || args[0] != "sweep" {
 		fmt.Fprintf(stderr, "netemu: %s=1 is set by netemu sweep for its worker processes; unset it\n", workerEnv)
 		return 2
@@ -40,6 +41,7 @@ func workerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	// The study file was read by the sweep, which passes its arguments.
 	s.o.study, s.o.studyHash = os.Getenv(studyEnv), os.Getenv(studyHashEnv)
+	s.fault = fault
 	err = experiment.ServeUnits(stdin, stdout, len(s.Cases), s.runUnit)
 	var ie *experiment.InputError
 	switch {
