@@ -90,7 +90,11 @@ type Exit struct {
 // gave it, and Error is its text alone; a shell's status for it is 127.
 type StartError struct{ Err error }
 
+// Error is Err's text, unchanged, so that a caller can word it.
 func (e *StartError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err: errors.Is(err, exec.ErrNotFound) holds for a
+// program not found in PATH.
 func (e *StartError) Unwrap() error { return e.Err }
 
 // HostPorts returns the host's loopback ports a Shell's program should
