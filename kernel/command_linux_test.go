@@ -54,6 +54,7 @@ func TestShellSignalsKillAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	defer w.Close() // not before Run returns: it passes w on as it starts
 	sigs := make(chan os.Signal, 1)
 	sh := Shell{Args: []string{"sh", "-c", `trap "" TERM; echo ready; exec sleep 30`}, Stdout: w,
 		Signals: sigs, KillAfter: 200 * time.Millisecond}
@@ -70,7 +71,6 @@ func TestShellSignalsKillAfter(t *testing.T) {
 	if _, err := r.Read(b); err != nil || string(b) != "ready\n" {
 		t.Fatalf("the program said %q, %v; want ready", b, err)
 	}
-	w.Close()
 	sigs <- syscall.SIGTERM
 	select {
 	case res := <-done:
