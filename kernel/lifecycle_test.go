@@ -21,6 +21,9 @@ import (
 
 // The test binary doubles as a child process for the tests below.
 func TestMain(m *testing.M) {
+	if IsShellInit() {
+		os.Exit(ShellInit()) // Shell.Run's program, under this binary run again
+	}
 	switch os.Getenv("NETEMU_KERNEL_CHILD") {
 	case "hold":
 		// Build a kernel-mode network, say where it is, and wait to be

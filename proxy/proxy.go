@@ -423,6 +423,19 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	}
 }
 
+// Drain stops p gracefully within grace: it stops accepting, lets the
+// open connections go on until they end, for at most grace or until ctx
+// ends, and then aborts those left (Close). It returns nil when every
+// connection ended on its own; otherwise the connections left were
+// reset, and the error is context.DeadlineExceeded when the grace ran
+// out, ctx's error when ctx ended first. A grace of 0 or less aborts
+// whatever is open at once. Like Shutdown, it leaves p closed.
+func (p *Proxy) Drain(ctx context.Context, grace time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, max(grace, 0))
+	defer cancel()
+	return p.Shutdown(ctx)
+}
+
 // Close stops accepting, aborts every open connection (with a reset, on
 // both sides), and returns once every goroutine of the proxy has ended.
 // It is idempotent. The network is the caller's to close; its link's

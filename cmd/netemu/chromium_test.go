@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/internal/realclient"
+	"github.com/netemu/netemu/proxy"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -100,24 +102,23 @@ func chromiumPage(tb testing.TB, loads int) (float64, []chromiumLoad) {
 	// stands for the server's; every other name is refused without a
 	// lookup, every other upstream without a dial.
 	server := ln.Addr().String()
-	oldDial, oldLookup := proxyDialUpstream, proxyLookupHost
-	proxyLookupHost = func(ctx context.Context, host string) ([]netip.Addr, error) {
-		if host != "page.test" {
-			return nil, &net.DNSError{Err: "not the test's server", Name: host, IsNotFound: true}
-		}
-		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
-	}
-	proxyDialUpstream = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if addr != "127.0.0.1:80" {
-			return nil, fmt.Errorf("%s is not the test's server: %w", addr, syscall.ECONNREFUSED)
-		}
-		return (&net.Dialer{}).DialContext(ctx, network, server)
-	}
-	defer func() { proxyDialUpstream, proxyLookupHost = oldDial, oldLookup }()
-	fakeInterrupts(tb)
+	pc := &proxyCommand{interrupts: make(chan os.Signal, 4), base: proxy.Config{
+		LookupHost: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			if host != "page.test" {
+				return nil, &net.DNSError{Err: "not the test's server", Name: host, IsNotFound: true}
+			}
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		},
+		DialUpstream: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if addr != "127.0.0.1:80" {
+				return nil, fmt.Errorf("%s is not the test's server: %w", addr, syscall.ECONNREFUSED)
+			}
+			return (&net.Dialer{}).DialContext(ctx, network, server)
+		},
+	}}
 	socks := freeAddr(tb)
 	ctx, cancel := context.WithCancelCause(context.Background())
-	wait := proxyRun(ctx, append([]string{"--socks5", socks}, chromiumLink...)...)
+	wait := proxyRun(ctx, pc, append([]string{"--socks5", socks}, chromiumLink...)...)
 	defer func() {
 		cancel(context.Canceled)
 		if code, _, errOut := wait(); code != 130 && code != 0 {

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -30,6 +29,28 @@ import (
 // stops accepting and drains for --grace, the second aborts what is left;
 // then the summary: one row, or one JSON line, per connection.
 func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
+	return proxyCommand{}.run(ctx, args, w, stderr)
+}
+
+// proxyCommand is netemu proxy with what it takes from the process: how
+// it reaches upstreams and which interrupts it hears. Its zero value is
+// the command as main runs it; tests set its fields to stand in for the
+// system's resolver, its dialer and the process's signals.
+type proxyCommand struct {
+	// base is the proxy's configuration before the flags: they set the
+	// listeners, the destination rule, the observer, the log and, with
+	// --json, OnEnd over it, and leave the rest as it is (DialUpstream
+	// and LookupHost: nil for package proxy's defaults).
+	base proxy.Config
+
+	// interrupts, if not nil, are the interrupts that reach the process,
+	// a signal that ended the run's context among them; nil means SIGINT
+	// and SIGTERM, caught from the proxy's start to the command's end.
+	interrupts <-chan os.Signal
+}
+
+// run is netemu proxy with args, its output on w and stderr.
+func (pc proxyCommand) run(ctx context.Context, args []string, w, stderr io.Writer) error {
 	// Connections report their failures from their own goroutines.
 	stderr = &lockedWriter{w: stderr}
 	o := &options{}
@@ -62,7 +83,7 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 		return err
 	}
 	defer n.Close()
-	p, err := o.newProxy(n, po, c, w, stderr)
+	p, err := pc.newProxy(n, o.json, po, c, w, stderr)
 	if err != nil {
 		watch.Finish()
 		return err
@@ -71,7 +92,7 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 
 	// The first interrupt is the context's end; a second one, during the
 	// drain, aborts what is left.
-	sigs, stop := proxyInterrupts()
+	sigs, stop := pc.catchInterrupts()
 	defer stop()
 	<-ctx.Done()
 	drainProxy(ctx, p, sigs, po.grace, stderr)
@@ -83,6 +104,17 @@ func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
 		return ferr
 	}
 	return interrupted(ctx)
+}
+
+// catchInterrupts returns pc.interrupts, or, without them, the SIGINT
+// and SIGTERM that reach the process from now on; stop stops them.
+func (pc proxyCommand) catchInterrupts() (sigs <-chan os.Signal, stop func()) {
+	if pc.interrupts != nil {
+		return pc.interrupts, func() {}
+	}
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	return ch, func() { signal.Stop(ch) }
 }
 
 // proxySummary writes, once p has stopped, the summary of its
@@ -122,7 +154,7 @@ func (o *options) checkProxy(ctx context.Context, po *proxyOptions) error {
 		if !po.check {
 			break
 		}
-		if err := checkUpstream(ctx, f.Upstream); err != nil {
+		if err := proxy.CheckUpstream(ctx, f.Upstream); err != nil {
 			return usagef("--forward %s: %v", f, err)
 		}
 	}
@@ -130,19 +162,19 @@ func (o *options) checkProxy(ctx context.Context, po *proxyOptions) error {
 }
 
 // newProxy starts the proxy's listeners on network n, observed as case
-// c is. With --json each connection's record is a line on w as it ends;
-// the table keeps the last proxy.KeptRecords and the totals, so memory
-// does not grow with the connections served.
-func (o *options) newProxy(n *emu.Net, po *proxyOptions, c experiment.Case, w, stderr io.Writer) (*proxy.Proxy, error) {
-	var onEnd func(proxy.Record)
-	if o.json {
-		out := &lockedWriter{w: w}
-		enc := json.NewEncoder(out)
-		onEnd = func(r proxy.Record) { enc.Encode(r) }
+// c is, with pc.base's configuration under the flags'. With --json
+// (asJSON) each connection's record is a line on w as it ends; the table
+// keeps the last proxy.KeptRecords and the totals, so memory does not
+// grow with the connections served.
+func (pc proxyCommand) newProxy(n *emu.Net, asJSON bool, po *proxyOptions, c experiment.Case, w, stderr io.Writer) (*proxy.Proxy, error) {
+	cfg := pc.base
+	cfg.Forwards, cfg.SOCKS5, cfg.Allow, cfg.Observe = po.forwards, po.socks, po.allow, c.Observe
+	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "netemu proxy: "+format+"\n", args...) }
+	if asJSON {
+		enc := json.NewEncoder(&lockedWriter{w: w})
+		cfg.OnEnd = func(r proxy.Record) { enc.Encode(r) }
 	}
-	p, err := proxy.New(n, proxy.Config{Forwards: po.forwards, SOCKS5: po.socks, Allow: po.allow, DialUpstream: proxyDialUpstream,
-		LookupHost: proxyLookupHost, OnEnd: onEnd, Observe: c.Observe,
-		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "netemu proxy: "+format+"\n", args...) }})
+	p, err := proxy.New(n, cfg)
 	if err != nil {
 		return nil, usagef("%s", strings.TrimPrefix(err.Error(), "proxy: "))
 	}
@@ -180,7 +212,7 @@ func announceProxy(stderr io.Writer, p *proxy.Proxy, po *proxyOptions, lc link.C
 // resets them sooner.
 func drainProxy(ctx context.Context, p *proxy.Proxy, sigs <-chan os.Signal, grace time.Duration, stderr io.Writer) {
 	fmt.Fprintf(stderr, "netemu proxy: stopping: open connections (%d) may go on for %v; interrupt again to reset them now\n", p.Active(), grace)
-	drain, cancel := context.WithTimeout(context.Background(), grace)
+	abort, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
 		// When a signal ended the context, that signal came here too.
@@ -192,13 +224,13 @@ func drainProxy(ctx context.Context, p *proxy.Proxy, sigs <-chan os.Signal, grac
 		for got := 0; got < need; got++ {
 			select {
 			case <-sigs:
-			case <-drain.Done():
+			case <-abort.Done():
 				return
 			}
 		}
 		cancel()
 	}()
-	if err := p.Shutdown(drain); err != nil {
+	if err := p.Drain(abort, grace); err != nil {
 		fmt.Fprintf(stderr, "netemu proxy: connections still open were reset\n")
 	}
 }
@@ -212,18 +244,6 @@ func interrupted(ctx context.Context) error {
 		return &exitError{code: se.exitStatus()}
 	}
 	return nil
-}
-
-// proxyDialUpstream opens the proxy's upstream connections; nil means
-// proxy's default, a net.Dialer. Tests replace it.
-var proxyDialUpstream func(ctx context.Context, network, addr string) (net.Conn, error)
-
-// proxyInterrupts returns the interrupts that reach the process and a
-// function that stops them; tests replace it.
-var proxyInterrupts = func() (<-chan os.Signal, func()) {
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	return ch, func() { signal.Stop(ch) }
 }
 
 // forwardList is the repeatable --forward.
@@ -280,31 +300,6 @@ func (o *options) realLink(cmd, clockWhy string) (link.Config, tcpstack.TCPConfi
 	return lc, tcp, err
 }
 
-// checkUpstream resolves and connects to a forward's upstream once, so
-// that a typo fails at the start rather than on the first connection.
-// The upstream sees that connection open and close at once (--check=false
-// leaves it out).
-func checkUpstream(ctx context.Context, addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if _, err := net.DefaultResolver.LookupHost(ctx, host); err != nil {
-		return fmt.Errorf("upstream %s does not resolve: %v", addr, err)
-	}
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) {
-			return fmt.Errorf("upstream %s refuses connections; start it first", addr)
-		}
-		return fmt.Errorf("upstream %s: %v", addr, err)
-	}
-	return c.Close()
-}
-
 // writeProxySummary writes a row for each of the last connections kept
 // and a total over all of them. The total's retransmits are the link's,
 // as the line at the foot gives them: the connections' and, on a line of
@@ -324,10 +319,6 @@ func writeProxySummary(w io.Writer, recs []proxy.Record, tot proxy.Totals) error
 	fmt.Fprintf(tw, "%d\t\t\t\t%d\t%d\t%d\t\n", tot.Conns, tot.BytesUp, tot.BytesDown, tot.LinkRetransmits)
 	return tw.Flush()
 }
-
-// proxyLookupHost resolves the names SOCKS5 clients give; nil means
-// proxy's default, the system's resolver. Tests replace it.
-var proxyLookupHost func(ctx context.Context, host string) ([]netip.Addr, error)
 
 // prefixList is the repeatable --allow: an address or a prefix.
 type prefixList []netip.Prefix

@@ -51,26 +51,52 @@ func echoUpstream(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// fakeInterrupts replaces the process's interrupts with a channel the
-// test sends on.
-func fakeInterrupts(t testing.TB) chan os.Signal {
-	ch := make(chan os.Signal, 4)
-	old := proxyInterrupts
-	proxyInterrupts = func() (<-chan os.Signal, func()) { return ch, func() {} }
-	t.Cleanup(func() { proxyInterrupts = old })
-	return ch
-}
-
-// proxyRun runs netemu proxy in the background; the returned function
+// proxyRun runs netemu proxy in the background: through run, as main
+// runs it, when pc is nil; otherwise as pc, with the test's stand-ins
+// for the process's resolver, dialer and interrupts, its error made an
+// exit status as run makes it (commandStatus). The returned function
 // waits for it and returns its exit status and output.
-func proxyRun(ctx context.Context, args ...string) func() (int, string, string) {
+func proxyRun(ctx context.Context, pc *proxyCommand, args ...string) func() (int, string, string) {
 	var o, e bytes.Buffer
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, append([]string{"proxy"}, args...), &o, &e) }()
+	go func() {
+		if pc == nil {
+			done <- run(ctx, append([]string{"proxy"}, args...), &o, &e)
+			return
+		}
+		done <- commandStatus(ctx, pc.run(ctx, args, &o, &e), &e)
+	}()
 	return func() (int, string, string) {
 		code := <-done
 		return code, o.String(), e.String()
 	}
+}
+
+// commandStatus is the exit status run gives a command that returned
+// err, ctx being the run's, and writes the line run writes for it on
+// stderr.
+func commandStatus(ctx context.Context, err error, stderr io.Writer) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "netemu: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	var se *signalError
+	if errors.As(context.Cause(ctx), &se) {
+		fmt.Fprintf(stderr, "netemu: %v; files written so far are complete\n", se)
+		return se.exitStatus()
+	}
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "netemu: %v\n", err)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
 }
 
 // dialRetry dials addr until the proxy listens there.
@@ -123,13 +149,12 @@ func TestProxyBadInput(t *testing.T) {
 // An interrupt stops the proxy: the connection that ended is in the
 // summary, with its bytes; the capture holds the link's packets.
 func TestProxyCarriesAndSummarizes(t *testing.T) {
-	fakeInterrupts(t)
 	up := echoUpstream(t)
 	listen := freeAddr(t)
 	pcap := filepath.Join(t.TempDir(), "link.pcap")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	wait := proxyRun(ctx, "--forward", listen+"="+up, "--rtt", "10ms", "--json", "--pcap", pcap)
+	wait := proxyRun(ctx, nil, "--forward", listen+"="+up, "--rtt", "10ms", "--json", "--pcap", pcap)
 	c := dialRetry(t, listen)
 	c.Write([]byte("hello"))
 	c.(*net.TCPConn).CloseWrite()
@@ -156,12 +181,12 @@ func TestProxyCarriesAndSummarizes(t *testing.T) {
 // During the drain a second interrupt resets what is still open, at
 // once rather than after --grace.
 func TestProxySecondInterrupt(t *testing.T) {
-	sigs := fakeInterrupts(t)
+	sigs := make(chan os.Signal, 4) // the process's interrupts, as the test sends them
 	up := echoUpstream(t)
 	listen := freeAddr(t)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	wait := proxyRun(ctx, "--forward", listen+"="+up, "--rtt", "2ms", "--grace", "1h")
+	wait := proxyRun(ctx, &proxyCommand{interrupts: sigs}, "--forward", listen+"="+up, "--rtt", "2ms", "--grace", "1h")
 	c := dialRetry(t, listen)
 	defer c.Close()
 	c.Write([]byte("x"))
@@ -197,7 +222,6 @@ func TestProxySecondInterrupt(t *testing.T) {
 // A port alone listens on loopback, quietly; an address beyond loopback
 // is taken as given, with a warning that says who can reach what.
 func TestProxyListenScope(t *testing.T) {
-	fakeInterrupts(t)
 	for _, c := range []struct {
 		args    []string
 		listen  string
@@ -208,7 +232,7 @@ func TestProxyListenScope(t *testing.T) {
 	} {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(&signalError{os.Interrupt}) // it lists its listeners, then stops
-		code, _, stderr := proxyRun(ctx, c.args...)()
+		code, _, stderr := proxyRun(ctx, nil, c.args...)()
 		if code != 130 || !strings.Contains(stderr, c.listen) {
 			t.Errorf("proxy %q: exit %d, stderr %q; want it to listen as %q", c.args, code, stderr, c.listen)
 		}
@@ -219,7 +243,7 @@ func TestProxyListenScope(t *testing.T) {
 	// A forward's port alone: the proxy listens on 127.0.0.1.
 	_, port, _ := net.SplitHostPort(freeAddr(t))
 	ctx, cancel := context.WithCancelCause(context.Background())
-	wait := proxyRun(ctx, "--forward", ":"+port+"="+echoUpstream(t))
+	wait := proxyRun(ctx, nil, "--forward", ":"+port+"="+echoUpstream(t))
 	dialRetry(t, "127.0.0.1:"+port).Close()
 	cancel(&signalError{os.Interrupt})
 	if code, _, stderr := wait(); code != 130 || !strings.Contains(stderr, "netemu proxy: 127.0.0.1:"+port+" → ") || strings.Contains(stderr, "warning") {
@@ -240,7 +264,6 @@ func TestProxyListenScope(t *testing.T) {
 // to the total. (The upstream closes after the client, once its data has
 // arrived: with data lost just before a FIN, gVisor's TCP can stall.)
 func TestProxyRetransmitTotalsAgree(t *testing.T) {
-	fakeInterrupts(t)
 	const conns, size = 20, 64 << 10
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -270,7 +293,7 @@ func TestProxyRetransmitTotalsAgree(t *testing.T) {
 			// machine its FINs' retransmission timeouts can outlast the
 			// default grace of 5 s, which would abort it. The interrupt
 			// below lets every connection end.
-			wait := proxyRun(ctx, "--forward", listen+"="+ln.Addr().String(), "--rtt", "10ms", "--loss", "8%", "--tcp", tcp, "--check=false", "--grace", "2m")
+			wait := proxyRun(ctx, nil, "--forward", listen+"="+ln.Addr().String(), "--rtt", "10ms", "--loss", "8%", "--tcp", tcp, "--check=false", "--grace", "2m")
 			first := dialRetry(t, listen) // the proxy listens
 			errs := make(chan error, conns)
 			for i := range conns {

@@ -9,13 +9,9 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
-	"time"
 
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
@@ -47,7 +43,7 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if err := checkCommand(argv[0]); err != nil {
 		return err
 	}
-	fwd, err := shellPorts(sf)
+	fwd, err := kernel.HostPorts(sf.ports)
 	if err != nil {
 		return err
 	}
@@ -64,28 +60,41 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 		return err
 	}
 	defer n.Close()
-	outside, err := forwardShell(n, sf, fwd)
+	sh := kernel.Shell{Args: argv, Ports: fwd, Isolated: sf.isolated, Resolver: sf.resolver,
+		Stdin: os.Stdin, Stdout: passThrough(w), Stderr: passThrough(stderr)}
+	outside, err := sh.Forward(n)
 	if err != nil {
 		return err
 	}
-	cmd, portWords := shellCommand(argv, fwd, w, stderr)
 	fmt.Fprintf(stderr, "netemu shell: %s across the link (%s, %s); host loopback ports at %v: %s; the outside: %s\n",
-		argv[0], linkPath(lc), n.Facts().Link, kernel.ServerAddr, orNone(portWords), outside)
+		argv[0], linkPath(lc), n.Facts().Link, kernel.ServerAddr, orNone(fwd), outsideWords(outside))
+	return runShell(n, sh, watch, stderr)
+}
 
-	started := make(chan *os.Process, 1)
-	defer catchSignals(started)()
-	code, took, err := runShell(n, cmd, started)
+// runShell runs sh's program on n, the signals netemu receives passed on
+// to it, and then says on stderr how it ended and what the link carried.
+// The error ends netemu with the program's status, or says why watch
+// could not complete its files.
+func runShell(n *kernel.Net, sh kernel.Shell, watch *experiment.Watch, stderr io.Writer) error {
+	sigs, stop := kernel.CatchSignals()
+	defer stop()
+	sh.Signals = sigs
+	exit, err := sh.Run(n)
+	var se *kernel.StartError
+	if errors.As(err, &se) { // a shell's status for a command it cannot run
+		return &exitError{code: 127, err: fmt.Errorf("shell: %v", se.Err)}
+	}
 	if err != nil {
 		return err
 	}
 	ferr := watch.Finish()
 	st := n.Stats().Link
 	fmt.Fprintf(stderr, "netemu shell: exit status %d after %s; the link: %d packets delivered, %d dropped\n",
-		code, fmtDur(took), st[link.AtoB].Packets+st[link.BtoA].Packets, st[link.AtoB].Drops.Total()+st[link.BtoA].Drops.Total())
+		exit.Status, fmtDur(exit.Took), st[link.AtoB].Packets+st[link.BtoA].Packets, st[link.AtoB].Drops.Total()+st[link.BtoA].Drops.Total())
 	if ferr != nil {
 		return ferr
 	}
-	return &exitError{code: code}
+	return &exitError{code: exit.Status}
 }
 
 // shellLink is the link, the stacks and the way across (--link, netemu's
@@ -111,16 +120,6 @@ func (o *options) shellLink(sf *shellOptions) (link.Config, tcpstack.TCPConfig, 
 		return lc, tcp, "", usagef("shell: --resolver does not apply with --isolated: no query leaves the server's namespace")
 	}
 	return lc, tcp, via, nil
-}
-
-// shellPorts are the host's loopback ports the server namespace
-// forwards, in order, each once: those listening now and --port.
-func shellPorts(sf *shellOptions) ([]uint16, error) {
-	host, err := kernel.LoopbackListeners()
-	if err != nil {
-		return nil, err
-	}
-	return slices.Compact(slices.Sorted(slices.Values(append(host, sf.ports...)))), nil
 }
 
 // shellNet builds the kernel-mode network for case c's link, joined by
@@ -159,121 +158,16 @@ func checkCommand(name string) error {
 	return nil
 }
 
-// forwardShell makes the host's loopback ports fwd answer in the server
-// namespace and, unless --isolated, carries TCP and DNS on to the
-// outside: DNS goes where the host's resolv.conf says (the namespaces
-// share it), and on to --resolver or the host's first name server. It
-// returns the words that say what of the outside the command reaches.
-func forwardShell(n *kernel.Net, sf *shellOptions, fwd []uint16) (string, error) {
-	for _, p := range fwd {
-		if err := n.ForwardHost(p); err != nil {
-			return "", err
-		}
-	}
-	if sf.isolated {
-		return "none (--isolated)", nil
-	}
-	resolver, loopback, err := kernel.HostResolvers()
-	if err != nil {
-		return "", err
-	}
-	if sf.resolver.IsValid() {
-		resolver = sf.resolver
-	}
-	if err := n.ForwardOutside(resolver, loopback); err != nil {
-		return "", err
-	}
-	if !resolver.IsValid() {
-		return "TCP (no resolver: /etc/resolv.conf names none; see --resolver)", nil
-	}
-	return "TCP and DNS (resolver " + resolver.String() + ")", nil
-}
-
-// shellCommand is the command argv with netemu's standard input and its
-// outputs, and NETEMU_SERVER, NETEMU_CLIENT and NETEMU_PORTS added to
-// its environment; it returns the forwarded ports fwd as words too.
-func shellCommand(argv []string, fwd []uint16, w, stderr io.Writer) (*exec.Cmd, []string) {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, passThrough(w), passThrough(stderr)
-	var portWords []string
-	for _, p := range fwd {
-		portWords = append(portWords, strconv.Itoa(int(p)))
-	}
-	cmd.Env = append(os.Environ(),
-		"NETEMU_SERVER="+kernel.ServerAddr.String(),
-		"NETEMU_CLIENT="+kernel.ClientAddr.String(),
-		"NETEMU_PORTS="+strings.Join(portWords, " "))
-	return cmd, portWords
-}
-
-// catchSignals sends the interrupts netemu receives to the command, once
-// started says which process it is, and returns the function that stops
-// doing so. The command decides what they mean: an interactive shell
-// ignores Ctrl-C. A termination the command has not obeyed after
-// shellKillAfter kills it.
-func catchSignals(started <-chan *os.Process) (stop func()) {
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, kernel.ShellSignals...)
-	done := make(chan struct{})
-	go relaySignals(sigs, started, done)
-	return func() {
-		close(done)
-		signal.Stop(sigs)
-	}
-}
-
-// runShell runs cmd in n's client namespace, sending its process to
-// started, and returns its exit status (128 plus the signal's number
-// when a signal ended it, as shells say) and how long it ran. A command
-// that could not start is an exitError of status 127.
-func runShell(n *kernel.Net, cmd *exec.Cmd, started chan<- *os.Process) (code int, took time.Duration, err error) {
-	begin := time.Now()
-	err = n.RunInClient(cmd, func(p *os.Process) { started <- p })
-	took = time.Since(begin)
-	var exit *exec.ExitError
+// outsideWords says what of the outside the command reaches, as
+// kernel.Shell.Forward set it up.
+func outsideWords(o kernel.Outside) string {
 	switch {
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-	case err != nil:
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
-			return 0, took, &exitError{code: 127, err: fmt.Errorf("shell: %v", err)}
-		}
-		return 0, took, err
+	case !o.TCP:
+		return "none (--isolated)"
+	case !o.Resolver.IsValid():
+		return "TCP (no resolver: /etc/resolv.conf names none; see --resolver)"
 	}
-	return code, took, nil
-}
-
-// shellKillAfter is how long a command may take to end after netemu
-// shell is told to terminate.
-const shellKillAfter = 5 * time.Second
-
-// relaySignals passes the signals netemu receives on to the command once
-// it has started, until done; a SIGTERM or SIGHUP is followed by SIGKILL
-// after shellKillAfter.
-func relaySignals(sigs <-chan os.Signal, started <-chan *os.Process, done <-chan struct{}) {
-	var p *os.Process
-	select {
-	case p = <-started:
-	case <-done:
-		return
-	}
-	var kill <-chan time.Time
-	for {
-		select {
-		case s := <-sigs:
-			kernel.RelaySignal(p, s)
-			if (s == syscall.SIGTERM || s == syscall.SIGHUP) && kill == nil {
-				kill = time.After(shellKillAfter)
-			}
-		case <-kill:
-			p.Kill()
-		case <-done:
-			return
-		}
-	}
+	return "TCP and DNS (resolver " + o.Resolver.String() + ")"
 }
 
 // exitError ends a command with an exit status of its own: netemu
@@ -301,9 +195,14 @@ func passThrough(w io.Writer) io.Writer {
 	return w
 }
 
-func orNone(words []string) string {
-	if len(words) == 0 {
+// orNone lists ports, space-separated, or says "none".
+func orNone(ports []uint16) string {
+	if len(ports) == 0 {
 		return "none"
+	}
+	words := make([]string, len(ports))
+	for i, p := range ports {
+		words[i] = strconv.Itoa(int(p))
 	}
 	return strings.Join(words, " ")
 }
