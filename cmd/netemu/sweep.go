@@ -153,7 +153,7 @@ func (s *sweep) run(ctx context.Context, w, stderr io.Writer) error {
 	}()
 	p := &sweepProgress{s: s, stderr: stderr}
 	defer p.close()
-	if err := s.Run(ctx, s.executor(stderr), p, out.Add); err != nil {
+	if err := s.Run(ctx, s.executor(ctx, stderr), p, out.Add); err != nil {
 		return err
 	}
 	return s.finish(out)

@@ -55,17 +55,36 @@ func workerMain(args []string, stdin io.Reader, stdout, stderr io.Writer, fault 
 	}
 }
 
-// workerStarted, if set, is told the process ID of every worker started
-// (tests check that none outlives its sweep).
-var workerStarted func(pid int)
+// A sweepTrace is told of a sweep's worker processes, as an
+// httptrace.ClientTrace is of a request's connections: carried by the
+// context, so that a test can watch a sweep it runs through the whole
+// command. A run has none.
+type sweepTrace struct {
+	workerStarted func(pid int) // each worker's process ID, once started
+}
+
+type sweepTraceKey struct{}
+
+// withSweepTrace returns ctx carrying t.
+func withSweepTrace(ctx context.Context, t *sweepTrace) context.Context {
+	return context.WithValue(ctx, sweepTraceKey{}, t)
+}
+
+// workerStarted is the hook of ctx's sweepTrace, nil without one.
+func workerStarted(ctx context.Context) func(pid int) {
+	if t, ok := ctx.Value(sweepTraceKey{}).(*sweepTrace); ok {
+		return t.workerStarted
+	}
+	return nil
+}
 
 // executor runs the sweep's units: in worker processes when more than one
 // job and one run are asked for, else in this process.
-func (s *sweep) executor(stderr io.Writer) experiment.Executor {
+func (s *sweep) executor(ctx context.Context, stderr io.Writer) experiment.Executor {
 	if s.jobs <= 1 || len(s.Units()) <= 1 {
 		return experiment.InProcess{Run: s.runUnit}
 	}
-	return experiment.Workers{Jobs: s.jobs, Stderr: &lockedWriter{w: stderr}, Started: workerStarted,
+	return experiment.Workers{Jobs: s.jobs, Stderr: &lockedWriter{w: stderr}, Started: workerStarted(ctx),
 		Command: func(ctx context.Context) (*exec.Cmd, error) {
 			self, err := os.Executable()
 			if err != nil {

@@ -20,15 +20,14 @@ func TestJobsInterruptLeavesNoProcess(t *testing.T) {
 	defer cancel(nil)
 	var mu sync.Mutex
 	var pids []int
-	workerStarted = func(pid int) {
+	ctx = withSweepTrace(ctx, &sweepTrace{workerStarted: func(pid int) {
 		mu.Lock()
 		defer mu.Unlock()
 		pids = append(pids, pid)
 		if len(pids) == 2 {
 			cancel(&signalError{os.Interrupt})
 		}
-	}
-	defer func() { workerStarted = nil }()
+	}})
 	var o, e strings.Builder
 	code := run(ctx, sweepArgs("--seeds", "1-50", "--jobs", "2"), &o, &e)
 	if code != 130 || !strings.Contains(e.String(), "interrupted") {
