@@ -176,8 +176,10 @@ type CellError struct {
 	Err   error  // link.Config.Validate's
 }
 
+// Error names the combination, then what is wrong with its link.
 func (e *CellError) Error() string { return e.Label + ": " + e.Err.Error() }
 
+// Unwrap returns Validate's error.
 func (e *CellError) Unwrap() error { return e.Err }
 
 // Swept names c, one of the grid's cases, by its values on the axes of
@@ -215,7 +217,7 @@ func (g *Grid) CaseName(c Case) string {
 // Variant names c, one of the grid's cases, among the others, for file
 // names: "" when the grid has one case; otherwise its RTT and rate, its
 // other swept values (Swept) and its workload's variant:
-// "rtt50ms-10mbit-loss1pct-nagle-on".
+// "rtt50.0ms-10mbit-loss1pct-nagle-on".
 func (g *Grid) Variant(c Case) string {
 	if g.Cells() < 2 {
 		return ""

@@ -24,6 +24,7 @@ const MaxRTO = 120 * time.Second
 // handshake completes.
 type HandshakeError struct{ RTT time.Duration }
 
+// Error says why no handshake completes, and the RTT that would.
 func (e *HandshakeError) Error() string {
 	return fmt.Sprintf("an RTT of %v cannot complete a TCP handshake: a connect gives up after %v (the SYN and 6 retransmissions, Linux's and gVisor's default); want an RTT under %v", e.RTT, MaxHandshakeRTT, MaxHandshakeRTT)
 }
