@@ -41,7 +41,7 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 	bar := newProgress(stderr, len(cases)*(len(o.tcp.vals)+1), true)
 	defer bar.close()
 	for _, c := range cases {
-		m, err := o.compareCase(ctx, emulated, kern, c, o.caseVariant(c, len(cases) > 1), bar)
+		m, err := o.compareCase(ctx, emulated, kern, c, o.grid.Variant(c), bar)
 		if err != nil {
 			return err
 		}
@@ -164,11 +164,11 @@ func (o *options) compareRow(tw io.Writer, c experiment.Case, m comparison) stri
 		vs = append(vs, experiment.Deviation(experiment.Ms(eg), experiment.Ms(kg)))
 	}
 	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.emulated[0].Workload, fmtDur(c.RTT()), c.RateLabel(),
-		o.caseName(c), strings.Join(cols, "\t"), fmtDur(kg), fmtDur(model), strings.Join(vs, "\t"))
+		o.grid.CaseName(c), strings.Join(cols, "\t"), fmtDur(kg), fmtDur(model), strings.Join(vs, "\t"))
 	if !o.kind.Details {
 		return ""
 	}
-	name := o.caseName(c)
+	name := o.grid.CaseName(c)
 	if name == "" {
 		name = m.emulated[0].Workload
 	}

@@ -35,7 +35,7 @@ func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
 	defer bar.close()
 	for i, c := range cases {
 		bar.start(caseLabel(c))
-		vname := o.caseVariant(c, len(cases) > 1)
+		vname := o.grid.Variant(c)
 		r, rec, watch, err := o.measure(ctx, b, c, vname, true)
 		bar.finish()
 		if err != nil {

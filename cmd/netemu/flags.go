@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -143,8 +142,8 @@ type options struct {
 	mmLogDown string
 	plot      string
 	waterfall string
-	set       map[string]bool // flags given on the command line
-	sweeping  bool            // cases are a sweep's: a list of --tcp is an axis
+	set       map[string]bool  // flags given on the command line
+	grid      *experiment.Grid // the cases' grid, once cases has made them
 
 	// sweep only
 	seedsFlag string // --seeds as typed
@@ -568,80 +567,6 @@ func kindsOfFlag(name string) []string {
 	return names
 }
 
-// maxHandshakeRTT is how long a connect waits for its SYN to be answered:
-// an initial timeout of 1 s doubled over 6 retransmissions.
-const maxHandshakeRTT = 127 * time.Second
-
-// axis is a list flag that sweeps: its values, how each names a case and
-// how it sets a link.
-type axis struct {
-	name  string
-	n     int
-	label func(i int) string // "loss 1%", for table cells
-	slug  func(i int) string // "loss1pct", for file names
-	apply func(i int, c *link.Config)
-	// late: apply after the netem lines and the qdiscs, which may set
-	// the directions apart (a trace is one direction's).
-	late bool
-}
-
-// axes are the list flags in the order they vary, outermost first.
-func (o *options) axes() []axis {
-	pct := func(v float64) string { return strconv.FormatFloat(v*100, 'g', -1, 64) + "%" }
-	raw := func(f interface{ rawAt(int) string }, i int) string { return f.rawAt(i) }
-	chance := func(name string, f *listFlag[float64], set func(*link.Config, float64)) axis {
-		return axis{name, len(f.vals), func(i int) string { return name + " " + pct(f.vals[i]) },
-			func(i int) string { return name + strings.ReplaceAll(pct(f.vals[i]), "%", "pct") },
-			func(i int, c *link.Config) { set(c, f.vals[i]) }, false}
-	}
-	return []axis{
-		{"rtt", len(o.rtt.vals), func(i int) string { return "rtt " + fmtDur(o.rtt.vals[i]) }, func(i int) string { return "rtt" + raw(o.rtt, i) },
-			func(i int, c *link.Config) { c.Delay = o.rtt.vals[i] / 2 }, false},
-		{"rate", len(o.rate.vals), func(i int) string { return tc.FormatRate(o.rate.vals[i]) }, func(i int) string { return tc.FormatRate(o.rate.vals[i]) },
-			func(i int, c *link.Config) { c.Rate = o.rate.vals[i] }, false},
-		{"queue", len(o.queue.vals), func(i int) string { return "queue " + raw(o.queue, i) }, func(i int) string { return "queue" + raw(o.queue, i) },
-			func(i int, c *link.Config) { c.Qdisc = link.Qdisc(o.queue.vals[i]) }, false},
-		{"qdisc", len(o.qdisc.vals), func(i int) string { return o.qdisc.vals[i].String() }, func(i int) string { return strings.ReplaceAll(o.qdisc.vals[i].String(), " ", "-") },
-			func(i int, c *link.Config) { *c = o.qdisc.vals[i].Apply(*c, tc.Both) }, false},
-		{"delack", len(o.delack.vals), func(i int) string { return "delack " + fmtDur(o.delack.vals[i]) }, func(i int) string { return "delack" + raw(o.delack, i) },
-			func(i int, c *link.Config) { c.DelayedACK = o.delack.vals[i] }, false},
-		chance("loss", o.loss, func(c *link.Config, v float64) { c.Loss = link.RandomLoss(v, 0) }),
-		{"jitter", len(o.jitter.vals), func(i int) string { return "jitter " + fmtDur(o.jitter.vals[i]) }, func(i int) string { return "jitter" + raw(o.jitter, i) },
-			func(i int, c *link.Config) { c.Jitter = o.jitter.vals[i] }, false},
-		chance("reorder", o.reorder, func(c *link.Config, v float64) { c.Reorder = link.Chance{P: v} }),
-		chance("duplicate", o.duplicate, func(c *link.Config, v float64) { c.Duplicate = link.Chance{P: v} }),
-		chance("corrupt", o.corrupt, func(c *link.Config, v float64) { c.Corrupt = link.Chance{P: v} }),
-		o.traceAxis("trace-up", o.traceUp, true),
-		o.traceAxis("trace-down", o.traceDown, false),
-	}
-}
-
-// traceAxis is the axis of --trace-up or --trace-down: each value a trace
-// file, or none ("").
-func (o *options) traceAxis(name string, f *listFlag[*link.Trace], up bool) axis {
-	label := func(i int) string {
-		if f.vals[i] == nil {
-			return ""
-		}
-		return name + " " + f.vals[i].Name
-	}
-	return axis{name: name, n: len(f.vals), label: label, slug: func(i int) string { return strings.ReplaceAll(label(i), " ", "-") },
-		apply: func(i int, c *link.Config) {
-			if t := f.vals[i]; t != nil {
-				if o.traceOnce {
-					once := *t
-					once.Once = true
-					t = &once
-				}
-				dir := link.BtoA
-				if up {
-					dir = link.AtoB
-				}
-				*c = c.WithTrace(dir, t)
-			}
-		}, late: true}
-}
-
 // parseTrace reads a --trace-up or --trace-down value: a trace file, or
 // "" for none. A file given twice is read once.
 func (o *options) parseTrace(path string) (*link.Trace, error) {
@@ -683,156 +608,6 @@ func (o *options) inputHashes() map[string]string {
 	return m
 }
 
-// netemOptions are the flags that set what a netem option also sets.
-var netemOptions = map[tc.Option]string{tc.Delay: "rtt", tc.Limit: "queue", tc.Rate: "rate", tc.Loss: "loss", tc.Reorder: "reorder", tc.Duplicate: "duplicate", tc.Corrupt: "corrupt", tc.Seed: "seed"}
-
-// withNetem applies the --netem lines to c: the shared one to both
-// directions, --netem-up to client→server, --netem-down to server→client.
-// An option set both by a flag and by a netem line is a usage error, and
-// so is netem's limit with a qdisc that has its own.
-func (o *options) withNetem(c link.Config) (link.Config, error) {
-	names := []string{"netem", "netem-up", "netem-down"}
-	sides := []tc.Side{tc.Both, tc.Up, tc.Down}
-	var lines [3]tc.Netem
-	for i, line := range o.netem {
-		if line == "" {
-			continue
-		}
-		n, err := tc.ParseNetem(line)
-		if err != nil {
-			return c, usagef("--%s %q: %v", names[i], line, strings.TrimPrefix(err.Error(), "netem: "))
-		}
-		for _, g := range n.Options() {
-			if f, ok := netemOptions[g]; ok && o.set[f] {
-				return c, usagef("--%s and --%s's %s both set the %s; give it once", f, names[i], g, g)
-			}
-			if g == tc.Delay && n.Config().Jitter > 0 && o.set["jitter"] {
-				return c, usagef("--jitter and --%s's delay both set the jitter; give it once", names[i])
-			}
-		}
-		lines[i] = n
-	}
-	for i, n := range lines {
-		if n.Has(tc.Limit) && !c.Qdisc.IsFIFO() {
-			return c, queueTwice("netem's limit", "qdisc", c.Qdisc)
-		}
-		if o.netem[i] != "" {
-			c = n.Apply(c, sides[i])
-		}
-	}
-	return c, nil
-}
-
-// queueTwice is the usage error for a queue limit given with a qdisc
-// that has its own.
-func queueTwice(other, flag string, q link.Qdisc) error {
-	return usagef("%s and --%s %s both bound the queue; %s has its own limit (limit N): drop %s", other, flag, tc.Qdisc(q), q.Kind, other)
-}
-
-// withQdisc checks that a qdisc with a limit of its own (all but the
-// FIFO) comes without --queue or netem's limit, and gives the
-// server→client direction its own qdisc with --qdisc-down.
-func (o *options) withQdisc(c link.Config) (link.Config, error) {
-	var down tc.Qdisc
-	if o.qdiscDown != "" {
-		if strings.Contains(o.qdiscDown, ",") {
-			return c, usagef("--qdisc-down %q: takes one queue discipline, not a list; to compare several, list them in --qdisc", o.qdiscDown)
-		}
-		var err error
-		if down, err = tc.ParseQdisc(o.qdiscDown); err != nil {
-			return c, usagef("--qdisc-down %q: %v", o.qdiscDown, strings.TrimPrefix(err.Error(), "qdisc "))
-		}
-	}
-	if !c.Qdisc.IsFIFO() && o.set["queue"] {
-		return c, queueTwice("--queue", "qdisc", c.Qdisc)
-	}
-	if o.qdiscDown == "" {
-		return c, nil
-	}
-	d := c
-	if c.BtoA != nil {
-		d = *c.BtoA
-	}
-	// A FIFO limit other than the default comes from --queue or netem's
-	// limit.
-	if q := d.Qdisc; !down.IsFIFO() && q.IsFIFO() && (o.set["queue"] || q.LimitBytes != 0 || q.Limit != 0 && q.Limit != link.DefaultQueuePackets) {
-		other := "--queue"
-		if !o.set["queue"] {
-			other = "netem's limit" // --netem or --netem-down
-		}
-		return c, queueTwice(other, "qdisc-down", link.Qdisc(down))
-	}
-	return down.Apply(c, tc.Down), nil
-}
-
-// cases expands the options into the cases to run: every combination of
-// the list flags (sweep), times the workload's variants.
-func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
-	axes := o.axes()
-	if !sweep {
-		if err := o.checkOneValue(cmd, axes); err != nil {
-			return nil, err
-		}
-	}
-	o.sweeping = sweep
-	impls := o.tcp.vals
-	if !sweep {
-		impls = impls[:1] // compare runs each TCP of the list itself
-	}
-	ws, err := o.build()
-	if err != nil {
-		return nil, usagef("%s %s: %v", cmd, o.kind.Name, err)
-	}
-	tcp, err := o.tcpConfig()
-	if err != nil {
-		return nil, err
-	}
-	clk, err := o.clockMode()
-	if err != nil {
-		return nil, err
-	}
-	if _, err := o.newBackend(o.backend); err != nil {
-		return nil, err
-	}
-	if err := o.checkFigures(); err != nil {
-		return nil, err
-	}
-	if err := o.checkNeeds(cmd, clk, ws); err != nil {
-		return nil, err
-	}
-	if o.waterfall != "" {
-		if err := timeRequests(ws); err != nil {
-			return nil, err
-		}
-	}
-	if err := o.checkMTU(); err != nil {
-		return nil, err
-	}
-	// The cells are counted before any is built: a list too long is
-	// refused at once, not after minutes of building.
-	if err := checkCells(cmd, len(ws), axes); err != nil {
-		return nil, err
-	}
-	return o.expand(axes, impls, ws, experiment.Case{TCP: tcp, Clock: clk, Seed: o.seed})
-}
-
-// checkOneValue refuses, for run, explain and compare, a list flag with
-// several values: those are sweep's. A list of queue disciplines is a
-// choice between kinds of queue, as a workload's variants are, so they
-// take one (a case, a row, a figure per discipline), and compare takes
-// a list of TCPs.
-func (o *options) checkOneValue(cmd string, axes []axis) error {
-	for _, a := range axes {
-		if a.n > 1 && a.name != "qdisc" {
-			return usagef("%s: --%s has %d values; use netemu sweep for lists", cmd, a.name, a.n)
-		}
-	}
-	if n := len(o.tcp.vals); n > 1 && cmd != "compare" {
-		return usagef("%s: --tcp has %d values; use netemu compare to see them side by side, or netemu sweep", cmd, n)
-	}
-	return nil
-}
-
 // checkFigures refuses a --plot or --waterfall file whose name says
 // neither SVG nor PNG.
 func (o *options) checkFigures() error {
@@ -855,65 +630,6 @@ func timeRequests(ws []workloads.Workload) error {
 		ws[i] = t.WithTimings(true)
 	}
 	return nil
-}
-
-// checkCells refuses more than maxCells cells: variants workloads times
-// the values of each axis.
-func checkCells(cmd string, variants int, axes []axis) error {
-	cells, why := variants, []string{}
-	if variants > 1 {
-		why = append(why, fmt.Sprintf("%d variants", variants))
-	}
-	for _, a := range axes {
-		cells = min(cells*a.n, maxCells+1) // a.n ≤ maxCells: no overflow
-		if a.n > 1 {
-			why = append(why, fmt.Sprintf("--%s %d", a.name, a.n))
-		}
-	}
-	if cells > maxCells {
-		return usagef("%s: %s make more than %d cells, the most a sweep runs; split the study (--shard runs a part) or take fewer values", cmd, strings.Join(why, " × "), maxCells)
-	}
-	return nil
-}
-
-// expand makes the cases of every combination of the axes' values, the
-// last axis varying fastest, and, within each link, of every TCP of
-// impls and workload of ws, in that order; base gives the TCP's other
-// settings, the clock and the seed. A link that is not valid, or whose
-// RTT no TCP handshake completes, is refused.
-func (o *options) expand(axes []axis, impls []tcpstack.Impl, ws []workloads.Workload, base experiment.Case) ([]experiment.Case, error) {
-	var cases []experiment.Case
-	idx := make([]int, len(axes))
-	for {
-		lc, label, err := o.linkAt(axes, idx)
-		if err != nil {
-			return nil, err
-		}
-		if err := lc.Validate(); err != nil {
-			return nil, usagef("%s: %v", strings.Join(label, ", "), strings.TrimPrefix(err.Error(), "link: "))
-		}
-		if rtt := (experiment.Case{Link: lc}).RTT(); rtt > maxHandshakeRTT {
-			return nil, usagef("an RTT of %v cannot complete a TCP handshake: a connect gives up after %v (the SYN and 6 retransmissions, Linux's and gVisor's default); want an RTT under %v", rtt, maxHandshakeRTT, maxHandshakeRTT)
-		}
-		for _, impl := range impls {
-			tcp := base.TCP
-			tcp.Impl = impl
-			for _, w := range ws {
-				cases = append(cases, experiment.Case{Workload: w, Link: lc, TCP: tcp, Clock: base.Clock, Seed: base.Seed})
-			}
-		}
-		// Next combination: the last axis varies fastest.
-		k := len(axes) - 1
-		for ; k >= 0; k-- {
-			if idx[k]++; idx[k] < axes[k].n {
-				break
-			}
-			idx[k] = 0
-		}
-		if k < 0 {
-			return cases, nil
-		}
-	}
 }
 
 // parseImpl reads a --tcp value.
@@ -944,70 +660,6 @@ func (o *options) tcpConfig() (tcpstack.TCPConfig, error) {
 func (o *options) checkMTU() error {
 	if o.mtu < link.MinMTU || o.mtu > link.MaxMTU {
 		return usagef("--mtu %d: want %d to %d bytes", o.mtu, link.MinMTU, link.MaxMTU)
-	}
-	return nil
-}
-
-// linkAt is the link of one combination of the axes' values (idx[k]
-// picks axis k's), with netem and the qdisc applied, and its label;
-// the caller validates it.
-func (o *options) linkAt(axes []axis, idx []int) (link.Config, []string, error) {
-	lc := link.Config{MTU: o.mtu}
-	var label []string
-	for k, a := range axes {
-		if !a.late {
-			a.apply(idx[k], &lc)
-		}
-		if l := a.label(idx[k]); l != "" {
-			label = append(label, l)
-		}
-	}
-	if b := lc.Qdisc.LimitBytes; b > 0 && b < o.mtu {
-		return lc, nil, usagef("--queue %d bytes: want at least the MTU (%d bytes) so a full packet fits", b, o.mtu)
-	}
-	lc, err := o.withNetem(lc)
-	if err != nil {
-		return lc, nil, err
-	}
-	if lc, err = o.withQdisc(lc); err != nil {
-		return lc, nil, err
-	}
-	for k, a := range axes {
-		if a.late {
-			a.apply(idx[k], &lc)
-		}
-	}
-	if err := o.checkTraces(); err != nil {
-		return lc, nil, err
-	}
-	return lc, label, nil
-}
-
-// checkTraces refuses what a trace makes moot: a netem rate on the
-// direction it gives the rate of, --rate when both directions have one,
-// --trace-once without a trace.
-func (o *options) checkTraces() error {
-	has := func(f *listFlag[*link.Trace]) bool {
-		return slices.ContainsFunc(f.vals, func(t *link.Trace) bool { return t != nil })
-	}
-	up, down := has(o.traceUp), has(o.traceDown)
-	for _, c := range []struct {
-		on        bool
-		flag      string
-		lines     []int
-		lineFlags []string
-	}{{up, "trace-up", []int{0, 1}, []string{"netem", "netem-up"}}, {down, "trace-down", []int{0, 2}, []string{"netem", "netem-down"}}} {
-		for k, i := range c.lines {
-			if n, err := tc.ParseNetem(o.netem[i]); c.on && o.netem[i] != "" && err == nil && n.Has(tc.Rate) {
-				return usagef("--%s and --%s's rate both set the rate of one direction; give one", c.flag, c.lineFlags[k])
-			}
-		}
-	}
-	switch {
-	case up && down && o.set["rate"]:
-		return usagef("--rate does not apply: --trace-up and --trace-down give both directions' rates")
-	case o.traceOnce && !up && !down:
-		return usagef("--trace-once does not apply: it plays --trace-up or --trace-down once; give one")
 	}
 	return nil
 }
@@ -1089,39 +741,11 @@ func (o *options) measure(ctx context.Context, b experiment.Backend, c experimen
 		// gVisor): a usage error, named by the workload's error.
 		err = usagef("--backend %s: %v", b.Name(), err)
 	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ETIMEDOUT):
-		if why := tooSlow(c); why != "" {
-			err = fmt.Errorf("%w: %s", err, why)
+		if slow, ok := experiment.TooSlow(c); ok {
+			err = fmt.Errorf("%w: %s; raise --rate or lower --queue (under %d packets at this rate)", err, slow, slow.MaxPackets)
 		}
 	}
 	return r, rec, w, err
-}
-
-// maxRTO is TCP's longest retransmission timeout (Linux's TCP_RTO_MAX,
-// gVisor's MaxRTO).
-const maxRTO = 120 * time.Second
-
-// tooSlow explains, in the flags' terms, a connection that TCP gave up on
-// because the link is slower than its timers: a full queue takes longer
-// to drain than the longest retransmission timeout, so every timeout fires
-// before the data's ACK can come back. "" when that is not the case.
-func tooSlow(c experiment.Case) string {
-	full := c.Link.WithDefaults()
-	lc := full
-	if lc.BtoA != nil {
-		lc = *lc.BtoA
-	}
-	if lc.Rate == 0 || !lc.Qdisc.IsFIFO() {
-		// codel and fq_codel drop once packets wait past their target:
-		// their queue does not stay full.
-		return ""
-	}
-	packets, mtu := lc.Qdisc.Limit, full.MTU
-	drain := time.Duration(float64(packets*mtu*8) / lc.Rate * float64(time.Second))
-	if drain <= maxRTO {
-		return ""
-	}
-	return fmt.Sprintf("the link is too slow for TCP's timers: a full queue of %d packets takes %v to drain at %s, longer than TCP's longest retransmission timeout (%v), so the sender retransmits until it gives up; raise --rate or lower --queue (under %d packets at this rate)",
-		packets, drain.Round(time.Second), tc.FormatRate(lc.Rate), maxRTO, int(maxRTO.Seconds()*lc.Rate/float64(mtu*8)))
 }
 
 // commandLine is how netemu was run, for the headers of files it writes.

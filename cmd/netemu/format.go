@@ -2,10 +2,8 @@ package main
 
 import (
 	"fmt"
-	"github.com/netemu/netemu/tcpstack"
 	"io"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"text/tabwriter"
 
@@ -24,67 +22,6 @@ func variantPath(path, variant string) string {
 	}
 	ext := filepath.Ext(path)
 	return strings.TrimSuffix(path, ext) + "-" + variant + ext
-}
-
-// slug makes words fit a file name: "nagle on, split" → "nagle-on-split".
-func slug(s string) string {
-	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return r == ' ' || r == ',' || r == '=' || r == '/'
-	}), "-")
-}
-
-// swept names c's values of the list flags given several values, other
-// than the RTT and the rate (which have columns of their own): the value
-// whose setting leaves c's link as it is.
-func (o *options) swept(c experiment.Case) (labels, slugs []string) {
-	for _, a := range o.axes()[2:] {
-		if a.n < 2 {
-			continue
-		}
-		for i := range a.n {
-			lc := c.Link
-			a.apply(i, &lc)
-			if reflect.DeepEqual(lc, c.Link) {
-				labels, slugs = append(labels, a.label(i)), append(slugs, a.slug(i))
-				break
-			}
-		}
-	}
-	if len(o.tcp.vals) > 1 && o.sweeping {
-		impl := c.TCP.Impl
-		if impl == "" {
-			impl = tcpstack.GVisor
-		}
-		labels, slugs = append(labels, "tcp "+string(impl)), append(slugs, "tcp-"+string(impl))
-	}
-	return labels, slugs
-}
-
-// caseVariant names what distinguishes a case among several, for file
-// names: nothing if it runs alone; otherwise the RTT and rate, the other
-// swept values and the workload's variant.
-func (o *options) caseVariant(c experiment.Case, many bool) string {
-	if !many {
-		return ""
-	}
-	v := fmt.Sprintf("rtt%s-%s", strings.ReplaceAll(fmtDur(c.RTT()), " ", ""), c.RateLabel())
-	if _, slugs := o.swept(c); len(slugs) > 0 {
-		v += "-" + strings.Join(slugs, "-")
-	}
-	if w := c.Workload.Variant(); w != "" {
-		v += "-" + slug(w)
-	}
-	return v
-}
-
-// caseName is the table's case column: the swept values other than the
-// RTT and the rate, and the workload's variant.
-func (o *options) caseName(c experiment.Case) string {
-	parts, _ := o.swept(c)
-	if v := c.Workload.Variant(); v != "" {
-		parts = append(parts, v)
-	}
-	return strings.Join(parts, ", ")
 }
 
 // linkPath is a real program's way across link lc, as proxy and shell

@@ -34,7 +34,7 @@ func cmdRun(ctx context.Context, args []string, w, stderr io.Writer) error {
 	defer bar.close()
 	for _, c := range cases {
 		bar.start(caseLabel(c))
-		vname := o.caseVariant(c, len(cases) > 1)
+		vname := o.grid.Variant(c)
 		r, rec, watch, err := o.measure(ctx, b, c, vname, false)
 		bar.finish()
 		if err != nil {
@@ -49,7 +49,7 @@ func cmdRun(ctx context.Context, args []string, w, stderr io.Writer) error {
 			}
 			continue
 		}
-		experiment.WriteRow(tw, experiment.Row{Case: c, CaseName: o.caseName(c), Workload: r.Workload, Elapsed: r.Elapsed,
+		experiment.WriteRow(tw, experiment.Row{Case: c, CaseName: o.grid.CaseName(c), Workload: r.Workload, Elapsed: r.Elapsed,
 			Model: r.Model.Elapsed, Conns: r.Conns, Drops: rec.Drops, Summary: r.Detail.Summary()})
 	}
 	if tw != nil {

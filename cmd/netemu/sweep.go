@@ -122,7 +122,7 @@ func (s *sweep) runUnit(ctx context.Context, u experiment.Unit) (experiment.Unit
 	}
 	c := s.Cases[u.Cell]
 	c.Seed = u.Seed
-	variant := s.o.caseVariant(c, len(s.Cases) > 1)
+	variant := s.o.grid.Variant(c)
 	if len(s.Seeds) > 1 {
 		variant = strings.TrimPrefix(variant+"-seed"+strconv.FormatUint(u.Seed, 10), "-")
 	}
@@ -195,7 +195,7 @@ func (s *sweep) unitLabel(u experiment.Unit) string {
 // newOutput is the sweep's output: its table or JSON lines on w, each
 // failed run on stderr.
 func (s *sweep) newOutput(w, stderr io.Writer) *experiment.SweepOutput {
-	return s.NewOutput(w, experiment.SweepOutputOptions{JSON: s.o.json, Seeded: s.multi, CaseName: s.o.caseName,
+	return s.NewOutput(w, experiment.SweepOutputOptions{JSON: s.o.json, Seeded: s.multi, CaseName: s.o.grid.CaseName,
 		Failed: func(run string, oc experiment.UnitOutcome) { fmt.Fprintf(stderr, "netemu: %s: %s\n", run, oc.Err) }})
 }
 

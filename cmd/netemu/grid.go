@@ -1,0 +1,353 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/link/tc"
+	"github.com/netemu/netemu/workloads"
+)
+
+// The list flags as an experiment.Grid: each list flag an axis, the
+// netem lines and the qdiscs its Shape, and the grid's refusals worded
+// as the flags that make them.
+
+// cases expands the options into the cases to run: every combination of
+// the list flags (sweep), times the workload's variants.
+func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
+	g := &experiment.Grid{Axes: o.gridAxes(), Shape: o.shape, TCPs: o.tcp.vals, Case: experiment.Case{Link: link.Config{MTU: o.mtu}}}
+	if !sweep {
+		if err := o.checkOneValue(cmd, g.Axes); err != nil {
+			return nil, err
+		}
+		g.TCPs = g.TCPs[:1] // compare runs each TCP of the list itself
+	}
+	ws, err := o.build()
+	if err != nil {
+		return nil, usagef("%s %s: %v", cmd, o.kind.Name, err)
+	}
+	tcp, err := o.tcpConfig()
+	if err != nil {
+		return nil, err
+	}
+	clk, err := o.clockMode()
+	if err != nil {
+		return nil, err
+	}
+	if err := o.checkRun(cmd, clk, ws); err != nil {
+		return nil, err
+	}
+	g.Workloads, g.Case.TCP, g.Case.Clock, g.Case.Seed = ws, tcp, clk, o.seed
+	// The cells are counted before any is built: a list too long is
+	// refused at once, not after minutes of building.
+	if err := checkCells(cmd, g); err != nil {
+		return nil, err
+	}
+	cases, err := g.Cases()
+	if err != nil {
+		return nil, gridUsage(err)
+	}
+	o.grid = g
+	return cases, nil
+}
+
+// checkRun checks what the cases run with besides their links: the
+// backend, the figures' files, what the workloads ws need of the clock
+// clk and the backend, their timings for --waterfall, and the MTU.
+func (o *options) checkRun(cmd string, clk emu.ClockMode, ws []workloads.Workload) error {
+	if _, err := o.newBackend(o.backend); err != nil {
+		return err
+	}
+	if err := o.checkFigures(); err != nil {
+		return err
+	}
+	if err := o.checkNeeds(cmd, clk, ws); err != nil {
+		return err
+	}
+	if o.waterfall != "" {
+		if err := timeRequests(ws); err != nil {
+			return err
+		}
+	}
+	return o.checkMTU()
+}
+
+// checkOneValue refuses, for run, explain and compare, a list flag with
+// several values: those are sweep's. A list of queue disciplines is a
+// choice between kinds of queue, as a workload's variants are, so they
+// take one (a case, a row, a figure per discipline), and compare takes
+// a list of TCPs.
+func (o *options) checkOneValue(cmd string, axes []experiment.Axis) error {
+	for _, a := range axes {
+		if a.N > 1 && a.Name != "qdisc" {
+			return usagef("%s: --%s has %d values; use netemu sweep for lists", cmd, a.Name, a.N)
+		}
+	}
+	if n := len(o.tcp.vals); n > 1 && cmd != "compare" {
+		return usagef("%s: --tcp has %d values; use netemu compare to see them side by side, or netemu sweep", cmd, n)
+	}
+	return nil
+}
+
+// checkCells refuses a grid of more than maxCells cells, naming the
+// lists that multiply: the workload's variants, the axes, the TCPs.
+func checkCells(cmd string, g *experiment.Grid) error {
+	if g.Cells() <= maxCells {
+		return nil
+	}
+	var why []string
+	if n := len(g.Workloads); n > 1 {
+		why = append(why, fmt.Sprintf("%d variants", n))
+	}
+	for _, a := range g.Axes {
+		if a.N > 1 {
+			why = append(why, fmt.Sprintf("--%s %d", a.Name, a.N))
+		}
+	}
+	if n := len(g.TCPs); n > 1 {
+		why = append(why, fmt.Sprintf("--tcp %d", n))
+	}
+	return usagef("%s: %s make more than %d cells, the most a sweep runs; split the study (--shard runs a part) or take fewer values", cmd, strings.Join(why, " × "), maxCells)
+}
+
+// gridUsage words the grid's refusals as usage errors: a link that is
+// not valid, named by its values, and an RTT no handshake completes.
+// Shape's errors come worded already.
+func gridUsage(err error) error {
+	var ce *experiment.CellError
+	var he *experiment.HandshakeError
+	switch {
+	case errors.As(err, &ce):
+		return usagef("%s: %v", ce.Label, strings.TrimPrefix(ce.Err.Error(), "link: "))
+	case errors.As(err, &he):
+		return usagef("%v", he)
+	}
+	return err
+}
+
+// gridAxes are the list flags as the grid's axes, in the order they
+// vary, outermost first. The RTT and the rate have columns of their own.
+func (o *options) gridAxes() []experiment.Axis {
+	pct := func(v float64) string { return strconv.FormatFloat(v*100, 'g', -1, 64) + "%" }
+	dur := func(f *listFlag[time.Duration], set func(*link.Config, time.Duration)) experiment.Axis {
+		return listAxis(f, func(i int) string { return f.name + " " + fmtDur(f.vals[i]) }, func(i int) string { return f.name + f.rawAt(i) }, set)
+	}
+	chance := func(f *listFlag[float64], set func(*link.Config, float64)) experiment.Axis {
+		return listAxis(f, func(i int) string { return f.name + " " + pct(f.vals[i]) },
+			func(i int) string { return f.name + strings.ReplaceAll(pct(f.vals[i]), "%", "pct") }, set)
+	}
+	rate := func(i int) string { return tc.FormatRate(o.rate.vals[i]) }
+	qdisc := func(i int) string { return o.qdisc.vals[i].String() }
+	axes := []experiment.Axis{
+		dur(o.rtt, func(c *link.Config, d time.Duration) { c.Delay = d / 2 }),
+		listAxis(o.rate, rate, rate, func(c *link.Config, v float64) { c.Rate = v }),
+		listAxis(o.queue, func(i int) string { return "queue " + o.queue.rawAt(i) }, func(i int) string { return "queue" + o.queue.rawAt(i) },
+			func(c *link.Config, q tc.Qdisc) { c.Qdisc = link.Qdisc(q) }),
+		listAxis(o.qdisc, qdisc, func(i int) string { return strings.ReplaceAll(qdisc(i), " ", "-") },
+			func(c *link.Config, q tc.Qdisc) { *c = q.Apply(*c, tc.Both) }),
+		dur(o.delack, func(c *link.Config, d time.Duration) { c.DelayedACK = d }),
+		chance(o.loss, func(c *link.Config, v float64) { c.Loss = link.RandomLoss(v, 0) }),
+		dur(o.jitter, func(c *link.Config, d time.Duration) { c.Jitter = d }),
+		chance(o.reorder, func(c *link.Config, v float64) { c.Reorder = link.Chance{P: v} }),
+		chance(o.duplicate, func(c *link.Config, v float64) { c.Duplicate = link.Chance{P: v} }),
+		chance(o.corrupt, func(c *link.Config, v float64) { c.Corrupt = link.Chance{P: v} }),
+		o.traceAxis(o.traceUp, link.AtoB),
+		o.traceAxis(o.traceDown, link.BtoA),
+	}
+	axes[0].Column, axes[1].Column = true, true
+	return axes
+}
+
+// listAxis is the axis of list flag f: value i named by label and slug,
+// set on a link by set.
+func listAxis[T any](f *listFlag[T], label, slug func(i int) string, set func(*link.Config, T)) experiment.Axis {
+	return experiment.Axis{Name: f.name, N: len(f.vals), Label: label, Slug: slug, Apply: func(i int, c *link.Config) { set(c, f.vals[i]) }}
+}
+
+// traceAxis is the axis of --trace-up or --trace-down, the trace of
+// direction dir: each value a trace file, or none (nil, unlabelled). It
+// is Late: the netem lines and qdiscs may have set the directions apart.
+func (o *options) traceAxis(f *listFlag[*link.Trace], dir link.Dir) experiment.Axis {
+	label := func(i int) string {
+		if f.vals[i] == nil {
+			return ""
+		}
+		return f.name + " " + f.vals[i].Name
+	}
+	a := listAxis(f, label, func(i int) string { return strings.ReplaceAll(label(i), " ", "-") }, func(c *link.Config, t *link.Trace) {
+		if t == nil {
+			return
+		}
+		if o.traceOnce {
+			once := *t
+			once.Once = true
+			t = &once
+		}
+		*c = c.WithTrace(dir, t)
+	})
+	a.Late = true
+	return a
+}
+
+// shape is the grid's Shape: it refuses a byte limit under the MTU,
+// applies the netem lines and the qdiscs to lc, and refuses what a
+// trace makes moot.
+func (o *options) shape(lc link.Config) (link.Config, error) {
+	if b := lc.Qdisc.LimitBytes; b > 0 && b < o.mtu {
+		return lc, usagef("--queue %d bytes: want at least the MTU (%d bytes) so a full packet fits", b, o.mtu)
+	}
+	lc, err := o.withNetem(lc)
+	if err != nil {
+		return lc, err
+	}
+	if lc, err = o.withQdisc(lc); err != nil {
+		return lc, err
+	}
+	return lc, o.checkTraces()
+}
+
+// axis is one list flag by name and number of values, as realLink
+// (proxy, shell) reads the grid's axes to refuse lists.
+type axis struct {
+	name string
+	n    int
+}
+
+// axes are the grid's axes as realLink reads them.
+func (o *options) axes() []axis {
+	var axes []axis
+	for _, a := range o.gridAxes() {
+		axes = append(axes, axis{a.Name, a.N})
+	}
+	return axes
+}
+
+// linkAt is realLink's link: the link of one combination of the list
+// flags' values (idx[k] picks the k-th of axes()'s), not yet validated,
+// and its labels.
+func (o *options) linkAt(_ []axis, idx []int) (link.Config, []string, error) {
+	g := experiment.Grid{Axes: o.gridAxes(), Shape: o.shape, Case: experiment.Case{Link: link.Config{MTU: o.mtu}}}
+	lc, err := g.LinkAt(idx)
+	if err != nil {
+		return lc, nil, err
+	}
+	return lc, g.Labels(idx), nil
+}
+
+// netemOptions are the flags that set what a netem option also sets.
+var netemOptions = map[tc.Option]string{tc.Delay: "rtt", tc.Limit: "queue", tc.Rate: "rate", tc.Loss: "loss", tc.Reorder: "reorder", tc.Duplicate: "duplicate", tc.Corrupt: "corrupt", tc.Seed: "seed"}
+
+// withNetem applies the --netem lines to c: the shared one to both
+// directions, --netem-up to client→server, --netem-down to server→client.
+// An option set both by a flag and by a netem line is a usage error, and
+// so is netem's limit with a qdisc that has its own.
+func (o *options) withNetem(c link.Config) (link.Config, error) {
+	names := []string{"netem", "netem-up", "netem-down"}
+	sides := []tc.Side{tc.Both, tc.Up, tc.Down}
+	var lines [3]tc.Netem
+	for i, line := range o.netem {
+		if line == "" {
+			continue
+		}
+		n, err := tc.ParseNetem(line)
+		if err != nil {
+			return c, usagef("--%s %q: %v", names[i], line, strings.TrimPrefix(err.Error(), "netem: "))
+		}
+		for _, g := range n.Options() {
+			if f, ok := netemOptions[g]; ok && o.set[f] {
+				return c, usagef("--%s and --%s's %s both set the %s; give it once", f, names[i], g, g)
+			}
+			if g == tc.Delay && n.Config().Jitter > 0 && o.set["jitter"] {
+				return c, usagef("--jitter and --%s's delay both set the jitter; give it once", names[i])
+			}
+		}
+		lines[i] = n
+	}
+	for i, n := range lines {
+		if n.Has(tc.Limit) && !c.Qdisc.IsFIFO() {
+			return c, queueTwice("netem's limit", "qdisc", c.Qdisc)
+		}
+		if o.netem[i] != "" {
+			c = n.Apply(c, sides[i])
+		}
+	}
+	return c, nil
+}
+
+// queueTwice is the usage error for a queue limit given with a qdisc
+// that has its own.
+func queueTwice(other, flag string, q link.Qdisc) error {
+	return usagef("%s and --%s %s both bound the queue; %s has its own limit (limit N): drop %s", other, flag, tc.Qdisc(q), q.Kind, other)
+}
+
+// withQdisc checks that a qdisc with a limit of its own (all but the
+// FIFO) comes without --queue or netem's limit, and gives the
+// server→client direction its own qdisc with --qdisc-down.
+func (o *options) withQdisc(c link.Config) (link.Config, error) {
+	var down tc.Qdisc
+	if o.qdiscDown != "" {
+		if strings.Contains(o.qdiscDown, ",") {
+			return c, usagef("--qdisc-down %q: takes one queue discipline, not a list; to compare several, list them in --qdisc", o.qdiscDown)
+		}
+		var err error
+		if down, err = tc.ParseQdisc(o.qdiscDown); err != nil {
+			return c, usagef("--qdisc-down %q: %v", o.qdiscDown, strings.TrimPrefix(err.Error(), "qdisc "))
+		}
+	}
+	if !c.Qdisc.IsFIFO() && o.set["queue"] {
+		return c, queueTwice("--queue", "qdisc", c.Qdisc)
+	}
+	if o.qdiscDown == "" {
+		return c, nil
+	}
+	d := c
+	if c.BtoA != nil {
+		d = *c.BtoA
+	}
+	// A FIFO limit other than the default comes from --queue or netem's
+	// limit.
+	if q := d.Qdisc; !down.IsFIFO() && q.IsFIFO() && (o.set["queue"] || q.LimitBytes != 0 || q.Limit != 0 && q.Limit != link.DefaultQueuePackets) {
+		other := "--queue"
+		if !o.set["queue"] {
+			other = "netem's limit" // --netem or --netem-down
+		}
+		return c, queueTwice(other, "qdisc-down", link.Qdisc(down))
+	}
+	return down.Apply(c, tc.Down), nil
+}
+
+// checkTraces refuses what a trace makes moot: a netem rate on the
+// direction it gives the rate of, --rate when both directions have one,
+// --trace-once without a trace.
+func (o *options) checkTraces() error {
+	has := func(f *listFlag[*link.Trace]) bool {
+		return slices.ContainsFunc(f.vals, func(t *link.Trace) bool { return t != nil })
+	}
+	up, down := has(o.traceUp), has(o.traceDown)
+	for _, c := range []struct {
+		on        bool
+		flag      string
+		lines     []int
+		lineFlags []string
+	}{{up, "trace-up", []int{0, 1}, []string{"netem", "netem-up"}}, {down, "trace-down", []int{0, 2}, []string{"netem", "netem-down"}}} {
+		for k, i := range c.lines {
+			if n, err := tc.ParseNetem(o.netem[i]); c.on && o.netem[i] != "" && err == nil && n.Has(tc.Rate) {
+				return usagef("--%s and --%s's rate both set the rate of one direction; give one", c.flag, c.lineFlags[k])
+			}
+		}
+	}
+	switch {
+	case up && down && o.set["rate"]:
+		return usagef("--rate does not apply: --trace-up and --trace-down give both directions' rates")
+	case o.traceOnce && !up && !down:
+		return usagef("--trace-once does not apply: it plays --trace-up or --trace-down once; give one")
+	}
+	return nil
+}
