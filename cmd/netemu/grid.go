@@ -213,34 +213,6 @@ func (o *options) shape(lc link.Config) (link.Config, error) {
 	return lc, o.checkTraces()
 }
 
-// axis is one list flag by name and number of values, as realLink
-// (proxy, shell) reads the grid's axes to refuse lists.
-type axis struct {
-	name string
-	n    int
-}
-
-// axes are the grid's axes as realLink reads them.
-func (o *options) axes() []axis {
-	var axes []axis
-	for _, a := range o.gridAxes() {
-		axes = append(axes, axis{a.Name, a.N})
-	}
-	return axes
-}
-
-// linkAt is realLink's link: the link of one combination of the list
-// flags' values (idx[k] picks the k-th of axes()'s), not yet validated,
-// and its labels.
-func (o *options) linkAt(_ []axis, idx []int) (link.Config, []string, error) {
-	g := experiment.Grid{Axes: o.gridAxes(), Shape: o.shape, Case: experiment.Case{Link: link.Config{MTU: o.mtu}}}
-	lc, err := g.LinkAt(idx)
-	if err != nil {
-		return lc, nil, err
-	}
-	return lc, g.Labels(idx), nil
-}
-
 // netemOptions are the flags that set what a netem option also sets.
 var netemOptions = map[tc.Option]string{tc.Delay: "rtt", tc.Limit: "queue", tc.Rate: "rate", tc.Loss: "loss", tc.Reorder: "reorder", tc.Duplicate: "duplicate", tc.Corrupt: "corrupt", tc.Seed: "seed"}
 

@@ -283,13 +283,14 @@ func (o *options) realLink(cmd, clockWhy string) (link.Config, tcpstack.TCPConfi
 	if err := o.checkMTU(); err != nil {
 		return lc, tcpstack.TCPConfig{}, err
 	}
-	axes := o.axes()
+	axes := o.gridAxes()
 	for _, a := range axes {
-		if a.n > 1 {
-			return lc, tcpstack.TCPConfig{}, usagef("%s: --%s has %d values; it runs one link", cmd, a.name, a.n)
+		if a.N > 1 {
+			return lc, tcpstack.TCPConfig{}, usagef("%s: --%s has %d values; it runs one link", cmd, a.Name, a.N)
 		}
 	}
-	lc, _, err := o.linkAt(axes, make([]int, len(axes)))
+	g := experiment.Grid{Axes: axes, Shape: o.shape, Case: experiment.Case{Link: link.Config{MTU: o.mtu}}}
+	lc, err := g.LinkAt(make([]int, len(axes)))
 	if err != nil {
 		return lc, tcpstack.TCPConfig{}, err
 	}
