@@ -1,0 +1,126 @@
+package emu
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/netip"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
+)
+
+// BenchmarkLossyTail measures, on the real clock, the slowest of many
+// short transfers through a lossy link, how many did not finish in two
+// minutes, and the longest retransmission timeout a sender had at its
+// last sample: in each iteration 50 connections each fetch 64 KiB over
+// 5 ms each way with 8 % random loss (seeded by the iteration), with
+// each TCP. A sender's RTO comes back to about 200 ms
+// with its next RTT sample (RFC 6298 section 5, Linux's tcp_ack_update_rtt
+// resets the backoff on every sample it takes, timestamps included); one
+// that stays long turns the next loss into a stall.
+//
+//	go test -run X -bench LossyTail -benchtime 20x ./emu
+func BenchmarkLossyTail(b *testing.B) {
+	for _, impl := range tcpstack.Impls {
+		b.Run(string(impl), func(b *testing.B) {
+			var worst, maxRTO time.Duration
+			stalled := 0
+			seed := uint64(0)
+			for b.Loop() {
+				seed++
+				w, rto, st := lossyRound(b, impl, seed)
+				worst, maxRTO, stalled = max(worst, w), max(maxRTO, rto), stalled+st
+			}
+			b.ReportMetric(worst.Seconds(), "worst-conn-s")
+			b.ReportMetric(maxRTO.Seconds(), "max-end-rto-s")
+			b.ReportMetric(float64(stalled), "stalled-conns")
+		})
+	}
+}
+
+// lossyRound runs one iteration of BenchmarkLossyTail: the slowest
+// finished connection's time, the longest RTO a server end had at its
+// last sample, and how many connections did not finish in time.
+func lossyRound(b *testing.B, impl tcpstack.Impl, seed uint64) (worst, maxRTO time.Duration, stalled int) {
+	const conns, size = 50, 64 << 10
+	var mu sync.Mutex
+	rto := map[netip.AddrPort]time.Duration{} // by server end's remote
+	n, err := New(Config{
+		Link:  link.Config{Delay: 5 * time.Millisecond, Loss: link.RandomLoss(0.08, 0), Seed: seed},
+		TCP:   tcpstack.TCPConfig{Impl: impl},
+		Clock: Real, Seed: seed,
+		Probe: func(s tcpstack.Sample) {
+			if s.Local.Port() == 80 {
+				mu.Lock()
+				rto[s.Remote] = s.RTO
+				mu.Unlock()
+			}
+		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer n.Close()
+	ln, err := n.Listen(80)
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.Read(make([]byte, 1))
+				c.Write(make([]byte, size))
+				io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	times := make(chan time.Duration, conns)
+	errs := make(chan error, conns)
+	for range conns {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			start := time.Now()
+			c, err := n.Dial(ctx, 80)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(2 * time.Minute))
+			c.Write([]byte{1})
+			if _, err := io.ReadFull(c, make([]byte, size)); err != nil {
+				errs <- err
+				return
+			}
+			times <- time.Since(start)
+		}()
+	}
+	for range conns {
+		select {
+		case d := <-times:
+			worst = max(worst, d)
+		case err := <-errs:
+			if !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, context.DeadlineExceeded) {
+				b.Errorf("%s, seed %d: %v", impl, seed, err)
+			}
+			stalled++
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range rto {
+		maxRTO = max(maxRTO, r)
+	}
+	return worst, maxRTO, stalled
+}
