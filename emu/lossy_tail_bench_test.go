@@ -24,10 +24,33 @@ import (
 // resets the backoff on every sample it takes, timestamps included); one
 // that stays long turns the next loss into a stall.
 //
-//	go test -run X -bench LossyTail -benchtime 20x ./emu
+//	go test -run X -bench 'LossyTail/real' -benchtime 20x ./emu
+//
+// On the virtual clock the same rounds repeat exactly; stalled-runs
+// counts those that ended with the run's stall error (no goroutine
+// runnable, no timer scheduled), worst-conn-s is over the others:
+//
+//	go test -run X -bench 'LossyTail/virtual' -benchtime 40x ./emu
 func BenchmarkLossyTail(b *testing.B) {
 	for _, impl := range tcpstack.Impls {
-		b.Run(string(impl), func(b *testing.B) {
+		b.Run("virtual/"+string(impl), func(b *testing.B) {
+			var worst time.Duration
+			stalled, seed := 0, uint64(0)
+			for b.Loop() {
+				seed++
+				w, err := lossyRoundVirtual(impl, seed)
+				if errors.Is(err, ErrStalled) {
+					stalled++
+					continue
+				} else if err != nil {
+					b.Fatalf("%s, seed %d: %v", impl, seed, err)
+				}
+				worst = max(worst, w)
+			}
+			b.ReportMetric(worst.Seconds(), "worst-conn-s")
+			b.ReportMetric(float64(stalled), "stalled-runs")
+		})
+		b.Run("real/"+string(impl), func(b *testing.B) {
 			var worst, maxRTO time.Duration
 			stalled := 0
 			seed := uint64(0)
@@ -123,4 +146,64 @@ func lossyRound(b *testing.B, impl tcpstack.Impl, seed uint64) (worst, maxRTO ti
 		maxRTO = max(maxRTO, r)
 	}
 	return worst, maxRTO, stalled
+}
+
+// lossyRoundVirtual runs the connections of one round on the virtual
+// clock, inside the run: the slowest connection's time, or the run's
+// error (ErrStalled when it stalled).
+func lossyRoundVirtual(impl tcpstack.Impl, seed uint64) (worst time.Duration, err error) {
+	const conns, size = 50, 64 << 10
+	n, err := New(Config{
+		Link: link.Config{Delay: 5 * time.Millisecond, Loss: link.RandomLoss(0.08, 0), Seed: seed},
+		TCP:  tcpstack.TCPConfig{Impl: impl}, Seed: seed,
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer n.Close()
+	var mu sync.Mutex
+	err = n.Run(context.Background(), func(ctx context.Context) error {
+		ln, err := n.Listen(80)
+		if err != nil {
+			return err
+		}
+		n.Go(func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				n.Go(func() {
+					defer c.Close()
+					c.Read(make([]byte, 1))
+					c.Write(make([]byte, size))
+					io.Copy(io.Discard, c)
+				})
+			}
+		})
+		var wg sync.WaitGroup
+		for range conns {
+			wg.Add(1)
+			n.Go(func() {
+				defer wg.Done()
+				start := n.Now()
+				c, err := n.Dial(ctx, 80)
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				c.Write([]byte{1})
+				if _, err := io.ReadFull(c, make([]byte, size)); err != nil {
+					return
+				}
+				mu.Lock()
+				worst = max(worst, n.Now().Sub(start))
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		ln.Close()
+		return nil
+	})
+	return worst, err
 }

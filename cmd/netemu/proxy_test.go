@@ -263,9 +263,9 @@ func TestProxyListenScope(t *testing.T) {
 // TCP. The rows, and the line of those in no connection's record, add up
 // to the total. (The upstream closes after the client, once its data has
 // arrived: with data lost just before a FIN, gVisor's TCP can stall.) The
-// loss is 3 %: at 8 % gVisor's retransmission timeout, which only a fresh
-// RTT sample brings down, grew to tens of seconds on a connection now and
-// then, past the clients' deadline.
+// loss is 3 %: at 8 % gVisor's TCP now and then stopped retransmitting a
+// connection's tail (docs/UPSTREAM.md, its Outstanding count at 0 with
+// data unacknowledged), past the clients' deadline.
 func TestProxyRetransmitTotalsAgree(t *testing.T) {
 	const conns, size = 20, 64 << 10
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
