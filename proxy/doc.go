@@ -43,8 +43,9 @@
 // # A split connection
 //
 // The client's own TCP ends at the proxy, over loopback; the emulated
-// link is crossed by the emulated hosts' TCP (gVisor's, with netemu's
-// settings: cubic, Nagle off, delayed ACK at the link). So the client's
+// link is crossed by the emulated hosts' TCP (the network's; netemu
+// proxy's is netemu's TCP, cubic, Nagle off, delaying its own ACKs as
+// Linux does). So the client's
 // handshake, request, response and the link's rate, queue and loss are
 // all there, one RTT per round trip as on a real path, but what the
 // client's own stack decides is not: its Nagle algorithm (it coalesces

@@ -40,8 +40,9 @@ type Config struct {
 	// each connection's link draws from Seed.
 	Link link.Config
 
-	// TCP is the emulated hosts' TCP (tcpstack.TCPConfig: the zero
-	// value is gVisor's, cubic).
+	// TCP is the emulated hosts' TCP (tcpstack.TCPConfig); an empty
+	// Impl is netemu's (gVisor's can stop retransmitting a lossy
+	// connection for good, docs/UPSTREAM.md), cubic unless set.
 	TCP tcpstack.TCPConfig
 
 	// Seed seeds every random choice: toxicity's rolls, the slicer's
@@ -90,6 +91,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if err := cfg.TCP.Validate(); err != nil {
 		return nil, fmt.Errorf("toxiproxy: %w", err)
+	}
+	if cfg.TCP.Impl == "" {
+		cfg.TCP.Impl = tcpstack.Netemu
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), proxies: map[string]*proxyState{}}
 	s.routes()

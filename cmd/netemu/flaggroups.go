@@ -195,7 +195,9 @@ var commandFlags = map[string]flagRules{
 		"backend":   "compare runs both backends",
 		"waterfall": "compare draws no waterfall; use netemu run",
 		"clock":     "compare runs the emulator on the virtual clock and kernel TCP in real time"}},
-	"proxy": {groups: []*flagGroup{&linkGroup, &impairGroup, &outputGroup, &kernelGroup}, hidden: []string{"clock"}, refuse: map[string]string{
+	// The proxies' default TCP is netemu's: gVisor's can stop
+	// retransmitting a lossy connection for good (docs/UPSTREAM.md).
+	"proxy": {groups: []*flagGroup{&linkGroup, &impairGroup, &outputGroup, &kernelGroup}, hidden: []string{"clock"}, defaults: map[string]string{"tcp": "netemu"}, refuse: map[string]string{
 		"backend":   "the proxy runs the emulated stacks; for programs' own TCP across the link, see netemu shell",
 		"link":      "it picks the kernel backend's link",
 		"plot":      "the proxy draws no figure; --timeline writes its data",
@@ -208,7 +210,7 @@ var commandFlags = map[string]flagRules{
 		"plot":      "shell draws no figure; --timeline writes its data",
 		"waterfall": "shell draws no waterfall"}},
 	"toxiproxy": {groups: []*flagGroup{&linkGroup, &impairGroup}, hidden: []string{"clock"},
-		defaults: map[string]string{"rtt": "0", "rate": "0", "delack": "0"},
+		defaults: map[string]string{"rtt": "0", "rate": "0", "delack": "0", "tcp": "netemu"},
 		other:    "each connection of toxiproxy's proxies has a network of its own, on the emulated stacks: no single link to record, draw or sweep, and no kernel backend"},
 	"reproduce": {names: []string{"json", "seed", "clock", "backend", "link"},
 		other: "reproduce runs the reference cells as published (" + reproduceTakes + ")"},
