@@ -7,16 +7,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/proxy"
+	"github.com/netemu/netemu/tcpstack"
 )
 
-// Throughput through a forward on an unshaped link: a client writes
-// 64 MiB per iteration, an upstream reads them. Both stacks, the link's
-// delivery and the copies on both sides are in it; docs/PERFORMANCE.md
-// has the figures.
+// Throughput through a forward on an unshaped link, with each TCP: a
+// client writes 64 MiB per iteration, an upstream reads them. Both
+// stacks, the link's delivery and the copies on both sides are in it;
+// docs/PERFORMANCE.md has the figures.
 func BenchmarkThroughput(b *testing.B) {
-	n := newNet(b, link.Config{})
+	for _, impl := range tcpstack.Impls {
+		b.Run(string(impl), func(b *testing.B) { throughput(b, impl) })
+	}
+}
+
+func throughput(b *testing.B, impl tcpstack.Impl) {
+	n, err := emu.New(emu.Config{Clock: emu.Real, Seed: 1, TCP: tcpstack.TCPConfig{Impl: impl}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { n.Close() })
 	done := make(chan int64, 1)
 	up := upstream(b, func(c *net.TCPConn) {
 		defer c.Close()
