@@ -155,6 +155,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if out.err != nil { // whatever the command made of it
 		err = fmt.Errorf("writing the output: %w", out.err)
 	}
+	return exitStatus(ctx, err, stderr)
+}
+
+// exitStatus is the exit status of a command that returned err, ctx
+// being the run's, after it writes the line that says why on stderr.
+func exitStatus(ctx context.Context, err error, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) { // the status of the program netemu ran
 		if ee.err != nil {

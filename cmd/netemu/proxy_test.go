@@ -64,39 +64,12 @@ func proxyRun(ctx context.Context, pc *proxyCommand, args ...string) func() (int
 			done <- run(ctx, append([]string{"proxy"}, args...), &o, &e)
 			return
 		}
-		done <- commandStatus(ctx, pc.run(ctx, args, &o, &e), &e)
+		done <- exitStatus(ctx, pc.run(ctx, args, &o, &e), &e)
 	}()
 	return func() (int, string, string) {
 		code := <-done
 		return code, o.String(), e.String()
 	}
-}
-
-// commandStatus is the exit status run gives a command that returned
-// err, ctx being the run's, and writes the line run writes for it on
-// stderr.
-func commandStatus(ctx context.Context, err error, stderr io.Writer) int {
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintf(stderr, "netemu: %v\n", ee.err)
-		}
-		return ee.code
-	}
-	var se *signalError
-	if errors.As(context.Cause(ctx), &se) {
-		fmt.Fprintf(stderr, "netemu: %v; files written so far are complete\n", se)
-		return se.exitStatus()
-	}
-	if err == nil {
-		return 0
-	}
-	fmt.Fprintf(stderr, "netemu: %v\n", err)
-	var ue *usageError
-	if errors.As(err, &ue) {
-		return 2
-	}
-	return 1
 }
 
 // dialRetry dials addr until the proxy listens there.
