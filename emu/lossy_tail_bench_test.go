@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/netip"
 	"os"
 	"sync"
@@ -70,7 +71,7 @@ func BenchmarkLossyTail(b *testing.B) {
 // finished connection's time, the longest RTO a server end had at its
 // last sample, and how many connections did not finish in time.
 func lossyRound(b *testing.B, impl tcpstack.Impl, seed uint64) (worst, maxRTO time.Duration, stalled int) {
-	const conns, size = 50, 64 << 10
+	const conns = 50
 	var mu sync.Mutex
 	rto := map[netip.AddrPort]time.Duration{} // by server end's remote
 	n, err := New(Config{
@@ -93,40 +94,19 @@ func lossyRound(b *testing.B, impl tcpstack.Impl, seed uint64) (worst, maxRTO ti
 	if err != nil {
 		b.Fatal(err)
 	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				c.Read(make([]byte, 1))
-				c.Write(make([]byte, size))
-				io.Copy(io.Discard, c)
-			}()
-		}
-	}()
+	go serveTail(ln, func(f func()) { go f() })
 	times := make(chan time.Duration, conns)
 	errs := make(chan error, conns)
 	for range conns {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			start := time.Now()
-			c, err := n.Dial(ctx, 80)
+			d, err := fetchTail(ctx, n, time.Now().Add(2*time.Minute))
 			if err != nil {
 				errs <- err
 				return
 			}
-			defer c.Close()
-			c.SetDeadline(time.Now().Add(2 * time.Minute))
-			c.Write([]byte{1})
-			if _, err := io.ReadFull(c, make([]byte, size)); err != nil {
-				errs <- err
-				return
-			}
-			times <- time.Since(start)
+			times <- d
 		}()
 	}
 	for range conns {
@@ -152,7 +132,7 @@ func lossyRound(b *testing.B, impl tcpstack.Impl, seed uint64) (worst, maxRTO ti
 // clock, inside the run: the slowest connection's time, or the run's
 // error (ErrStalled when it stalled).
 func lossyRoundVirtual(impl tcpstack.Impl, seed uint64) (worst time.Duration, err error) {
-	const conns, size = 50, 64 << 10
+	const conns = 50
 	n, err := New(Config{
 		Link: link.Config{Delay: 5 * time.Millisecond, Loss: link.RandomLoss(0.08, 0), Seed: seed},
 		TCP:  tcpstack.TCPConfig{Impl: impl}, Seed: seed,
@@ -167,37 +147,18 @@ func lossyRoundVirtual(impl tcpstack.Impl, seed uint64) (worst time.Duration, er
 		if err != nil {
 			return err
 		}
-		n.Go(func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				n.Go(func() {
-					defer c.Close()
-					c.Read(make([]byte, 1))
-					c.Write(make([]byte, size))
-					io.Copy(io.Discard, c)
-				})
-			}
-		})
+		n.Go(func() { serveTail(ln, n.Go) })
 		var wg sync.WaitGroup
 		for range conns {
 			wg.Add(1)
 			n.Go(func() {
 				defer wg.Done()
-				start := n.Now()
-				c, err := n.Dial(ctx, 80)
+				d, err := fetchTail(ctx, n, time.Time{})
 				if err != nil {
 					return
 				}
-				defer c.Close()
-				c.Write([]byte{1})
-				if _, err := io.ReadFull(c, make([]byte, size)); err != nil {
-					return
-				}
 				mu.Lock()
-				worst = max(worst, n.Now().Sub(start))
+				worst = max(worst, d)
 				mu.Unlock()
 			})
 		}
@@ -206,4 +167,45 @@ func lossyRoundVirtual(impl tcpstack.Impl, seed uint64) (worst time.Duration, er
 		return nil
 	})
 	return worst, err
+}
+
+// tailSize is what each connection of BenchmarkLossyTail fetches.
+const tailSize = 64 << 10
+
+// serveTail answers each connection ln accepts, on a goroutine spawn
+// starts: it reads the one-byte request, writes tailSize bytes and
+// reads until the client closes.
+func serveTail(ln net.Listener, spawn func(func())) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		spawn(func() {
+			defer c.Close()
+			c.Read(make([]byte, 1))
+			c.Write(make([]byte, tailSize))
+			io.Copy(io.Discard, c)
+		})
+	}
+}
+
+// fetchTail dials n's server, sends the request and reads the reply
+// whole, with deadline on the connection unless it is zero, and returns
+// how long that took on n's clock.
+func fetchTail(ctx context.Context, n *Net, deadline time.Time) (time.Duration, error) {
+	start := n.Now()
+	c, err := n.Dial(ctx, 80)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	if !deadline.IsZero() {
+		c.SetDeadline(deadline)
+	}
+	c.Write([]byte{1})
+	if _, err := io.ReadFull(c, make([]byte, tailSize)); err != nil {
+		return 0, err
+	}
+	return n.Now().Sub(start), nil
 }
