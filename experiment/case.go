@@ -17,6 +17,11 @@ type Case struct {
 	TCP      tcpstack.TCPConfig
 	Clock    emu.ClockMode // emulated backend only; kernel TCP runs in real time
 	Seed     uint64        // emulated backend only
+	// Exact runs the emulated backend on a virtual clock without
+	// link.DefaultDither, which it adds otherwise when Link.Dither is 0:
+	// every instant a sum of the link's delays and serialization times,
+	// and every tie between them falling the same way on every run.
+	Exact bool
 
 	// Observe and Probe, if set, watch the run: every link event, and
 	// every TCP sender state sample (see emu.Net.Observe, emu.Config.Probe).

@@ -21,7 +21,16 @@ func (e Emulated) Run(ctx context.Context, c Case) (workloads.Result, Record, er
 	if err := c.Workload.Validate(); err != nil {
 		return workloads.Result{}, Record{}, err
 	}
-	n, err := emu.New(emu.Config{Link: c.Link, TCP: c.TCP, Clock: c.Clock, Seed: c.Seed, Probe: c.Probe})
+	lc := c.Link
+	switch {
+	case c.Clock == emu.Real:
+		lc.Dither = 0 // the real clock has noise of its own
+	case lc.Dither == 0 && !c.Exact:
+		// A case stands for a real network, whose noise breaks the
+		// exact ties of a clock without any (link.Config.Dither).
+		lc.Dither = link.DefaultDither
+	}
+	n, err := emu.New(emu.Config{Link: lc, TCP: c.TCP, Clock: c.Clock, Seed: c.Seed, Probe: c.Probe})
 	if err != nil {
 		return workloads.Result{}, Record{}, err
 	}

@@ -30,6 +30,9 @@ func explainCase(t *testing.T, c Case, also link.Observer) (workloads.Result, ex
 			also(e)
 		}
 	}
+	// explain's accounting, checked on exact instants; netemu explain's
+	// tests run it on dithered ones (Case.Exact).
+	c.Exact = true
 	r, _, err := Emulated{}.Run(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)

@@ -102,10 +102,24 @@ type Config struct {
 	// from its own generator. The same seed gives the same decisions.
 	Seed uint64
 
+	// Dither, when positive, delays each packet's arrival by a seeded
+	// draw, uniform over [0, Dither), keeping packets that would arrive
+	// in order in order. On a virtual clock every instant is a sum of the
+	// link's exact delays and serialization times, so the hosts' events
+	// meet on exact microseconds: an ACK-clocked reply reaches the queue
+	// at the very instant a packet leaves it, two RTT samples are equal
+	// to the microsecond Linux's TCP clock counts in. On a real network
+	// each such tie falls either way, by noise far larger than a
+	// microsecond; on the virtual clock it would fall the same way every
+	// time. DefaultDither breaks those ties and moves nothing by more
+	// than the TCP clock's resolution. A direction with neither Delay nor
+	// Rate adds none. At most MaxJitter.
+	Dither time.Duration
+
 	// BtoA, if not nil, shapes direction B→A (server to client) instead of
 	// the fields above: its Delay, Rate, Qdisc and impairments.
-	// Its MTU, DelayedACK, Outages, Seed and BtoA must be zero: those
-	// belong to the link.
+	// Its MTU, DelayedACK, Outages, Seed, Dither and BtoA must be zero:
+	// those belong to the link.
 	BtoA *Config
 }
 
@@ -119,6 +133,10 @@ type Chance struct {
 const (
 	MaxDelay  = 24 * time.Hour
 	MaxJitter = time.Duration(math.MaxInt32) // netem's tabledist takes 32-bit nanoseconds
+	// DefaultDither is the resolution of Linux's TCP clock (tcp_clock_us,
+	// the tcp_mstamp of RTT samples, RACK and HyStart): Config.Dither for
+	// a link on a virtual clock.
+	DefaultDither = time.Microsecond
 )
 
 // direction returns the parameters of direction dir, defaults filled in,
@@ -127,7 +145,7 @@ func (c Config) direction(dir Dir) Config {
 	c = c.WithDefaults()
 	if dir == BtoA && c.BtoA != nil {
 		d := *c.BtoA
-		d.MTU, d.DelayedACK, d.Outages, d.Seed = c.MTU, c.DelayedACK, c.Outages, c.Seed
+		d.MTU, d.DelayedACK, d.Outages, d.Seed, d.Dither = c.MTU, c.DelayedACK, c.Outages, c.Seed, c.Dither
 		c = d
 	}
 	c.BtoA = nil
@@ -136,9 +154,9 @@ func (c Config) direction(dir Dir) Config {
 
 // WithBtoA returns c with down as its server-to-client direction: down's
 // direction parameters, without the fields that belong to the whole link
-// (MTU, DelayedACK, Outages, Seed, BtoA), which stay c's.
+// (MTU, DelayedACK, Outages, Seed, Dither, BtoA), which stay c's.
 func (c Config) WithBtoA(down Config) Config {
-	down.MTU, down.DelayedACK, down.Outages, down.Seed, down.BtoA = 0, 0, nil, 0, nil
+	down.MTU, down.DelayedACK, down.Outages, down.Seed, down.Dither, down.BtoA = 0, 0, nil, 0, 0, nil
 	c.BtoA = &down
 	return c
 }
@@ -211,8 +229,8 @@ func (c Config) Validate() error {
 		return err
 	}
 	if b := c.BtoA; b != nil {
-		if b.MTU != 0 || b.DelayedACK != 0 || b.Outages != nil || b.Seed != 0 || b.BtoA != nil {
-			return fmt.Errorf("link: BtoA sets MTU, DelayedACK, Outages, Seed or BtoA; those belong to the whole link: set them on the outer Config")
+		if b.MTU != 0 || b.DelayedACK != 0 || b.Outages != nil || b.Seed != 0 || b.Dither != 0 || b.BtoA != nil {
+			return fmt.Errorf("link: BtoA sets MTU, DelayedACK, Outages, Seed, Dither or BtoA; those belong to the whole link: set them on the outer Config")
 		}
 		if err := b.validateDirection("BtoA.", mtu); err != nil {
 			return err
@@ -223,6 +241,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("link: MTU is %d; want %d to %d bytes (0 means %d)", c.MTU, MinMTU, MaxMTU, DefaultMTU)
 	case c.DelayedACK < 0 || c.DelayedACK > MaxDelay:
 		return fmt.Errorf("link: DelayedACK is %v; want a duration from 0 to %v (0 disables, 40ms is Linux)", c.DelayedACK, MaxDelay)
+	case c.Dither < 0 || c.Dither > MaxJitter:
+		return fmt.Errorf("link: Dither is %v; want a duration from 0 to %v (0 disables, %v is the virtual clock's)", c.Dither, MaxJitter, DefaultDither)
 	}
 	return validateOutages(c.Outages) // outage.go
 }

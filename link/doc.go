@@ -24,7 +24,10 @@
 //     overheads when set;
 //  7. delay: the packet arrives Config.Delay after its last bit left,
 //     plus netem's jitter (dist.go) when set; the delivery queue is
-//     netem's tfifo, so jittered packets may overtake one another.
+//     netem's tfifo, so jittered packets may overtake one another;
+//     Config.Dither (which experiments set on a virtual clock) adds a
+//     fraction of a microsecond, in order, to break the exact ties of a
+//     clock without noise;
 //
 // Every random decision comes from a generator per direction seeded by
 // Config.Seed (random.go); fq_codel's flow hash is perturbed by the seed

@@ -2,6 +2,7 @@ package link
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -80,6 +81,11 @@ type direction struct {
 	holdTimer    clock.Timer
 	wake         chan struct{} // pump mode: buffered(1), readies the goroutine
 
+	// dither draws Config.Dither's delays (queue.go); undithered is the
+	// latest due time it was given.
+	dither     *rand.Rand
+	undithered time.Duration
+
 	stats DirStats
 }
 
@@ -113,6 +119,7 @@ func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
 		d.dir = Dir(i)
 		d.cfg = cfg.direction(d.dir)
 		d.impair = newImpairments(d.cfg, d.dir)
+		d.dither = newDitherRand(d.cfg.Seed, d.dir)
 		if d.cfg.Trace != nil {
 			d.trace = &traceLine{t: d.cfg.Trace}
 		}

@@ -170,6 +170,90 @@ func TestQueueOverflowDropsExactlyTheExcess(t *testing.T) {
 	}
 }
 
+// Dither delays each arrival by less than Dither and keeps a burst in
+// order; the same seed gives the same instants.
+func TestDitherDelaysLessThanItAndKeepsOrder(t *testing.T) {
+	arrive := func(seed uint64) []arrival {
+		r := newRig(t, Config{Delay: 10 * time.Millisecond, Dither: time.Microsecond, Seed: seed})
+		r.at(0, func() {
+			for i := range 50 {
+				r.l.Send(AtoB, rawPkt(100+i))
+			}
+		})
+		r.run(time.Second)
+		return r.arrivals()
+	}
+	got := arrive(1)
+	if len(got) != 50 {
+		t.Fatalf("delivered %d packets, want 50", len(got))
+	}
+	late := 0
+	for i, a := range got {
+		if a.n != 100+i {
+			t.Fatalf("packet %d of the burst arrived as the %dth", a.n-100, i)
+		}
+		if a.at < 10*time.Millisecond || a.at >= 10*time.Millisecond+time.Microsecond {
+			t.Errorf("packet %d arrived at %v; want within [10ms, 10.001ms)", i, a.at)
+		}
+		if a.at > 10*time.Millisecond {
+			late++
+		}
+	}
+	if late == 0 {
+		t.Errorf("every packet arrived at exactly 10ms: no dither")
+	}
+	ideal := newRig(t, Config{Dither: time.Microsecond})
+	ideal.at(0, func() { ideal.l.Send(AtoB, rawPkt(100)) })
+	ideal.run(time.Second)
+	if a := ideal.arrivals(); len(a) != 1 || a[0].at != 0 {
+		t.Errorf("on a link with neither delay nor rate: %+v; want one arrival at 0, undithered", a)
+	}
+	for i, a := range arrive(1) {
+		if a.at != got[i].at {
+			t.Fatalf("packet %d arrived at %v, and at %v with the same seed", i, a.at, got[i].at)
+		}
+	}
+}
+
+// The tie Dither breaks: a reply to a packet reaches a full FIFO at the
+// very instant the packet before it leaves, both sent in answer to
+// deliveries. Without dither the departure always comes first; with it,
+// each order about half the time over seeds.
+func TestDitherBreaksAnArrivalDepartureTie(t *testing.T) {
+	roomFor := func(seed uint64, dither time.Duration) bool {
+		// Two probes A→B, 8 ms apart; B answers each with a packet of
+		// 1000 bytes into a 1-packet FIFO at 1 Mbit/s: 8 ms on the wire,
+		// so the second answer arrives as the first one's last bit leaves.
+		slow := Config{Rate: 1_000_000, Qdisc: Qdisc{Limit: 1}}
+		r := newRig(t, Config{Delay: 5 * time.Millisecond, Dither: dither, Seed: seed}.WithBtoA(slow))
+		r.echo = func(dir Dir, pkt []byte) {
+			if dir == AtoB {
+				r.l.Send(BtoA, rawPkt(1000))
+			}
+		}
+		r.at(0, func() { r.l.Send(AtoB, rawPkt(100)) })
+		r.at(8*time.Millisecond, func() { r.l.Send(AtoB, rawPkt(100)) })
+		r.run(time.Second)
+		return r.l.Stats()[BtoA].Packets == 2
+	}
+	const seeds = 200
+	room := map[time.Duration]int{}
+	for _, dither := range []time.Duration{0, time.Microsecond} {
+		for seed := range uint64(seeds) {
+			if roomFor(seed, dither) {
+				room[dither]++
+			}
+		}
+	}
+	if room[0] != seeds {
+		t.Errorf("without dither the second answer found room %d times in %d; want always", room[0], seeds)
+	}
+	// Each seed decides alike on every run; 99 of 200 is the draws' count.
+	if n := room[time.Microsecond]; n != 99 {
+		t.Errorf("with 1us of dither the second answer found room %d times in %d; want 99 (about half)", n, seeds)
+	}
+}
+
 func TestQueueByteLimit(t *testing.T) {
 	r := newRig(t, Config{Rate: 1_000_000, Qdisc: Qdisc{LimitBytes: 3000}})
 	r.at(0, func() {

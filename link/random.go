@@ -46,6 +46,13 @@ func (c *crandom) next(r *rand.Rand) uint32 {
 	return c.last
 }
 
+// newDitherRand returns direction dir's generator for Config.Dither: one
+// of its own, so that the impairments' draws are the same with or
+// without dither.
+func newDitherRand(seed uint64, dir Dir) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, 0x646974686572^uint64(dir)))
+}
+
 // hashSeed is the perturbation of direction dir's fq_codel flow hash
 // (fqcodel.go): drawn from a generator of its own, so that the
 // impairments' draws are the same with or without fq_codel.

@@ -73,15 +73,20 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   partial packet back for the next ACK (tcp_tso_should_defer), which netemu's TCP does not.
 - **An ACK-clock tie on the virtual clock** (cell 24 of the grid: 24.5 ms, 4 mbit, queue 3, 4 MiB; ` + "`netemu compare bulk --tcp netemu,gvisor --rtt 24.5ms --rate 4mbit --queue 3 --size 4MiB`" + `).
   In a flight of back-to-back pairs the ACKs come back exactly two packets' serialization apart, so each pair reaches
-  the queue at the instant the pair before it leaves the wire. On the virtual clock the departure comes first, and the
-  3-packet queue overflows only under a standing queue: netemu's episodes begin at cwnd 12 (BDP 8 + 3 + 1). On a real
+  the queue at the instant the pair before it leaves the wire. On the virtual clock the departure came first, and the
+  3-packet queue overflowed only under a standing queue: netemu's episodes began at cwnd 12 (BDP 8 + 3 + 1). On a real
   clock any noise puts about half of those arrivals before the departure, and a pair, or a burst of three when the
   window grows, overflows at cwnd 4–10. 41 of the kernel's 71 drops came less than 0.3 ms before the packet on the
-  wire left (9 of netemu's 59); the kernel's window averaged 6.7–7.1 packets, netemu's 9.0. Breaking the tie with 1 µs
-  of jitter (` + "`--jitter 1us --seeds 6`" + `)
-  gives netemu's TCP 14.69 s (14.19–15.77 s, 77.5 drops), 10 µs 15.29 s and 300 µs 15.60 s; 12.43 s before the PSH
-  rule above. The kernel took 15.87, 16.31 and 16.06 s (13.6–17.9 s over ten runs, 62–82 drops), netemu's TCP 10.13 s
-  without jitter (10.60 s before), gVisor's 14.11 s. Not TCP: how the link orders a departure and an arrival at one instant.
+  wire left (9 of netemu's 59); the kernel's window averaged 6.7–7.1 packets, netemu's 9.0. The kernel took 15.87,
+  16.31 and 16.06 s (13.6–17.9 s over ten runs, 62–82 drops); netemu's TCP 10.13 s, gVisor's 14.11 s. Ordering that
+  one tie by a seeded draw gave netemu's TCP 11.44 s (11.01–12.34 s over 10 seeds), not enough: the virtual clock's
+  instants fall on exact microseconds, which Linux's TCP clock counts in (RTT samples, HyStart, RACK), so other
+  comparisons tie too; 1 ns of netem jitter gave 13.36 s, 1 µs 15.24 s. So an experiment's link now dithers each
+  arrival by a seeded draw under 1 µs, in order (` + "`link.Config.Dither`" + `, ` + "`link.DefaultDither`" + `: the TCP clock's
+  resolution): netemu's TCP 15.05 s (13.66–15.90 s over 30 seeds, 76.5 drops), gVisor's 24.48 s (22.50–26.90 s, 178
+  drops). Cell 16 of a later grid (34.2 ms, 10.6 mbit, queue 3, 1 MiB), where the kernel took 4826 ms: netemu's TCP
+  1946 ms before, 3799 ms after (3108–4724 ms over 20 seeds), gVisor's 8474 ms. Not TCP: how a clock without noise
+  orders events at one instant. The reference tables move by at most 0.1 ms.
 - **Time on the real clock per request** (cell 8 of the grid: keepalive on 5.7 ms, 4.5 mbit, queue 3). netemu's and
   gVisor's TCPs take the same time, 166.1 ms reusing one connection and 285.3 ms with fresh ones; the kernel 186.9 and
   321.3 ms, about 1 ms more for each of the 20 requests. It is as much on RTT 0 and 4.5 mbit (0.99 ms a request) and on

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,7 +37,7 @@ func TestSweepSeedsJSON(t *testing.T) {
 			if r["summary"] != nil || r["seed"] != float64(3+i) {
 				t.Fatalf("cell %d, record %d: seed %v, summary %v; want seed %d", cell, i, r["seed"], r["summary"], 3+i)
 			}
-			times = append(times, time.Duration(r["elapsed_ms"].(float64)*1e6))
+			times = append(times, time.Duration(math.Round(r["elapsed_ms"].(float64)*1e6)))
 		}
 		want := experiment.SpreadOf(times, nil)
 		if sum["summary"] != true || sum["seeds"] != "3-7" || sum["runs"] != float64(5) || sum["seed"] != nil ||
