@@ -115,9 +115,9 @@ func (r gridRow) reliable() bool {
 
 var gridImpls = []tcpstack.Impl{tcpstack.Netemu, tcpstack.GVisor}
 
-// measureGrid runs every cell: each emulated TCP once (lossless: the
-// virtual clock repeats itself) or over seeds 1..lossyRuns, and kernel
-// TCP kernelRuns times (lossless) or over the same seeds.
+// measureGrid runs every cell: each emulated TCP over seeds
+// 1..kernelRuns (lossless: the seeds draw only the link's dither,
+// link.DefaultDither) or 1..lossyRuns, and kernel TCP as many times.
 func measureGrid(ctx context.Context, cells []gridCell, lossyRuns, kernelRuns int, via kernel.Via, kern bool, progress func(i int, what string)) ([]gridRow, error) {
 	var rows []gridRow
 	kernelWhy := ""
@@ -129,7 +129,7 @@ func measureGrid(ctx context.Context, cells []gridCell, lossyRuns, kernelRuns in
 		for _, impl := range gridImpls {
 			progress(i, string(impl))
 			c := experiment.Case{Workload: cell.Workload, Link: cell.Link, TCP: tcpstack.TCPConfig{Impl: impl}, Clock: emu.Virtual}
-			runs := 1
+			runs := kernelRuns
 			if cell.Lossy {
 				runs = lossyRuns
 			}
@@ -221,7 +221,7 @@ func gridMarkdown(w io.Writer, rows []gridRow, seed uint64, n, lossyRuns, kernel
 		gridMinRTT, gridMaxRTT, tc.FormatRate(gridMinRate), tc.FormatRate(gridMaxRate))
 	p("queue %.1f–%.0f BDP in packets, log-uniform; two cells in three with random loss of %.2f–%.0f %%; ", gridMinBDP, gridMaxBDP, gridMinLoss*100, gridMaxLoss*100)
 	p("three in four bulk of 1–50 MiB (at most %d s at the link's rate), the rest page, keepalive or rpc. ", gridMaxSeconds)
-	p("Lossless cells: one emulated run each (the virtual clock repeats itself), the kernel's median of %d; ", kernelRuns)
+	p("Lossless cells: seeds 1–%d on the emulator (they draw only the link's dither of under 1 µs an arrival, which breaks the virtual clock's exact ties), the kernel's median of as many runs; ", kernelRuns)
 	p("lossy cells: seeds 1–%d on each side, medians with p10–p90. Δ is each emulated TCP's median against the kernel's. ", lossyRuns)
 	p("Bridge is how late the TUN bridge delivered packets into the kernel's namespaces, mean / 99th percentile; ")
 	p("where the 99th percentile exceeds one packet's time at the link's rate, the bridge, not the link, spaced the kernel's packets and ACKs, ")

@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	grid := fs.Int("grid", 0, "instead of the report, draw this many random cells and measure netemu's TCP, gVisor's and the kernel's on each")
 	gridSeed := fs.Uint64("grid-seed", 0, "the grid's seed; 0 draws a new one, which the output names")
 	gridRuns := fs.Int("grid-runs", 10, "grid: seeds per lossy cell on each side")
-	gridKernelRuns := fs.Int("grid-kernel-runs", 3, "grid: kernel runs per lossless cell")
+	gridKernelRuns := fs.Int("grid-kernel-runs", 3, "grid: runs per lossless cell on each side (the emulator's seeds draw its link's dither)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
