@@ -31,9 +31,21 @@ const (
 	gridMinLoss, gridMaxLoss = 0.0005, 0.03
 	gridMinBulk, gridMaxBulk = 1 << 20, 50 << 20
 	// gridMaxSeconds bounds a bulk transfer: at most this long at the
-	// link's rate, so a cell at 1 mbit stays under a minute of real time.
+	// link's rate, so a cell at 1 mbit stays under a minute of real time,
+	// and on a lossy link at the rate loss leaves (mathisRate).
 	gridMaxSeconds = 20
 )
+
+// mathisRate is the steady rate, in bits per second, of a Reno flow that
+// loses a fraction p of its packets on a path of round trip rtt: one MSS
+// per round trip times sqrt(3/2)/sqrt(p) (Mathis, Semke, Mahdavi and Ott,
+// "The Macroscopic Behavior of the TCP Congestion Avoidance Algorithm",
+// 1997). CUBIC does better on long fat paths, so a transfer sized by it
+// takes at most about gridMaxSeconds.
+func mathisRate(rtt time.Duration, p float64) float64 {
+	const mss = link.DefaultMTU - 52 // IPv4 and TCP headers with timestamps
+	return mss * 8 / rtt.Seconds() * math.Sqrt(1.5/p)
+}
 
 // gridCell is one drawn cell.
 type gridCell struct {
@@ -63,6 +75,9 @@ func drawGrid(n int, seed uint64) []gridCell {
 		case k < 3:
 			size := int(logU(gridMinBulk, gridMaxBulk))
 			size = min(size, int(rate/8*gridMaxSeconds))
+			if lossy {
+				size = min(size, int(mathisRate(rtt, lc.Loss.P)/8*gridMaxSeconds))
+			}
 			size = max(size, 64<<10) >> 10 << 10
 			w = workloads.Bulk{Size: size}.WithDefaults()
 		default:
@@ -220,7 +235,7 @@ func gridMarkdown(w io.Writer, rows []gridRow, seed uint64, n, lossyRuns, kernel
 	p("%d cells drawn with grid seed %d (`go run ./bench/accuracy -grid %d -grid-seed %d`): RTT %v–%v, rate %s–%s, ", n, seed, n, seed,
 		gridMinRTT, gridMaxRTT, tc.FormatRate(gridMinRate), tc.FormatRate(gridMaxRate))
 	p("queue %.1f–%.0f BDP in packets, log-uniform; two cells in three with random loss of %.2f–%.0f %%; ", gridMinBDP, gridMaxBDP, gridMinLoss*100, gridMaxLoss*100)
-	p("three in four bulk of 1–50 MiB (at most %d s at the link's rate), the rest page, keepalive or rpc. ", gridMaxSeconds)
+	p("three in four bulk of 1–50 MiB (at most %d s at the link's rate, and on a lossy link at the rate Mathis's formula gives for its loss and RTT), the rest page, keepalive or rpc. ", gridMaxSeconds)
 	p("Lossless cells: seeds 1–%d on the emulator (they draw only the link's dither of under 1 µs an arrival, which breaks the virtual clock's exact ties), the kernel's median of as many runs; ", kernelRuns)
 	p("lossy cells: seeds 1–%d on each side, medians with p10–p90. Δ is each emulated TCP's median against the kernel's. ", lossyRuns)
 	p("Bridge is how late the TUN bridge delivered packets into the kernel's namespaces, mean / 99th percentile; ")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -46,6 +47,9 @@ func TestDrawGrid(t *testing.T) {
 		}
 		if bw, ok := c.Workload.(workloads.Bulk); ok && (bw.Size > gridMaxBulk || float64(bw.Size) > l.Rate/8*gridMaxSeconds+1024) {
 			t.Errorf("cell %d: bulk of %d bytes at %v bit/s", i, bw.Size, l.Rate)
+		}
+		if bw, ok := c.Workload.(workloads.Bulk); ok && c.Lossy && bw.Size > 64<<10 && float64(bw.Size) > mathisRate(2*l.Delay, l.Loss.P)/8*gridMaxSeconds+1024 {
+			t.Errorf("cell %d: bulk of %d bytes on %v with %v loss: more than %d s at Mathis's rate", i, bw.Size, 2*l.Delay, l.Loss.P, gridMaxSeconds)
 		}
 		if err := l.Validate(); err != nil {
 			t.Errorf("cell %d: %v", i, err)
@@ -114,5 +118,13 @@ func TestGridUnreliableKernel(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// Mathis's rate: 1448-byte segments every 100 ms at 1 % loss are
+// 115840 bit/s × sqrt(150) = 1.4187 Mbit/s.
+func TestMathisRate(t *testing.T) {
+	if got := mathisRate(100*time.Millisecond, 0.01); math.Abs(got-1.41874e6) > 10 {
+		t.Errorf("mathisRate(100ms, 1%%) = %.0f bit/s; want 1418740", got)
 	}
 }
