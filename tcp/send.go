@@ -214,25 +214,35 @@ func (s *sender) established() {
 }
 
 // sndbufLimit is the send buffer in bytes of data. Linux counts memory
-// (truesize): it starts at tcp_wmem[1] and grows to hold twice the
-// larger of the congestion window and the initial window
-// (tcp_sndbuf_expand), up to tcp_wmem[2]. A segment of mss bytes costs
-// its payload rounded up with its headers to a power of two, plus the
-// socket buffer's own bookkeeping: 4096 + 256 bytes for 1448 (skb
-// truesize on x86-64), which is what sets how much data a buffer holds.
+// (sk_wmem_queued against sk_sndbuf): the buffer starts at tcp_wmem[1]
+// and grows to twice the larger of the congestion window and the
+// initial window, each segment reckoned at perSegmentTruesize
+// (tcp_sndbuf_expand), up to tcp_wmem[2]. What fills it are the queued
+// socket buffers' truesize: tcp_sendmsg puts the data in page fragments
+// of buffers that each cost skbOverhead beyond it (tcp_stream_alloc_skb),
+// and sent data sits in GSO packets of tsoSegs segments (tso_fragment
+// cuts the queue's buffers to them), so a buffer of mem bytes holds mem
+// × goal / (goal + skbOverhead) bytes of data, goal a GSO packet's.
 func (s *sender) sndbufLimit() int {
 	o := s.e.p.opts
 	mss := int(s.cc.mss)
 	per := perSegmentTruesize(mss)
 	segs := max(initialCwnd, int(s.cc.cwnd), int(s.reordering)+1)
 	mem := min(max(o.SendBuffer, 2*segs*per), o.MaxSendBuffer)
-	return mem / per * mss
+	goal := s.tsoSegs(mss) * mss
+	return int(int64(mem) * int64(goal) / int64(goal+skbOverhead))
 }
 
-// perSegmentTruesize is the memory Linux charges for a segment of mss
-// bytes in the send queue: max(mss, 1460) + MAX_TCP_HEADER (320) +
+// skbOverhead is the truesize of a socket buffer of the send queue
+// before its data: alloc_skb_fclone(MAX_TCP_HEADER) on x86-64, a 1024-byte
+// head (MAX_TCP_HEADER 320 and skb_shared_info 320, rounded up by kmalloc)
+// counted as SKB_TRUESIZE(1024 - 320): 704 + sk_buff 256 + 320.
+const skbOverhead = 1280
+
+// perSegmentTruesize is what tcp_sndbuf_expand reckons a segment of mss
+// bytes costs (its per_mss): max(mss, 1460) + MAX_TCP_HEADER (320) +
 // skb_shared_info (320), rounded up to a power of two, plus an sk_buff
-// (256) (tcp_sndbuf_expand's per_mss).
+// (256). It sizes the buffer; the buffers' data fill it (sndbufLimit).
 func perSegmentTruesize(mss int) int {
 	n := max(mss, 1460) + 320 + 320
 	p := 1

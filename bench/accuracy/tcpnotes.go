@@ -71,6 +71,13 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   netemu's 1691 before and 1814 after. On 5 ms, 50 mbit and a 100-packet queue (2 MiB): 872 ACKs from the kernel,
   765 before and 851 after. There the kernel's packets are of 5 segments where netemu's are of 2 or 3: Linux holds a
   partial packet back for the next ACK (tcp_tso_should_defer), which netemu's TCP does not.
+- **The send buffer holds GSO packets** (cells 1 and 10 of grid 677684: 66.3 ms, 211 mbit, queue 622, 44 MB, and 99.6 ms,
+  226.7 mbit, queue 2892, 52 MB, both lossless). netemu's TCP sized its send buffer as tcp_sndbuf_expand does (twice
+  the window at 4352 bytes a segment, at most tcp_wmem[2], 4 MiB) but also filled it at 4352 bytes a segment, so no more
+  than 1.39 MB was ever in flight, under these paths' 1.7 and 2.8 MB: 3157.7 and 5089.8 ms where the kernel took 2525.7
+  and 2810.5 ms. Linux fills the buffer with the data's own truesize: tcp_sendmsg copies into page fragments of buffers
+  that cost 1280 bytes beyond their data (tcp_stream_alloc_skb), and the queue's buffers are GSO packets of tcp_tso_segs
+  segments (tso_fragment), so 4 MiB holds about 4 MB of data. Counted so, netemu's TCP took 2502.5 and 2760.0 ms.
 - **An ACK-clock tie on the virtual clock** (cell 24 of the grid: 24.5 ms, 4 mbit, queue 3, 4 MiB; ` + "`netemu compare bulk --tcp netemu,gvisor --rtt 24.5ms --rate 4mbit --queue 3 --size 4MiB`" + `).
   In a flight of back-to-back pairs the ACKs come back exactly two packets' serialization apart, so each pair reaches
   the queue at the instant the pair before it leaves the wire. On the virtual clock the departure came first, and the
