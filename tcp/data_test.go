@@ -613,6 +613,10 @@ func TestNewRenoFastRetransmit(t *testing.T) {
 	// The first and third segments were lost: the others draw dupacks.
 	c.rcvNxt = o[0].seq
 	for i := range 3 {
+		// Dupacks 2 ms apart, as a link spaces them: a sender that sent
+		// within the last millisecond would hold one segment of room
+		// back for more (tcp_tso_should_defer).
+		h.advance(2 * time.Millisecond)
 		c.send(header.TCPFlagAck, nil)
 		// Each dupack lets a new segment out (it stands for one
 		// delivered); the third retransmits the head first.

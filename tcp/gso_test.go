@@ -115,3 +115,37 @@ func TestTSOAutosize(t *testing.T) {
 		}
 	}
 }
+
+// TSO deferral (tcp_tso_should_defer): with a buffer of more than a
+// segment to send, a sender that sent within the last millisecond waits
+// for more room than an ACK gives, up to a GSO packet or a third of the
+// window, when the oldest segment in flight left long enough ago (half
+// an RTT) for an ACK to come soon; more than a millisecond after its
+// last send it sends what it has room for. On a 2 ms path a GSO packet
+// is 15 segments (tcp_tso_autosize: 9 of pacing, 6 of the small-RTT
+// share).
+func TestTSODefersSmallRoom(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(linuxPeer, 2*time.Millisecond)
+	c.write(fill(50 * 1448))
+	o := h.take()
+	if len(o) != 10 {
+		t.Fatalf("sent %d segments; want the initial window, 10", len(o))
+	}
+	c.saw(o...)
+	h.advance(2 * time.Millisecond)
+	// Slow start: each segment ACKed lets two out (cwnd 11, then 12).
+	c.ackUpTo(o[1].seq)
+	if r := dataOuts(h.take()); len(r) != 2 {
+		t.Fatalf("first ACK, nothing sent for 2 ms: %s; want 2 segments at once", outsString(r))
+	}
+	c.ackUpTo(o[2].seq)
+	if r := dataOuts(h.take()); len(r) != 0 {
+		t.Fatalf("second ACK, at the instant of the last send: %s; want none (2 segments of room, under a third of cwnd 12)", outsString(r))
+	}
+	h.advance(2 * time.Millisecond)
+	c.ackUpTo(o[3].seq)
+	if r := dataOuts(h.take()); len(r) != 4 {
+		t.Fatalf("third ACK, 2 ms after the last send: %s; want the 4 segments of room", outsString(r))
+	}
+}

@@ -441,6 +441,7 @@ func (e *endpoint) output(seq seqnum.Value, flags header.TCPFlags, payload buffe
 		payload.Release()
 		return
 	}
+	e.snd.wstamp = e.now() // __tcp_transmit_skb: tcp_wstamp_ns, for every segment
 	r := &e.rcv
 	n := 0
 	if e.tsOK {

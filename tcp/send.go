@@ -122,8 +122,16 @@ type sender struct {
 	tlpHigh    bool
 	tlpRetrans bool
 
-	sndSml       seqnum.Value // the end of the last small segment (Minshall)
-	lsndtime     time.Duration
+	sndSml   seqnum.Value // the end of the last small segment (Minshall)
+	lsndtime time.Duration
+	wstamp   time.Duration // tcp_wstamp_ns: the last segment sent, data or not
+	// wq holds, from wqh, the ends of the unsent socket buffers of
+	// Linux's write queue (the first starts at nxt): tcp_sendmsg fills
+	// each to the size goal before it starts the next (queueWrite), and
+	// tcp_tso_should_defer asks the head's length and whether it is the
+	// last.
+	wq           []seqnum.Value
+	wqh          int
 	probesOut    int  // unanswered zero-window probes (icsk_probes_out)
 	probeBackoff int  // their backoff (icsk_backoff while probing)
 	probing      bool // writeXmit sends a window probe: cut to the window
@@ -327,6 +335,7 @@ func (s *sender) write(src tcpip.Payloader) (int, tcpip.Error) {
 	}
 	s.idleCheck()
 	s.grow(s.n + want)
+	from := s.dataStart().Add(seqnum.Size(s.n))
 	total := 0
 	for total < want {
 		at := (s.head + s.n) % len(s.buf)
@@ -341,7 +350,81 @@ func (s *sender) write(src tcpip.Payloader) (int, tcpip.Error) {
 	if s.n == 0 {
 		s.dropBuf() // the source had nothing after all
 	}
+	s.queueWrite(from, from.Add(seqnum.Size(total)))
 	return total, nil
+}
+
+// queueWrite lays the data [from, to), just written, into the write
+// queue's socket buffers as tcp_sendmsg does: the last unsent buffer
+// takes what fits under the size goal, then new ones of the goal each.
+func (s *sender) queueWrite(from, to seqnum.Value) {
+	if from == to {
+		return
+	}
+	goal := seqnum.Size(s.sizeGoal(int(s.cc.mss) - s.e.rcv.sackOptLen()))
+	s.wqTrim()
+	if n := len(s.wq); n > s.wqh {
+		start := s.nxt
+		if n-s.wqh > 1 {
+			start = s.wq[n-2]
+		}
+		full := start.Add(goal)
+		if to.LessThan(full) {
+			full = to
+		}
+		if tail := &s.wq[n-1]; tail.LessThan(full) {
+			*tail = full
+		}
+		from = s.wq[n-1]
+	}
+	for from.LessThan(to) {
+		end := from.Add(goal)
+		if to.LessThan(end) {
+			end = to
+		}
+		s.wq = append(s.wq, end)
+		from = end
+	}
+}
+
+// sizeGoal is tcp_xmit_size_goal: the data a socket buffer of the write
+// queue takes, the GSO limit (sk_gso_max_size, 65536) bounded to half the
+// largest window the peer offered (tcp_bound_to_half_wnd), in whole
+// segments of mss, at least one.
+func (s *sender) sizeGoal(mss int) int {
+	size := gsoMaxSize
+	cutoff := int(s.maxWnd)
+	if cutoff > 536 { // TCP_MSS_DEFAULT
+		cutoff >>= 1
+	}
+	if cutoff > 0 && size > cutoff {
+		hdr := header.TCPMinimumSize // tcp_header_len
+		if s.e.tsOK {
+			hdr += 12
+		}
+		size = max(cutoff, 68-hdr)
+	}
+	return max(min(size/mss, gsoMaxSegs)*mss, mss)
+}
+
+// wqHead is the write queue's first unsent buffer: its end, and whether
+// it is the last; ok false when nothing is unsent.
+func (s *sender) wqHead() (end seqnum.Value, last, ok bool) {
+	s.wqTrim()
+	if s.wqh == len(s.wq) {
+		return 0, false, false
+	}
+	return s.wq[s.wqh], s.wqh == len(s.wq)-1, true
+}
+
+// wqTrim forgets the write queue's buffers sent in full.
+func (s *sender) wqTrim() {
+	for s.wqh < len(s.wq) && s.wq[s.wqh].LessThanEq(s.nxt) {
+		s.wqh++
+	}
+	if s.wqh == len(s.wq) {
+		s.wq, s.wqh = s.wq[:0], 0
+	}
 }
 
 // grow makes the ring hold at least n bytes: 16 KiB, doubled as often as
@@ -634,6 +717,12 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 		// packet of more than one segment, and GSO (tcp_gso_segment)
 		// keeps it on the last segment only.
 		if left == 0 {
+			if limit == 0 {
+				if wait, cwndBound := s.tsoShouldDefer(maxSegs); wait {
+					cwndLimited = cwndLimited || cwndBound
+					break
+				}
+			}
 			n := min(s.cwndQuota(), maxSegs)
 			if limit > 0 {
 				n = min(n, limit-sent)
@@ -679,6 +768,69 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 	}
 	return false
 }
+
+// tsoShouldDefer is tcp_tso_should_defer, Linux's "TSO Nagle": when the
+// write queue's first buffer holds more than a segment and the windows
+// leave room for only part of it, wait for the ACK that is due rather
+// than send a small GSO packet now, unless the room is a GSO packet of
+// maxSegs, the rest of a buffer that gets no more data, or a third of
+// the window (tcp_tso_win_divisor); or the connection is in recovery,
+// sent nothing in the last millisecond, or sent the oldest segment in
+// flight less than half an RTT ago (its ACK would come too late). It
+// reports whether to wait, and whether the congestion window is what
+// holds the buffer back.
+func (s *sender) tsoShouldDefer(maxSegs int) (wait, cwndBound bool) {
+	mss := int(s.cc.mss)
+	end, last, ok := s.wqHead()
+	if !ok {
+		return false, false
+	}
+	skbLen := int(s.nxt.Size(end))
+	if skbLen <= mss-s.e.rcv.sackOptLen() { // tcp_init_tso_segs: one segment
+		return false, false
+	}
+	now := s.e.now()
+	if s.ca >= caRecovery || now-s.wstamp > time.Millisecond {
+		return false, false
+	}
+	inFlight := s.inFlight()
+	if s.cc.cwnd <= inFlight {
+		return false, false
+	}
+	sendWin := 0
+	if s.nxt.LessThan(s.wndEnd()) {
+		sendWin = int(s.nxt.Size(s.wndEnd()))
+	}
+	congWin := int(s.cc.cwnd-inFlight) * mss
+	room := min(sendWin, congWin)
+	switch {
+	case room >= maxSegs*mss:
+		return false, false
+	case !last && room >= skbLen:
+		return false, false
+	case room >= min(int(s.wnd), int(s.cc.cwnd)*mss)/tsoWinDivisor:
+		return false, false
+	case s.qn == 0:
+		return false, false
+	case now-s.seg(0).sentAt < time.Duration(int64(s.rtt.srtt/time.Microsecond)*8>>4)*time.Microsecond: // srtt_us >> 4
+		return false, false // the next ACK is likely too late
+	}
+	if congWin < sendWin {
+		if congWin <= skbLen {
+			return true, true
+		}
+	} else if sendWin <= skbLen {
+		return true, false
+	}
+	if last && s.finQueued { // the buffer gets no more data
+		return false, false
+	}
+	return true, false
+}
+
+// tsoWinDivisor is net.ipv4.tcp_tso_win_divisor: a GSO packet may wait
+// for room until it can take this fraction of the window.
+const tsoWinDivisor = 3
 
 // nextSegment is the segment writeXmit sends at seq with avail bytes
 // unsent from there: its size, whether it carries the FIN, and ok false

@@ -70,7 +70,17 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   set PSH on 1024 of 2973 data segments, every second or third, netemu's TCP on 18; the kernel's client sent 1901 ACKs,
   netemu's 1691 before and 1814 after. On 5 ms, 50 mbit and a 100-packet queue (2 MiB): 872 ACKs from the kernel,
   765 before and 851 after. There the kernel's packets are of 5 segments where netemu's are of 2 or 3: Linux holds a
-  partial packet back for the next ACK (tcp_tso_should_defer), which netemu's TCP does not.
+  partial packet back for the next ACK (tcp_tso_should_defer), which netemu's TCP did not then (see TSO deferral).
+- **TSO deferral** (tcp_tso_should_defer; cells 3, 6, 9, 12 and 17 of grid 677684, small queues on short paths). When
+  the first buffer of Linux's write queue holds more than a segment and an ACK leaves room for only part of it, a
+  sender that sent within the last millisecond waits for more room (a GSO packet, or a third of the window) if the
+  oldest segment in flight left at least half an RTT ago; so it sends fewer, larger bursts, which a 2- or 3-packet
+  queue drops more of. netemu's TCP sent whatever each ACK let out. It now keeps the write queue's buffers as
+  tcp_sendmsg cuts them (tcp_xmit_size_goal: 64 KiB, at most half the peer's largest window) and defers as Linux
+  does. On 2.9 ms, 61.2 mbit, a 3-packet queue, 0.06 % loss (2.8 MB): 681.6 ms before, 1394.8 ms after (seeds 1–10),
+  kernel 1880.5 ms, gVisor's TCP 2176.7 ms; on 2.4 ms, 49.5 mbit, queue 2: 8027.1 → 8320.0 ms, kernel 8990.0; on
+  6.3 ms, 5.6 mbit, queue 2, 2.4 % loss: 13.83 → 13.31 s, kernel 11.69 s; on 24.5 ms, 4 mbit, queue 3 (the tie below):
+  15.05 → 15.84 s (14.58–17.39 s), kernel 13.6–17.9 s. The reference tables do not move.
 - **The send buffer holds GSO packets** (cells 1 and 10 of grid 677684: 66.3 ms, 211 mbit, queue 622, 44 MB, and 99.6 ms,
   226.7 mbit, queue 2892, 52 MB, both lossless). netemu's TCP sized its send buffer as tcp_sndbuf_expand does (twice
   the window at 4352 bytes a segment, at most tcp_wmem[2], 4 MiB) but also filled it at 4352 bytes a segment, so no more
