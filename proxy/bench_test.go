@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/proxy"
 	"github.com/netemu/netemu/tcpstack"
@@ -24,11 +23,7 @@ func BenchmarkThroughput(b *testing.B) {
 }
 
 func throughput(b *testing.B, impl tcpstack.Impl) {
-	n, err := emu.New(emu.Config{Clock: emu.Real, Seed: 1, TCP: tcpstack.TCPConfig{Impl: impl}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { n.Close() })
+	n := newNetTCP(b, link.Config{}, impl)
 	done := make(chan int64, 1)
 	up := upstream(b, func(c *net.TCPConn) {
 		defer c.Close()

@@ -19,6 +19,7 @@ import (
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/proxy"
+	"github.com/netemu/netemu/tcpstack"
 	"go.uber.org/goleak"
 	xproxy "golang.org/x/net/proxy"
 )
@@ -26,7 +27,13 @@ import (
 // newNet is a network on the real clock, closed by the test's cleanup.
 func newNet(t testing.TB, lc link.Config) *emu.Net {
 	t.Helper()
-	n, err := emu.New(emu.Config{Link: lc, Clock: emu.Real, Seed: 1})
+	return newNetTCP(t, lc, tcpstack.GVisor)
+}
+
+// newNetTCP is newNet with the hosts' TCP impl.
+func newNetTCP(t testing.TB, lc link.Config, impl tcpstack.Impl) *emu.Net {
+	t.Helper()
+	n, err := emu.New(emu.Config{Link: lc, Clock: emu.Real, Seed: 1, TCP: tcpstack.TCPConfig{Impl: impl}})
 	if err != nil {
 		t.Fatal(err)
 	}

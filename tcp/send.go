@@ -718,7 +718,7 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 		// keeps it on the last segment only.
 		if left == 0 {
 			if limit == 0 {
-				if wait, cwndBound := s.tsoShouldDefer(maxSegs); wait {
+				if wait, cwndBound := s.tsoShouldDefer(mss, maxSegs); wait {
 					cwndLimited = cwndLimited || cwndBound
 					break
 				}
@@ -778,15 +778,15 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 // sent nothing in the last millisecond, or sent the oldest segment in
 // flight less than half an RTT ago (its ACK would come too late). It
 // reports whether to wait, and whether the congestion window is what
-// holds the buffer back.
-func (s *sender) tsoShouldDefer(maxSegs int) (wait, cwndBound bool) {
-	mss := int(s.cc.mss)
+// holds the buffer back. mssNow is tcp_current_mss.
+func (s *sender) tsoShouldDefer(mssNow, maxSegs int) (wait, cwndBound bool) {
+	mss := int(s.cc.mss) // mss_cache, as Linux reckons the windows
 	end, last, ok := s.wqHead()
 	if !ok {
 		return false, false
 	}
 	skbLen := int(s.nxt.Size(end))
-	if skbLen <= mss-s.e.rcv.sackOptLen() { // tcp_init_tso_segs: one segment
+	if skbLen <= mssNow { // tcp_init_tso_segs: one segment
 		return false, false
 	}
 	now := s.e.now()
@@ -812,7 +812,7 @@ func (s *sender) tsoShouldDefer(maxSegs int) (wait, cwndBound bool) {
 		return false, false
 	case s.qn == 0:
 		return false, false
-	case now-s.seg(0).sentAt < time.Duration(int64(s.rtt.srtt/time.Microsecond)*8>>4)*time.Microsecond: // srtt_us >> 4
+	case now-s.seg(0).sentAt < s.rtt.srtt/time.Microsecond/2*time.Microsecond: // srtt_us >> 4: half srtt, in µs
 		return false, false // the next ACK is likely too late
 	}
 	if congWin < sendWin {
