@@ -149,3 +149,42 @@ func TestTSODefersSmallRoom(t *testing.T) {
 		t.Fatalf("third ACK, 2 ms after the last send: %s; want the 4 segments of room", outsString(r))
 	}
 }
+
+// Deferral waits only for an ACK due within min(1 ms, srtt/2): the next
+// ACK is due an srtt after the oldest segment in flight left (Linux
+// 6.18, "tcp: fix tcp_tso_should_defer() vs large RTT"). On a 200 ms path
+// in congestion avoidance, an ACK that leaves room for one segment, at
+// the instant of the last send, 150 ms after the flight left (its ACKs
+// 50 ms away), lets that segment out; before 6.18 it waited for the next
+// ACK (the oldest segment had left over half an RTT before), then went
+// out in a burst with that ACK's.
+func TestTSOSendsWhenTheNextACKIsFar(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(linuxPeer, 200*time.Millisecond)
+	e := c.ep.(*endpoint)
+	c.write(fill(50 * 1448))
+	o := h.take()
+	if len(o) != 10 {
+		t.Fatalf("sent %d segments; want the initial window, 10", len(o))
+	}
+	c.saw(o...)
+	e.mu.Lock()
+	e.snd.cc.ssthresh = e.snd.cc.cwnd // congestion avoidance
+	e.mu.Unlock()
+	h.advance(200 * time.Millisecond)
+	c.ackUpTo(o[9].seq.Add(1448))
+	f := dataOuts(h.take())
+	if len(f) < 10 {
+		t.Fatalf("the whole window ACKed: %s; want a window of segments", outsString(f))
+	}
+	c.saw(f...)
+	h.advance(150 * time.Millisecond)
+	c.ackUpTo(f[1].seq.Add(1448))
+	if r := dataOuts(h.take()); len(r) != 2 {
+		t.Fatalf("two segments ACKed 150 ms after the last send: %s; want 2 segments", outsString(r))
+	}
+	c.ackUpTo(f[2].seq.Add(1448))
+	if r := dataOuts(h.take()); len(r) != 1 {
+		t.Fatalf("one more ACKed at the same instant, the next ACK 50 ms away: %s; want the segment of room", outsString(r))
+	}
+}

@@ -775,8 +775,9 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 // than send a small GSO packet now, unless the room is a GSO packet of
 // maxSegs, the rest of a buffer that gets no more data, or a third of
 // the window (tcp_tso_win_divisor); or the connection is in recovery,
-// sent nothing in the last millisecond, or sent the oldest segment in
-// flight less than half an RTT ago (its ACK would come too late). It
+// sent nothing in the last millisecond, or expects the next ACK (an srtt
+// after the oldest segment in flight left) later than a millisecond, or
+// half an srtt, from now. It
 // reports whether to wait, and whether the congestion window is what
 // holds the buffer back. mssNow is tcp_current_mss.
 func (s *sender) tsoShouldDefer(mssNow, maxSegs int) (wait, cwndBound bool) {
@@ -812,8 +813,16 @@ func (s *sender) tsoShouldDefer(mssNow, maxSegs int) (wait, cwndBound bool) {
 		return false, false
 	case s.qn == 0:
 		return false, false
-	case now-s.seg(0).sentAt < s.rtt.srtt/time.Microsecond/2*time.Microsecond: // srtt_us >> 4: half srtt, in µs
-		return false, false // the next ACK is likely too late
+	}
+	// The next ACK is due one srtt after the oldest segment in flight
+	// left; wait for it only if it is due within min(1 ms, srtt/2).
+	// Linux 6.18 ("tcp: fix tcp_tso_should_defer() vs large RTT");
+	// before, any ACK due within half an RTT was waited for, which on a
+	// long path holds a segment back for tens of milliseconds and then
+	// sends it in a burst.
+	srtt := s.rtt.srtt
+	if s.seg(0).sentAt+srtt-now > min(srtt/2, time.Millisecond) {
+		return false, false
 	}
 	if congWin < sendWin {
 		if congWin <= skbLen {
