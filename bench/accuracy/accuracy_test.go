@@ -124,4 +124,8 @@ func TestBadFlags(t *testing.T) {
 	if code := run(context.Background(), []string{"extra"}, &out, &errb); code != 2 {
 		t.Errorf("extra argument: exit %d; want 2", code)
 	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"-grid", "5", "-grid-cells", "2,9"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `"9" is not a cell of the grid; want numbers from 1 to 5`) {
+		t.Errorf("-grid 5 -grid-cells 2,9: exit %d, %q; want 2 and what would work", code, errb.String())
+	}
 }

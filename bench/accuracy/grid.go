@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,9 +50,19 @@ func mathisRate(rtt time.Duration, p float64) float64 {
 
 // gridCell is one drawn cell.
 type gridCell struct {
+	N        int // its number in the grid, from 1
 	Workload workloads.Workload
 	Link     link.Config
 	Lossy    bool
+}
+
+// exchanges reports whether the cell's time is a sum of request and
+// response exchanges (page, keepalive, rpc), to which the kernel's hosts
+// add their own time at each; a bulk transfer's hosts keep ahead of the
+// link.
+func (c gridCell) exchanges() bool {
+	_, bulk := c.Workload.(workloads.Bulk)
+	return !bulk
 }
 
 // drawGrid draws n cells from seed: a third lossless; three in four bulk,
@@ -83,9 +94,26 @@ func drawGrid(n int, seed uint64) []gridCell {
 		default:
 			w = []workloads.Workload{workloads.Page{}, workloads.KeepAlive{}, workloads.RPC{}}[r.IntN(3)].WithDefaults()
 		}
-		cells = append(cells, gridCell{Workload: w, Link: lc, Lossy: lossy})
+		cells = append(cells, gridCell{N: i + 1, Workload: w, Link: lc, Lossy: lossy})
 	}
 	return cells
+}
+
+// pickCells returns the cells of list ("7,12": their numbers, from 1),
+// in the list's order; all of them for an empty list.
+func pickCells(cells []gridCell, list string) ([]gridCell, error) {
+	if list == "" {
+		return cells, nil
+	}
+	var out []gridCell
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > len(cells) {
+			return nil, fmt.Errorf("-grid-cells %q: %q is not a cell of the grid; want numbers from 1 to %d, such as 7,12", list, f, len(cells))
+		}
+		out = append(out, cells[n-1])
+	}
+	return out, nil
 }
 
 // gridSide is one TCP's figures on a cell.
@@ -105,6 +133,11 @@ type gridRow struct {
 	LateP99 time.Duration
 	// LateMean is the median over the kernel runs of the mean lateness.
 	LateMean time.Duration
+	// Host is the kernel's time for the cell's workload on an ideal link
+	// (no delay, rate, loss or queue): what its hosts, sockets and TUN
+	// bridge add to the exchanges. Measured for cells of exchanges only;
+	// 0 when not.
+	Host time.Duration
 }
 
 // packetTime is one full packet's serialization time at the cell's rate.
@@ -122,10 +155,16 @@ func (r gridRow) packetTime() time.Duration {
 //     itself bunches packets and ACKs that the bottleneck spaced out, so
 //     the sender sees ACK compression and bursts the link never made;
 //   - its mean lateness, paid once in each direction, adds at most 2 % to
-//     the round-trip time.
+//     the round-trip time;
+//   - for a cell of exchanges, the hosts' own time (Host) is at most 2 %
+//     of the kernel's figure: the emulator's hosts take none.
 func (r gridRow) reliable() bool {
 	rtt := 2 * r.Cell.Link.Delay
-	return r.LateP99 <= r.packetTime() && 2*r.LateMean*50 <= rtt
+	ok := r.LateP99 <= r.packetTime() && 2*r.LateMean*50 <= rtt
+	if k := r.Sides[len(r.Sides)-1]; r.Host > 0 && k.Err == "" {
+		ok = ok && r.Host*50 <= k.Spread.Median
+	}
+	return ok
 }
 
 var gridImpls = []tcpstack.Impl{tcpstack.Netemu, tcpstack.GVisor}
@@ -139,10 +178,10 @@ func measureGrid(ctx context.Context, cells []gridCell, lossyRuns, kernelRuns in
 	if !kern {
 		kernelWhy = "-kernel=false"
 	}
-	for i, cell := range cells {
+	for _, cell := range cells {
 		row := gridRow{Cell: cell}
 		for _, impl := range gridImpls {
-			progress(i, string(impl))
+			progress(cell.N, string(impl))
 			c := experiment.Case{Workload: cell.Workload, Link: cell.Link, TCP: tcpstack.TCPConfig{Impl: impl}, Clock: emu.Virtual}
 			runs := kernelRuns
 			if cell.Lossy {
@@ -150,7 +189,7 @@ func measureGrid(ctx context.Context, cells []gridCell, lossyRuns, kernelRuns in
 			}
 			times, recs, _, err := experiment.Repeat(ctx, experiment.Emulated{}, c, runs, nil)
 			if err != nil {
-				return rows, fmt.Errorf("cell %d, %s: %w", i+1, impl, err)
+				return rows, fmt.Errorf("cell %d, %s: %w", cell.N, impl, err)
 			}
 			row.Sides = append(row.Sides, gridSide{Spread: experiment.SpreadOf(times, recs)})
 		}
@@ -159,7 +198,7 @@ func measureGrid(ctx context.Context, cells []gridCell, lossyRuns, kernelRuns in
 			rows = append(rows, row)
 			continue
 		}
-		progress(i, "kernel")
+		progress(cell.N, "kernel")
 		c := experiment.Case{Workload: cell.Workload, Link: cell.Link}
 		runs := kernelRuns
 		if cell.Lossy {
@@ -171,7 +210,7 @@ func measureGrid(ctx context.Context, cells []gridCell, lossyRuns, kernelRuns in
 			kernelWhy = err.Error()
 			row.Sides = append(row.Sides, gridSide{Err: kernelWhy})
 		case err != nil:
-			return rows, fmt.Errorf("cell %d, kernel: %w", i+1, err)
+			return rows, fmt.Errorf("cell %d, kernel: %w", cell.N, err)
 		default:
 			row.Sides = append(row.Sides, gridSide{Spread: experiment.SpreadOf(times, recs)})
 			if recs[0].Kernel != nil {
@@ -179,9 +218,18 @@ func measureGrid(ctx context.Context, cells []gridCell, lossyRuns, kernelRuns in
 			}
 			row.LateP99 = medianLate(recs, func(r experiment.Record) *float64 { return r.LateP99Us })
 			row.LateMean = medianLate(recs, func(r experiment.Record) *float64 { return r.LateMeanUs })
+			if cell.exchanges() {
+				progress(cell.N, "kernel on an ideal link")
+				ideal := experiment.Case{Workload: cell.Workload}
+				res, _, err := experiment.Kernel{Via: via}.Run(ctx, ideal)
+				if err != nil {
+					return rows, fmt.Errorf("cell %d, kernel on an ideal link: %w", cell.N, err)
+				}
+				row.Host = res.Elapsed
+			}
 		}
 		rows = append(rows, row)
-		progress(i, row.summary())
+		progress(cell.N, row.summary())
 	}
 	return rows, nil
 }
@@ -204,7 +252,11 @@ func (r gridRow) summary() string {
 		fmt.Fprintf(&b, " %s %.1f ms", names[j], s.Spread.MedianMs)
 	}
 	if k := r.Sides[len(r.Sides)-1]; k.Err == "" {
-		fmt.Fprintf(&b, " (Δ netemu %+.1f %%, bridge %v / %v)", delta(r.Sides[0], k), r.LateMean, r.LateP99)
+		fmt.Fprintf(&b, " (Δ netemu %+.1f %%, bridge %v / %v", delta(r.Sides[0], k), r.LateMean, r.LateP99)
+		if r.Host > 0 {
+			fmt.Fprintf(&b, ", hosts %.1f ms", float64(r.Host)/float64(time.Millisecond))
+		}
+		b.WriteString(")")
 	}
 	return b.String()
 }
@@ -229,7 +281,8 @@ func delta(a, b gridSide) float64 {
 }
 
 // gridMarkdown writes the grid's table and its summary.
-func gridMarkdown(w io.Writer, rows []gridRow, seed uint64, n, lossyRuns, kernelRuns int) {
+// only is -grid-cells: the cells measured, if not all.
+func gridMarkdown(w io.Writer, rows []gridRow, seed uint64, n, lossyRuns, kernelRuns int, only string) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("\n# A random grid\n\n")
 	p("%d cells drawn with grid seed %d (`go run ./bench/accuracy -grid %d -grid-seed %d`): RTT %v–%v, rate %s–%s, ", n, seed, n, seed,
@@ -240,12 +293,18 @@ func gridMarkdown(w io.Writer, rows []gridRow, seed uint64, n, lossyRuns, kernel
 	p("lossy cells: seeds 1–%d on each side, medians with p10–p90. Δ is each emulated TCP's median against the kernel's. ", lossyRuns)
 	p("Bridge is how late the TUN bridge delivered packets into the kernel's namespaces, mean / 99th percentile; ")
 	p("where the 99th percentile exceeds one packet's time at the link's rate, the bridge, not the link, spaced the kernel's packets and ACKs, ")
-	p("and where twice the mean exceeds 2 %% of the RTT, it lengthened every round trip: such cells (marked ✗) are left out of the summary.\n\n")
-	p("| # | link | workload | netemu | gvisor | kernel | Δ netemu | Δ gvisor | drops netemu / gvisor / kernel | bridge |\n")
+	p("and where twice the mean exceeds 2 %% of the RTT, it lengthened every round trip. ")
+	p("Hosts, on page, keepalive and rpc cells, is the kernel's time for the same workload on a link with no delay, rate or loss: ")
+	p("what its hosts, sockets and bridge add to the exchanges, which the emulator's hosts do in no time; where it exceeds 2 %% of the kernel's figure, the kernel's figure measured its hosts as well as the link. ")
+	p("Such cells (marked ✗) are left out of the summary.\n\n")
+	if only != "" {
+		p("Only cells %s measured here (`-grid-cells %s`).\n\n", only, only)
+	}
+	p("| # | link | workload | netemu | gvisor | kernel | Δ netemu | Δ gvisor | drops netemu / gvisor / kernel | bridge, hosts |\n")
 	p("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	var dn, dg [2][]float64 // [lossless, lossy]
 	unreliable := 0
-	for i, r := range rows {
+	for _, r := range rows {
 		cell := r.Cell
 		l := cell.Link
 		desc := fmt.Sprintf("%v, %s, queue %d", 2*l.Delay, tc.FormatRate(l.Rate), l.Qdisc.Limit)
@@ -282,6 +341,9 @@ func gridMarkdown(w io.Writer, rows []gridRow, seed uint64, n, lossyRuns, kernel
 		late := "—"
 		if k.Err == "" {
 			late = fmt.Sprintf("%.0f / %.0f µs", float64(r.LateMean)/float64(time.Microsecond), float64(r.LateP99)/float64(time.Microsecond))
+			if r.Host > 0 {
+				late += fmt.Sprintf(", %.1f ms", float64(r.Host)/float64(time.Millisecond))
+			}
 			if !r.reliable() {
 				late += " ✗"
 			}
@@ -298,11 +360,11 @@ func gridMarkdown(w io.Writer, rows []gridRow, seed uint64, n, lossyRuns, kernel
 		if bw, ok := cell.Workload.(workloads.Bulk); ok {
 			name = fmt.Sprintf("bulk %.1f MiB", float64(bw.Size)/(1<<20))
 		}
-		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s | %s |\n", i+1, desc, name, fig(r.Sides[0]), fig(r.Sides[1]), fig(k), pc(a), pc(b),
+		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s | %s |\n", cell.N, desc, name, fig(r.Sides[0]), fig(r.Sides[1]), fig(k), pc(a), pc(b),
 			drops(r.Sides[0]), drops(r.Sides[1]), drops(k), late)
 	}
 	if unreliable > 0 {
-		p("\n%d cells left out of the summary: the bridge's lateness biased their kernel figure (✗).\n", unreliable)
+		p("\n%d cells left out of the summary: the bridge's lateness or the hosts' time biased their kernel figure (✗).\n", unreliable)
 	}
 	p("\n| cells | TCP | median \\|Δ\\| | worst \\|Δ\\| | within 5 %% | within 10 %% |\n|---|---|---:|---:|---:|---:|\n")
 	for j, name := range []string{"lossless", "lossy"} {

@@ -72,7 +72,7 @@ func TestGridReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	gridMarkdown(&b, rows, 5, 3, 2, 1)
+	gridMarkdown(&b, rows, 5, 3, 2, 1, "")
 	out := b.String()
 	for _, want := range []string{"grid seed 5", "| 1 |", "| 2 |", "| 3 |", "median \\|Δ\\|"} {
 		if !strings.Contains(out, want) {
@@ -112,11 +112,55 @@ func TestGridUnreliableKernel(t *testing.T) {
 		t.Fatalf("reliable: %v at 100 µs mean, %v at 101 µs; want true, false", good.reliable(), slow.reliable())
 	}
 	var b strings.Builder
-	gridMarkdown(&b, []gridRow{good, bad}, 1, 2, 1, 1)
+	gridMarkdown(&b, []gridRow{good, bad}, 1, 2, 1, 1, "")
 	out := b.String()
 	for _, want := range []string{"0 / 121 µs ✗", "1 cells left out", "| lossless (1) | netemu | 10.0 % |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestGridHostTime: on a cell of exchanges, kernel hosts that take more
+// than 2 % of the kernel's figure on an ideal link mark it unreliable.
+func TestGridHostTime(t *testing.T) {
+	cell := gridCell{N: 7, Workload: workloads.RPC{}.WithDefaults(), Link: link.Config{Delay: 5 * time.Millisecond, Rate: 20e6, Qdisc: link.Qdisc{Limit: 4}}}
+	if !cell.exchanges() || (gridCell{Workload: workloads.Bulk{Size: 1 << 20}}).exchanges() {
+		t.Fatal("rpc is a workload of exchanges, bulk is not")
+	}
+	side := func(ms float64) gridSide {
+		return gridSide{Spread: experiment.Spread{Runs: 1, Median: time.Duration(ms * float64(time.Millisecond)), MedianMs: ms, Drops: -1}}
+	}
+	row := func(host time.Duration) gridRow {
+		return gridRow{Cell: cell, Sides: []gridSide{side(625), side(625), side(675)}, Host: host}
+	}
+	// 2 % of 675 ms is 13.5 ms.
+	good, bad := row(13500*time.Microsecond), row(13501*time.Microsecond)
+	if !good.reliable() || bad.reliable() {
+		t.Fatalf("reliable: %v with hosts at 13.5 ms, %v at 13.501 ms; want true, false", good.reliable(), bad.reliable())
+	}
+	var b strings.Builder
+	gridMarkdown(&b, []gridRow{bad}, 1, 40, 1, 1, "7")
+	out := b.String()
+	for _, want := range []string{"Only cells 7 measured here", "| 7 |", "0 / 0 µs, 13.5 ms ✗", "1 cells left out", "| lossless (0) | netemu | — |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPickCells(t *testing.T) {
+	cells := drawGrid(5, 1)
+	got, err := pickCells(cells, "4, 2")
+	if err != nil || len(got) != 2 || got[0].N != 4 || got[1].N != 2 || got[0].Link.Rate != cells[3].Link.Rate {
+		t.Fatalf("cells 4, 2: %+v, %v", got, err)
+	}
+	if all, err := pickCells(cells, ""); err != nil || len(all) != 5 {
+		t.Fatalf("no list: %d cells, %v; want all 5", len(all), err)
+	}
+	for _, bad := range []string{"0", "6", "x", "1,,2"} {
+		if _, err := pickCells(cells, bad); err == nil {
+			t.Errorf("-grid-cells %q: no error", bad)
 		}
 	}
 }
