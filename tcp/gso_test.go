@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"gvisor.dev/gvisor/pkg/tcpip/header"
+	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
 )
 
 // pshAt lists which of the segments carry PSH, counted from 1.
@@ -186,5 +187,33 @@ func TestTSOSendsWhenTheNextACKIsFar(t *testing.T) {
 	c.ackUpTo(f[2].seq.Add(1448))
 	if r := dataOuts(h.take()); len(r) != 1 {
 		t.Fatalf("one more ACKed at the same instant, the next ACK 50 ms away: %s; want the segment of room", outsString(r))
+	}
+}
+
+// The write queue's model keeps one array however long the transfer: a
+// bulk sender's queue never empties, and the buffers sent in full are
+// dropped from its front.
+func TestWriteQueueReusesItsArray(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(linuxPeer, 10*time.Millisecond)
+	e := c.ep.(*endpoint)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := &e.snd
+	goal := seqnum.Size(s.sizeGoal(int(s.cc.mss)))
+	base := s.nxt
+	for i := range 10000 {
+		from := base.Add(seqnum.Size(i) * goal)
+		s.queueWrite(from, from.Add(goal))
+		if i >= 3 {
+			s.nxt = base.Add(seqnum.Size(i-2) * goal) // three buffers unsent, always
+		}
+	}
+	end, last, ok := s.wqHead()
+	if want := base.Add(9998 * goal); !ok || last || end != want {
+		t.Fatalf("head buffer ends at %d (last %v, ok %v); want %d", end, last, ok, want)
+	}
+	if n := len(s.wq) - s.wqh; n != 3 || cap(s.wq) > 16 {
+		t.Fatalf("%d buffers in an array of %d; want 3 in a few", n, cap(s.wq))
 	}
 }

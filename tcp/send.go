@@ -417,13 +417,16 @@ func (s *sender) wqHead() (end seqnum.Value, last, ok bool) {
 	return s.wq[s.wqh], s.wqh == len(s.wq)-1, true
 }
 
-// wqTrim forgets the write queue's buffers sent in full.
+// wqTrim forgets the write queue's buffers sent in full, and moves the
+// rest to the front once they are fewer than those forgotten, so that a
+// long transfer, whose queue never empties, reuses one array.
 func (s *sender) wqTrim() {
 	for s.wqh < len(s.wq) && s.wq[s.wqh].LessThanEq(s.nxt) {
 		s.wqh++
 	}
-	if s.wqh == len(s.wq) {
-		s.wq, s.wqh = s.wq[:0], 0
+	if s.wqh > 0 && s.wqh >= len(s.wq)-s.wqh {
+		n := copy(s.wq, s.wq[s.wqh:])
+		s.wq, s.wqh = s.wq[:n], 0
 	}
 }
 
