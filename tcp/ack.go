@@ -79,6 +79,9 @@ func (s *sender) onAck(seg *segment, flag int) bool {
 		flag |= flagSndUnaAdvanced
 		s.retransmits = 0
 	}
+	// tcp_ack's prior_fack: the highest SACKed sequence, or una, before
+	// this ACK moves either.
+	priorFack := s.highestSacked()
 	if seg.nSACK > 0 && e.sackOK {
 		s.sacktag(seg, priorUna, &st)
 		flag |= st.flag
@@ -86,7 +89,7 @@ func (s *sender) onAck(seg *segment, flag int) bool {
 	priorPackets := s.packetsOut
 	s.una = ack
 
-	flag |= s.cleanRtxQueue(priorUna, &st, seg)
+	flag |= s.cleanRtxQueue(priorUna, priorFack, &st, seg)
 	s.ackProbe(priorPackets)
 	if flag&flagAcked != 0 || flag&flagDataSacked != 0 {
 		e.kaSent = 0
@@ -140,16 +143,17 @@ func (s *sender) dubious(flag int) bool {
 
 // cleanRtxQueue removes what ack covers, takes the RTT samples and tells
 // congestion control (tcp_clean_rtx_queue).
-func (s *sender) cleanRtxQueue(priorUna seqnum.Value, st *sackState, seg *segment) int {
+func (s *sender) cleanRtxQueue(priorUna, priorFack seqnum.Value, st *sackState, seg *segment) int {
 	e := s.e
 	now := e.now()
 	flag := 0
 	var firstAckt, lastAckt time.Duration
 	hasAckt := false
 	acked := uint32(0)
-	reord := st.reord
-	hasReord := st.hasReord
-	priorFack := s.highestSacked()
+	// The lowest segment acknowledged that was neither retransmitted nor
+	// SACKed: its own, as tcp_clean_rtx_queue keeps it.
+	var reord seqnum.Value
+	hasReord := false
 	for s.qn > 0 {
 		t := s.seg(0)
 		if after(t.end, s.una) {
@@ -246,7 +250,7 @@ func (s *sender) cleanRtxQueue(priorUna seqnum.Value, st *sackState, seg *segmen
 			}
 		} else if hasReord && reord.LessThan(priorFack) {
 			// A hole filled by data never retransmitted is reordering.
-			s.checkSackReordering(reord, priorFack, false)
+			s.checkSackReordering(reord)
 		}
 	} else if s.qn > 0 && rttUpdated && sackRTT >= 0 && sackRTT > now-s.seg(0).sentAt {
 		flag |= flagSetXmitTimer
@@ -334,6 +338,12 @@ func (s *sender) sacktag(seg *segment, priorUna seqnum.Value, st *sackState) {
 			s.tagOne(t, dsack, st)
 		}
 	}
+	// tcp_sacktag_write_queue: a segment never retransmitted, SACKed
+	// below the highest SACKed one, arrived out of order (unless the
+	// connection is recovering from a timeout with nothing to undo).
+	if st.hasReord && (s.ca != caLoss || s.undoValid) {
+		s.checkSackReordering(st.reord)
+	}
 }
 
 // tagOne is tcp_sacktag_one for one segment.
@@ -392,14 +402,18 @@ func (s *sender) tagOne(t *txSeg, dsack bool, st *sackState) {
 	t.flags = f
 }
 
-// checkSackReordering is tcp_check_sack_reordering: a hole filled by
-// data sent before it raises the reordering degree (in packets), up to
-// tcp_max_reordering.
-func (s *sender) checkSackReordering(low, fack seqnum.Value, ts bool) {
+// checkSackReordering is tcp_check_sack_reordering: data from low on,
+// delivered after data above it (up to the highest SACKed), is
+// reordering; its distance, in segments rounded up, raises the
+// reordering degree, up to tcp_max_reordering.
+func (s *sender) checkSackReordering(low seqnum.Value) {
+	fack := s.highestSacked()
+	if !low.LessThan(fack) {
+		return
+	}
 	mss := max(s.cc.mss, 1)
-	metric := uint32(low.Size(fack))/mss + 1
-	if metric > s.reordering {
-		s.reordering = min(300, metric) // net.ipv4.tcp_max_reordering
+	if metric := uint32(low.Size(fack)); metric > s.reordering*mss {
+		s.reordering = min((metric+mss-1)/mss, 300) // net.ipv4.tcp_max_reordering
 	}
 	s.reordSeen++
 }

@@ -597,6 +597,60 @@ func TestRACKReorderTimer(t *testing.T) {
 	}
 }
 
+// Reordering is data delivered after data sent later (tcp_ack's
+// prior_fack, tcp_clean_rtx_queue, tcp_check_sack_reordering): ACKs of
+// data in order, with nothing SACKed, are none, so a hole with three
+// segments SACKed above it is lost at once (tcp_rack_reo_wnd: no window
+// until reordering has been seen); a hole that the cumulative ACK then
+// fills, the original never retransmitted, below SACKed data, is
+// reordering.
+func TestReorderingSeenOnlyOutOfOrder(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
+	e := c.ep.(*endpoint)
+	seen := func() uint32 {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.snd.reordSeen
+	}
+	c.write(fill(30 * 1448))
+	o := h.take()
+	c.saw(o...)
+	h.advance(100 * time.Millisecond)
+	c.ackUpTo(o[2].seq)
+	c.saw(h.take()...)
+	if n := seen(); n != 0 {
+		t.Fatalf("an ACK of two segments in order counted %d reorderings; want 0", n)
+	}
+	// The third segment is missing; the next three arrive.
+	h.advance(time.Millisecond)
+	c.rcvNxt = o[2].seq
+	c.send(header.TCPFlagAck, nil, optSACK(o[3].seq, o[6].seq))
+	r := dataOuts(h.take())
+	if len(r) == 0 || r[0].seq != o[2].seq {
+		t.Fatalf("three segments SACKed above a hole: %s; want the hole, %d, again at once", outsString(r), o[2].seq)
+	}
+
+	// Another connection: the second segment arrives after the third,
+	// before RACK's window for it ends.
+	h = newHarness(t, Options{})
+	c = h.acceptAfter(linuxPeer, 100*time.Millisecond)
+	e = c.ep.(*endpoint)
+	c.write(fill(30 * 1448))
+	o = h.take()
+	c.saw(o...)
+	h.advance(100 * time.Millisecond)
+	c.rcvNxt = o[1].seq
+	c.send(header.TCPFlagAck, nil, optSACK(o[2].seq, o[3].seq))
+	c.saw(h.take()...)
+	h.advance(time.Millisecond)
+	c.ackUpTo(o[3].seq)
+	c.saw(h.take()...)
+	if n := seen(); n != 1 {
+		t.Fatalf("a segment delivered after one sent later: %d reorderings counted; want 1", n)
+	}
+}
+
 // Without SACK, duplicate ACKs count as SACKed segments (tcp_add_reno_sack)
 // and the third marks the head lost (tcp_newreno_mark_lost with
 // tcp_reordering 3): a fast retransmit at once (RFC 5681 section 3.2). In

@@ -266,7 +266,7 @@ func (s *sender) tryUndoDSACK() bool {
 // rather than the retransmission.
 func (s *sender) tryUndoPartial(priorUna seqnum.Value) bool {
 	if s.undoValid && s.packetDelayed() {
-		s.checkSackReordering(priorUna, s.highestSacked(), true)
+		s.checkSackReordering(priorUna)
 		if s.retransOut > 0 {
 			return true
 		}

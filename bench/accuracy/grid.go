@@ -234,13 +234,19 @@ func measureGrid(ctx context.Context, cells []gridCell, lossyRuns, kernelRuns in
 	return rows, nil
 }
 
+// lossPercent writes a drawn loss probability (a multiple of 0.01 %) as
+// people write it: 2.05 %, not the float product 2.0500000000000003 %.
+func lossPercent(p float64) string {
+	return fmt.Sprintf("%g%%", math.Round(p*1e4)/100)
+}
+
 // summary is a cell's figures in one line, for progress reports: a grid
 // runs for an hour, and an interrupted one still shows what it measured.
 func (r gridRow) summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%v %s queue %d", 2*r.Cell.Link.Delay, tc.FormatRate(r.Cell.Link.Rate), r.Cell.Link.Qdisc.Limit)
 	if r.Cell.Lossy {
-		fmt.Fprintf(&b, " loss %g%%", r.Cell.Link.Loss.P*100)
+		fmt.Fprintf(&b, " loss %s", lossPercent(r.Cell.Link.Loss.P))
 	}
 	fmt.Fprintf(&b, " %s:", r.Cell.Workload.Name())
 	names := append(slices.Clone(gridImpls), "kernel")
@@ -309,7 +315,7 @@ func gridMarkdown(w io.Writer, rows []gridRow, seed uint64, n, lossyRuns, kernel
 		l := cell.Link
 		desc := fmt.Sprintf("%v, %s, queue %d", 2*l.Delay, tc.FormatRate(l.Rate), l.Qdisc.Limit)
 		if cell.Lossy {
-			desc += fmt.Sprintf(", loss %g%%", l.Loss.P*100)
+			desc += ", loss " + lossPercent(l.Loss.P)
 		}
 		fig := func(s gridSide) string {
 			if s.Err != "" {

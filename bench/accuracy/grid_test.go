@@ -44,6 +44,8 @@ func TestDrawGrid(t *testing.T) {
 			}
 		} else if l.Loss.P < gridMinLoss*0.9 || l.Loss.P > gridMaxLoss*1.01 {
 			t.Errorf("cell %d: loss %v outside the range", i, l.Loss.P)
+		} else if pc := lossPercent(l.Loss.P); len(pc) > len("0.05%") {
+			t.Errorf("cell %d: loss %v reads %q", i, l.Loss.P, pc)
 		}
 		if bw, ok := c.Workload.(workloads.Bulk); ok && (bw.Size > gridMaxBulk || float64(bw.Size) > l.Rate/8*gridMaxSeconds+1024) {
 			t.Errorf("cell %d: bulk of %d bytes at %v bit/s", i, bw.Size, l.Rate)

@@ -93,6 +93,18 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   kernel's 741, 782 and 114. The cell went from 72.9 s to 49.9 s (42.4–53.3 s; the grid's three seeds), kernel
   49.4–60.5 s over the grid's three runs (54.7, 56.5 and 59.75 s in three compare runs); cells 13 (11.1 ms, 3.5 mbit, queue 5), 15 and 16 of that
   grid went from +3.9, +5.9 and −4.7 % to −0.1, −1.0 and −0.6 %.
+- **Reordering is data delivered below what was already delivered** (Linux tcp_ack's prior_fack, passed to
+  tcp_sacktag_write_queue and tcp_clean_rtx_queue, which call tcp_check_sack_reordering). Linux takes the highest
+  sequence SACKed or acknowledged so far before it processes an ACK, and counts reordering only when the ACK reports
+  a segment below it, never retransmitted, as delivered: a hole filled after data above it. netemu's TCP compared
+  with that mark after the ACK had moved it, so every cumulative ACK counted as reordering; from the first ACK on,
+  RACK's reordering window in recovery was a quarter of min_rtt instead of none (tcp_rack_reo_wnd: no reordering
+  seen, in recovery, no window), and losses were marked a quarter of a round trip late. Rerunning the emulated side
+  of grid 251824 (` + "`-grid 40 -grid-seed 251824 -kernel=false`" + `) moved most lossy cells by under 2 %: cell 36
+  (287.7 ms, 259.7 mbit, 1.51 % loss, 1 MiB) from −7.4 to −0.4 % of the kernel, cells 5 and 18 from −3.2 and −1.3 to
+  −1.4 and −0.5 %, cell 38 (34.5 ms, 103.9 mbit, queue 62, 0.08 % loss) from −6.8 to −8.5 %. On cell 19 (lossless,
+  58.9 ms, 28.9 mbit, queue 27) the first recovery now starts at 347.4 ms, the kernel's at 352.6 ms; it started at
+  385.9 ms.
 - **The send buffer holds GSO packets** (cells 1 and 10 of grid 677684: 66.3 ms, 211 mbit, queue 622, 44 MB, and 99.6 ms,
   226.7 mbit, queue 2892, 52 MB, both lossless). netemu's TCP sized its send buffer as tcp_sndbuf_expand does (twice
   the window at 4352 bytes a segment, at most tcp_wmem[2], 4 MiB) but also filled it at 4352 bytes a segment, so no more
