@@ -27,6 +27,7 @@ type Precise struct {
 	late    []time.Duration // lateness samples, bounded
 	lateN   uint64
 	lateSum time.Duration
+	lateMax time.Duration
 
 	kick chan struct{}
 	exit chan struct{}
@@ -66,17 +67,18 @@ func (p *Precise) AfterFunc(d time.Duration, f func()) Timer {
 	return t
 }
 
-// Lateness summarizes how late timers fired: mean and 99th percentile
-// (of up to the last 65536 timers), and how many fired.
-func (p *Precise) Lateness() (mean, p99 time.Duration, n uint64) {
+// Lateness summarizes how late timers fired: mean, 99th percentile (of
+// up to the last 65536 timers), the latest of all (a stall the
+// percentile hides), and how many fired.
+func (p *Precise) Lateness() (mean, p99, most time.Duration, n uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.lateN == 0 {
-		return 0, 0, 0
+		return 0, 0, 0, 0
 	}
 	s := append([]time.Duration(nil), p.late...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return p.lateSum / time.Duration(p.lateN), s[len(s)*99/100], p.lateN
+	return p.lateSum / time.Duration(p.lateN), s[len(s)*99/100], p.lateMax, p.lateN
 }
 
 // Close stops the clock; pending timers never fire. It is idempotent and
@@ -144,6 +146,7 @@ func (p *Precise) loop() {
 		heap.Pop(&p.timers)
 		late := -wait
 		p.lateSum += late
+		p.lateMax = max(p.lateMax, late)
 		if len(p.late) < maxLateSamples {
 			p.late = append(p.late, late)
 		} else {

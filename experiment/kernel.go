@@ -55,6 +55,7 @@ func (k Kernel) Run(ctx context.Context, c Case) (workloads.Result, Record, erro
 	if facts.Link == kernel.TUN {
 		rec.LateMeanUs = ptr(float64(st.LateMean) / 1e3)
 		rec.LateP99Us = ptr(float64(st.LateP99) / 1e3)
+		rec.LateMaxUs = ptr(float64(st.LateMax) / 1e3)
 		rec.TUNWriteErrors = ptr(st.TUNWriteErrors)
 	} else {
 		// netem's counters are in the kernel: unknown here.

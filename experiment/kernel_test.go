@@ -100,7 +100,8 @@ func TestKernelBackend(t *testing.T) {
 	}
 	f := rec.Kernel
 	if rec.Backend != "kernel" || rec.Clock != "real" || rec.Seed != nil || rec.DelackMs != 0 || rec.TraceSHA256 != "" ||
-		f == nil || f.Link != kernel.TUN || f.CongestionControl != "cubic" || f.Kernel == "" || rec.LateMeanUs == nil {
+		f == nil || f.Link != kernel.TUN || f.CongestionControl != "cubic" || f.Kernel == "" || rec.LateMeanUs == nil ||
+		rec.LateMaxUs == nil || *rec.LateMaxUs < *rec.LateP99Us {
 		t.Errorf("record %+v, facts %+v", rec, f)
 	}
 
@@ -114,7 +115,7 @@ func TestKernelBackend(t *testing.T) {
 	if rec.Drops == nil || *rec.Drops != 0 {
 		t.Errorf("bridge drops %v; want 0", rec.Drops)
 	}
-	t.Logf("keepalive %v, bulk %v; delivery lateness mean %.0f µs p99 %.0f µs", ka.Elapsed, bulk.Elapsed, *rec.LateMeanUs, *rec.LateP99Us)
+	t.Logf("keepalive %v, bulk %v; delivery lateness mean %.0f µs p99 %.0f µs max %.0f µs", ka.Elapsed, bulk.Elapsed, *rec.LateMeanUs, *rec.LateP99Us, *rec.LateMaxUs)
 }
 
 // lossyCell returns the lossy cell with the given table and label.

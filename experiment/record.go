@@ -88,6 +88,7 @@ type Extra struct {
 	LateMeanUs     *float64      `json:"delivery_late_us_mean,omitempty"`
 	TUNWriteErrors *uint64       `json:"tun_write_errors,omitempty"`
 	LateP99Us      *float64      `json:"delivery_late_us_p99,omitempty"`
+	LateMaxUs      *float64      `json:"delivery_late_us_max,omitempty"`
 	Table          string        `json:"table,omitempty"`
 	ReferenceMs    *float64      `json:"reference_ms,omitempty"`
 	DiffPct        *float64      `json:"diff_pct,omitempty"`

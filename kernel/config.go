@@ -113,6 +113,7 @@ type Stats struct {
 	Link        link.Stats
 	LateMean    time.Duration
 	LateP99     time.Duration
+	LateMax     time.Duration
 	LateSamples uint64
 	// TUNWriteErrors counts delivered packets the kernel refused.
 	TUNWriteErrors uint64

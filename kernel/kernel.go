@@ -517,7 +517,7 @@ func (n *Net) Stats() Stats {
 	var s Stats
 	if n.link != nil {
 		s.Link = n.link.Stats()
-		s.LateMean, s.LateP99, s.LateSamples = n.clk.Lateness()
+		s.LateMean, s.LateP99, s.LateMax, s.LateSamples = n.clk.Lateness()
 		s.TUNWriteErrors = n.writeErrors.Load()
 	}
 	return s

@@ -49,8 +49,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	lossyKernelRuns := fs.Int("lossy-kernel-runs", 5, "lossy cells: seeds per cell on kernel TCP; 0 skips them")
 	grid := fs.Int("grid", 0, "instead of the report, draw this many random cells and measure netemu's TCP, gVisor's and the kernel's on each")
 	gridSeed := fs.Uint64("grid-seed", 0, "the grid's seed; 0 draws a new one, which the output names")
-	gridRuns := fs.Int("grid-runs", 10, "grid: seeds per lossy cell on each side")
-	gridKernelRuns := fs.Int("grid-kernel-runs", 3, "grid: runs per lossless cell on each side (the emulator's seeds draw its link's dither)")
+	gridRuns := fs.Int("grid-runs", gridDefaultRuns, "grid: seeds per lossy cell on each side")
+	gridKernelRuns := fs.Int("grid-kernel-runs", gridDefaultKernelRuns, "grid: runs per lossless cell on each side (the emulator's seeds draw its link's dither)")
 	gridCells := fs.String("grid-cells", "", "grid: measure only these cells of the drawn grid, by number: 7,12")
 	if err := fs.Parse(args); err != nil {
 		return 2

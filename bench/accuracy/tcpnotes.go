@@ -54,7 +54,11 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   (rpc on 10 ms and 50 mbit: the kernel's calls take 10.6 ms at the median against the link's 10.2 ms). The random grid
   marks such cells and leaves them out of its summary. On a machine doing other work, run the report at real-time
   priority (` + "`sudo chrt -f 10 ./accuracy`" + `, a built binary): on 10 ms and 100 mbit beside other jobs the bridge's lateness
-  went from 100 µs mean and 636 µs p99 to 53 and 285 µs. This report was measured so.
+  went from 100 µs mean and 636 µs p99 to 53 and 285 µs. This report was measured so. Other work on the machine
+  shows as stalls: cell 1 of grid 251824 (63.7 ms, 9.7 mbit, queue 6, 19.1 MiB), measured while a build ran, had the
+  bridge deliver nothing for 11.6 ms and then ten packets at once, again and again: 81 drops and netemu's TCP 12.0 %
+  under the kernel; measured again on a quiet machine, 34 drops and −2.6 %. A single stall does not bias a figure
+  (the quiet runs' latest delivery was still 13.5 ms late, at the median); many do, so keep the machine quiet.
 - **Simultaneous starts on the virtual clock.** A page load's six connections send their handshake ACKs and first requests
   at one instant of virtual time; kernel TCP's, driven by real goroutines, spread over a few milliseconds. With a
   10-packet queue towards the server (page on 8 ms and 3 mbit, ` + "`netemu compare page --rtt 8ms --rate 3mbit --queue 10 --tcp netemu`" + `)
@@ -134,4 +138,18 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   5.7 ms unlimited (0.96 ms), and 0.45 ms on RTT 0 unlimited, where no packet waits for a timer: the kernel's side
   spends real time in the HTTP client and server and in the bridge's timed deliveries, which the virtual clock does not
   count. Not TCP.
+- **A host answers in no time on the virtual clock** (cell 22 of grid 251824: 107.4 ms, 5.4 mbit, queue 10, 8.9 MiB,
+  lossless; +11.0 %). The server ACKs the request at once (quick-ACK mode, __tcp_ack_snd_check) and its application
+  answers with the 10-segment initial window. On the virtual clock the answer leaves at the ACK's instant, so eleven
+  packets meet a queue of ten (the packet on the wire counts), one is dropped, and the first recovery ends slow start
+  at cwnd 18. The kernel's server answers about a millisecond after its ACK, which has left the 5.4 mbit link 0.1 ms
+  after it was sent: the initial window fits, and its first recovery comes at cwnd 38. The transfer follows from where
+  slow start ended. Not TCP: the hosts' time, as in the simultaneous starts above.
+- **Kernel runs that differ by a recovery** (cell 19 of grid 251824: 58.9 ms, 28.9 mbit, queue 27, 4.7 MiB, lossless).
+  The kernel's three runs took 2224–3003 ms in that grid and 2188–3120 ms when the cell was measured again
+  (` + "`-grid 40 -grid-seed 251824 -grid-cells 19`" + `): a run has one recovery or two. In the slow runs the kernel's ACKs in the first
+  recovery came in clumps 1–2.5 ms apart, where the link spaces packets 0.4 ms apart, so its retransmissions left in
+  bursts of 6–9 within a millisecond and filled the queue again (cwnd 88 → 63). netemu's TCP (2191 ms, 2179–2192) has
+  one recovery, as the kernel's fast runs. The median of three runs falls on either side (−26.2 % in the grid, −0.7 %
+  measured again); five runs a lossless cell make it steadier.
 `

@@ -189,6 +189,9 @@ func (m comparison) kernelFacts() string {
 	facts := m.kernelRec.Kernel.String()
 	if m.kernelRec.LateMeanUs != nil {
 		facts += fmt.Sprintf("; bridge delivery late by %.0f µs mean, %.0f µs p99", *m.kernelRec.LateMeanUs, *m.kernelRec.LateP99Us)
+		if m.kernelRec.LateMaxUs != nil {
+			facts += fmt.Sprintf(", %.0f µs at most", *m.kernelRec.LateMaxUs)
+		}
 	}
 	return facts
 }
