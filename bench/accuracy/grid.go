@@ -243,6 +243,8 @@ func measureGrid(ctx context.Context, cells []gridCell, lossyRuns, kernelRuns in
 
 // lossPercent writes a drawn loss probability (a multiple of 0.01 %) as
 // people write it: 2.05 %, not the float product 2.0500000000000003 %.
+// (tc's netem formatting keeps every digit ParseNetem needs to read the
+// value back exactly; a table rounds to the draw's step.)
 func lossPercent(p float64) string {
 	return fmt.Sprintf("%g%%", math.Round(p*1e4)/100)
 }
@@ -311,7 +313,7 @@ func gridMarkdown(w io.Writer, rows []gridRow, seed uint64, n, lossyRuns, kernel
 	p("three in four bulk of 1–50 MiB (at most %d s at the link's rate, and on a lossy link at the rate Mathis's formula gives for its loss and RTT), the rest page, keepalive or rpc. ", gridMaxSeconds)
 	p("Lossless cells: seeds 1–%d on the emulator (they draw only the link's dither of under 1 µs an arrival, which breaks the virtual clock's exact ties), the kernel's median of as many runs; ", kernelRuns)
 	p("lossy cells: seeds 1–%d on each side, medians with p10–p90. Δ is each emulated TCP's median against the kernel's. ", lossyRuns)
-	p("Bridge is how late the TUN bridge delivered packets into the kernel's namespaces, mean / 99th percentile / latest (a stall; shown, not judged: one of over 10 ms comes in most runs on this machine); ")
+	p("Bridge is how late the TUN bridge delivered packets into the kernel's namespaces, mean / 99th percentile / latest (a stall; shown, not judged: one stall of milliseconds leaves a figure as it was, see the notes below); ")
 	p("where the 99th percentile exceeds one packet's time at the link's rate, the bridge, not the link, spaced the kernel's packets and ACKs, ")
 	p("and where twice the mean exceeds 2 %% of the RTT, it lengthened every round trip. ")
 	p("Hosts, on page, keepalive and rpc cells, is the kernel's time for the same workload on a link with no delay, rate or loss: ")
