@@ -301,8 +301,17 @@ func (s *sender) highestSacked() seqnum.Value {
 
 // sacktag marks the segments the SACK blocks of seg cover
 // (tcp_sacktag_write_queue, tcp_sacktag_one), detecting a D-SACK (RFC
-// 2883) in the first block.
+// 2883) in the first block. The blocks are walked in sequence order, as
+// tcp_sacktag_write_queue sorts them: a receiver lists its newest block
+// first, and data tagged in the order listed would look delivered below
+// data tagged just before it — reordering that never happened.
 func (s *sender) sacktag(seg *segment, priorUna seqnum.Value, st *sackState) {
+	type block struct {
+		sackBlock
+		dsack bool
+	}
+	var blocks [maxSACKBlocks]block
+	n := 0
 	for i := 0; i < seg.nSACK; i++ {
 		b := seg.sacks[i]
 		if !b.start.LessThan(b.end) {
@@ -324,6 +333,16 @@ func (s *sender) sacktag(seg *segment, priorUna seqnum.Value, st *sackState) {
 		if !dsack && (after(b.end, s.nxt) || !after(b.end, priorUna)) {
 			continue
 		}
+		// Insert in order of start.
+		k := n
+		for k > 0 && after(blocks[k-1].start, b.start) {
+			blocks[k] = blocks[k-1]
+			k--
+		}
+		blocks[k] = block{b, dsack}
+		n++
+	}
+	for _, b := range blocks[:n] {
 		for j := 0; j < s.qn; j++ {
 			t := s.seg(j)
 			if t.end.LessThanEq(b.start) {
@@ -335,7 +354,7 @@ func (s *sender) sacktag(seg *segment, priorUna seqnum.Value, st *sackState) {
 			if !(b.start.LessThanEq(t.seq) && t.end.LessThanEq(b.end)) {
 				continue // only whole segments are tagged
 			}
-			s.tagOne(t, dsack, st)
+			s.tagOne(t, b.dsack, st)
 		}
 	}
 	// tcp_sacktag_write_queue: a segment never retransmitted, SACKed

@@ -2,6 +2,7 @@ package tcp
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 
@@ -649,6 +650,141 @@ func TestReorderingSeenOnlyOutOfOrder(t *testing.T) {
 	if n := seen(); n != 1 {
 		t.Fatalf("a segment delivered after one sent later: %d reorderings counted; want 1", n)
 	}
+}
+
+// A receiver lists its newest SACK block first; the sender walks the
+// blocks in sequence order (tcp_sacktag_write_queue sorts them), so data
+// SACKed in order in an older block, listed after a newer one, is no
+// reordering. In recovery, with none seen, RACK's reordering window is
+// zero (tcp_rack_reo_wnd): a hole below newly SACKed data sent after it
+// is lost at once.
+func TestSACKBlocksWalkedInSequenceOrder(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
+	e := c.ep.(*endpoint)
+	c.write(fill(30 * 1448))
+	o := h.take()
+	c.saw(o...)
+	h.advance(100 * time.Millisecond)
+	// The second segment is lost; three above it arrive: recovery.
+	c.rcvNxt = o[1].seq
+	c.send(header.TCPFlagAck, nil, optSACK(o[2].seq, o[5].seq))
+	r := dataOuts(h.take())
+	if len(r) == 0 || r[0].seq != o[1].seq {
+		t.Fatalf("three segments SACKed above a hole: %s; want the hole, %d, again at once", outsString(r), o[1].seq)
+	}
+	c.saw(r...)
+	// The sixth arrives, the seventh is lost, the eighth and ninth
+	// arrive: the newest block first, the older one grown by one.
+	h.advance(time.Millisecond)
+	c.send(header.TCPFlagAck, nil, optSACK(o[7].seq, o[9].seq, o[2].seq, o[6].seq))
+	r = dataOuts(h.take())
+	e.mu.Lock()
+	seen := e.snd.reordSeen
+	e.mu.Unlock()
+	if seen != 0 {
+		t.Errorf("SACK blocks newest first, each in order: %d reorderings counted; want 0", seen)
+	}
+	if len(r) == 0 || r[0].seq != o[6].seq {
+		t.Errorf("in recovery, a hole below SACKed data sent after it: %s; want the hole, %d, again at once", outsString(r), o[6].seq)
+	}
+}
+
+// SACK compression (tcp_comp_sack_nr, tcp_comp_sack_delay_ns) holds the
+// ACKs of out-of-order data after three duplicates have gone at once
+// (__tcp_ack_snd_check). An ACK carries three blocks beside timestamps,
+// so before a block beyond the first two grows or a third appears, the
+// held ACK goes out with the blocks as they were (tcp_sack_new_ofo_skb,
+// TCP_SACK_BLOCKS_EXPECTED, tcp_sack_compress_send_ack); the next one
+// reports the new block. No block goes unreported.
+func TestSACKCompressionFlushesBeforeAThirdBlock(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
+	base := c.sndNxt
+	data := fill(12 * 1448)
+	seg := func(i int) []byte { return data[i*1448 : (i+1)*1448] }
+	at := func(i int) seqnum.Value { return base.Add(seqnum.Size(i * 1448)) }
+	blocks := func(o out) string { return fmt.Sprint(o.opts.SACKBlocks) }
+	want := func(ij ...int) string {
+		var b []header.SACKBlock
+		for k := 0; k < len(ij); k += 2 {
+			b = append(b, header.SACKBlock{Start: at(ij[k]), End: at(ij[k+1])})
+		}
+		return fmt.Sprint(b)
+	}
+	// The first segment is lost; the next three draw a duplicate ACK each.
+	for i := 1; i <= 3; i++ {
+		c.sendAt(at(i), header.TCPFlagAck, seg(i))
+		if o := h.takeOne(); o.ack != at(0) {
+			t.Fatalf("duplicate ACK %d: %v; want ack %d at once", i, o, at(0))
+		}
+	}
+	// The fourth grows the block, the sixth opens a second: both held.
+	c.sendAt(at(4), header.TCPFlagAck, seg(4))
+	h.none("the fourth duplicate")
+	c.sendAt(at(6), header.TCPFlagAck, seg(6))
+	h.none("a second block")
+	// The eighth would open a third: the held ACK first, as it was.
+	c.sendAt(at(8), header.TCPFlagAck, seg(8))
+	o := h.takeOne()
+	if blocks(o) != want(6, 7, 1, 5) {
+		t.Errorf("a third block: ACK with %s; want the held one at once, %s", blocks(o), want(6, 7, 1, 5))
+	}
+	// The ninth grows the newest block; its ACK, held, reports all three.
+	c.sendAt(at(9), header.TCPFlagAck, seg(9))
+	h.none("the newest block grown")
+	r := h.advanceUntilOut(10 * time.Millisecond)
+	if len(r) != 1 || blocks(r[0]) != want(8, 10, 6, 7, 1, 5) {
+		t.Errorf("the compression timer: %s; want one ACK with %s", outsString(r), want(8, 10, 6, 7, 1, 5))
+	}
+}
+
+// Quick-ACK mode ends after so many ACKs of data received, in order or
+// not (tcp_dec_quickack_mode counts an ACK sent while one was scheduled,
+// Linux 6.6): a receiver that starts in it (up to sixteen quick ACKs,
+// TCP_MAX_QUICKACKS, one more each time the window grows,
+// tcp_grow_window) and then meets a hole ACKs out-of-order data at once
+// only until they are used up; then three duplicates go at once, and
+// SACK compression holds the rest (__tcp_ack_snd_check).
+func TestOutOfOrderACKsUseUpQuickACKs(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
+	e := c.ep.(*endpoint)
+	base := c.sndNxt
+	data := fill(40 * 1448)
+	seg := func(i int) []byte { return data[i*1448 : (i+1)*1448] }
+	at := func(i int) seqnum.Value { return base.Add(seqnum.Size(i * 1448)) }
+	c.sendAt(at(0), header.TCPFlagAck, seg(0))
+	if o := h.takeOne(); o.ack != at(1) {
+		t.Fatalf("the first segment: %v; want its ACK at once (quick-ACK mode)", o)
+	}
+	immediate := 0 // ACKs at once since quick-ACK mode ended
+	for i := 2; i < 40; i++ {
+		e.mu.Lock()
+		quick, pressed := e.rcv.quick, 2*e.rcv.freeSpace() < e.rcv.fullSpace()
+		e.mu.Unlock()
+		if pressed {
+			// Less than half the buffer free ends quick-ACK mode too
+			// (__tcp_select_window): too late to tell.
+			t.Fatalf("out-of-order segment %d: the buffer is half full and ACKs have not used up quick-ACK mode; want it over before", i-1)
+		}
+		c.sendAt(at(i), header.TCPFlagAck, seg(i))
+		o := h.take()
+		switch {
+		case quick > 0 && len(o) != 1:
+			t.Fatalf("out-of-order segment %d, %d quick ACKs left: %d ACKs at once; want one", i-1, quick, len(o))
+		case quick > 0:
+		case immediate < 3 && len(o) != 1:
+			t.Fatalf("out-of-order segment %d, quick ACKs used up: %d ACKs at once; want duplicate %d at once", i-1, len(o), immediate+1)
+		case immediate < 3:
+			immediate++
+		case len(o) != 0:
+			t.Fatalf("out-of-order segment %d after three duplicates: %d ACKs at once; want it held (SACK compression):\n%s", i-1, len(o), outsString(o))
+		default:
+			return
+		}
+	}
+	t.Fatalf("38 out-of-order segments ACKed at once; want quick-ACK mode to end")
 }
 
 // Without SACK, duplicate ACKs count as SACKed segments (tcp_add_reno_sack)

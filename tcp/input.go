@@ -460,8 +460,8 @@ func (e *endpoint) output(seq seqnum.Value, flags header.TCPFlags, payload buffe
 		}
 	}
 	opts := e.snd.optBuf[:n]
-	acksNew := r.nxt != r.wup
+	scheduled := r.pending&ackSched != 0
 	wnd := r.selectWindow()
 	e.p.writeSegment(e.route, e.localPort, e.remotePort, seq, r.nxt, flags, wnd, opts, payload)
-	r.ackSent(acksNew)
+	r.ackSent(scheduled)
 }

@@ -691,7 +691,11 @@ func (r *receiver) queueOfo(seq seqnum.Value, payload []byte, fin bool) {
 		}
 	}
 	if dup {
+		// All of it is here already: D-SACK it, and its block goes
+		// first (tcp_data_queue_ofo's "all the bits are present" path
+		// ends at add_sack too).
 		r.setDSACK(seq, end)
+		r.sackNewOfo(seq, end)
 		return
 	}
 	if len(r.ofo) >= 255 {
@@ -773,17 +777,34 @@ func (r *receiver) setDSACK(s, e seqnum.Value) {
 }
 
 // sackNewOfo is tcp_sack_new_ofo_skb: the block holding the new data
-// goes first; overlapping blocks merge; at most four are kept.
+// goes first; overlapping blocks merge; at most four are kept. Before a
+// block beyond the first two changes or a third appears, an ACK held
+// by SACK compression goes out with the blocks as they were
+// (TCP_SACK_BLOCKS_EXPECTED, tcp_sack_compress_send_ack): an ACK
+// carries three blocks beside timestamps, and a sender that never sees
+// a block retransmits data that arrived.
 func (r *receiver) sackNewOfo(s, e seqnum.Value) {
 	if !r.e.sackOK {
 		return
 	}
+	const blocksExpected = 2 // TCP_SACK_BLOCKS_EXPECTED
 	nb := sackBlock{s, e}
-	// Merge with any blocks it touches.
+	touches := func(b sackBlock) bool { return !e.LessThan(b.start) && !b.end.LessThan(s) }
+	first := r.nsacks // the first block the data extends (tcp_sack_extend)
+	for i := 0; i < r.nsacks; i++ {
+		if touches(r.sacks[i]) {
+			first = i
+			break
+		}
+	}
+	if first >= blocksExpected {
+		r.compSendAck()
+	}
+	// Merge with any blocks it touches (tcp_sack_maybe_coalesce).
 	k := 0
 	for i := 0; i < r.nsacks; i++ {
 		b := r.sacks[i]
-		if !b.end.LessThan(nb.start) && !nb.end.LessThan(b.start) {
+		if touches(b) {
 			if b.start.LessThan(nb.start) {
 				nb.start = b.start
 			}
@@ -801,6 +822,14 @@ func (r *receiver) sackNewOfo(s, e seqnum.Value) {
 	copy(r.sacks[1:k+1], r.sacks[:k])
 	r.sacks[0] = nb
 	r.nsacks = k + 1
+}
+
+// compSendAck is tcp_sack_compress_send_ack: send the ACK that SACK
+// compression holds, if it holds one.
+func (r *receiver) compSendAck() {
+	if r.compressed > 0 {
+		r.sendAck()
+	}
 }
 
 // sackRemove drops blocks the cumulative ACK now covers (tcp_sack_remove).
@@ -899,11 +928,7 @@ func (r *receiver) ackSndCheck(ofoPossible bool) {
 	e.tm.comp.set(min(compSACKDelay, rtt/20))
 }
 
-func (r *receiver) compTimer() {
-	if r.compressed > 0 {
-		r.sendAck()
-	}
-}
+func (r *receiver) compTimer() { r.compSendAck() }
 
 // sendDelayedAck is tcp_send_delayed_ack.
 func (r *receiver) sendDelayedAck() {
@@ -976,10 +1001,12 @@ func (r *receiver) sendAck() {
 }
 
 // ackSent is tcp_event_ack_sent: every segment carries the ACK, so any
-// send ends the pending ACK and uses up one quick ACK.
-func (r *receiver) ackSent(acksNew bool) {
+// send ends the pending ACK; one that answers data received (an ACK was
+// scheduled, in order or not) uses up a quick ACK (tcp_dec_quickack_mode
+// as Linux 6.6 counts "ACKs S/ACKing new data").
+func (r *receiver) ackSent(scheduled bool) {
 	e := r.e
-	if r.quick > 0 && acksNew {
+	if r.quick > 0 && scheduled {
 		r.quick--
 		if r.quick == 0 {
 			r.ato = atoMinOf(e.p.opts.HZ)
