@@ -255,6 +255,14 @@ func (s *sender) cleanRtxQueue(priorUna, priorFack seqnum.Value, st *sackState, 
 	} else if s.qn > 0 && rttUpdated && sackRTT >= 0 && sackRTT > now-s.seg(0).sentAt {
 		flag |= flagSetXmitTimer
 	}
+	if flag&flagSynAcked != 0 && flag&flagDataAcked == 0 {
+		// The handshake's ACK gives congestion control no RTT: a
+		// passive open's child socket never queued its SYN-ACK (the
+		// sample goes to the estimator alone, tcp_synack_rtt_meas), and
+		// an active open's sample comes before the module's init
+		// (tcp_init_transfer). CUBIC's delay_min starts from data.
+		caRTT = -1
+	}
 	if acked > 0 || st.delivered > 0 {
 		s.refreshCC()
 		s.ops.pktsAcked(&s.cc, acked+st.delivered, caRTT)

@@ -625,3 +625,37 @@ func TestCubicNoAllocs(t *testing.T) {
 		}
 	}
 }
+
+// CUBIC's delay_min starts from data: the handshake's ACK gives
+// congestion control no RTT sample, on either side. A passive open's
+// child never queued its SYN-ACK (tcp_synack_rtt_meas feeds only the RTT
+// estimator); an active open's SYN sample comes before the module's
+// init (tcp_init_transfer, bictcp_init). On a slow link the first data
+// ACK's RTT includes a packet's serialization, which the handshake's
+// does not: a delay_min from the handshake would end slow start early.
+func TestDelayMinStartsFromData(t *testing.T) {
+	delayMin := func(c *conn) uint32 {
+		e := c.ep.(*endpoint)
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.snd.ops.(*cubic).delayMin
+	}
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
+	if d := delayMin(c); d != 0 {
+		t.Errorf("passive open, after the handshake: delay_min %d µs; want none (0)", d)
+	}
+	c.write(fill(2 * 1448))
+	c.saw(h.take()...)
+	h.advance(112 * time.Millisecond)
+	c.ackUpTo(c.seen)
+	if d := delayMin(c); d != 112000 {
+		t.Errorf("passive open, after the first data ACK 112 ms on: delay_min %d µs; want 112000", d)
+	}
+
+	h = newHarness(t, Options{})
+	c, _ = h.dial(linuxPeer)
+	if d := delayMin(c); d != 0 {
+		t.Errorf("active open, after the handshake: delay_min %d µs; want none (0)", d)
+	}
+}
