@@ -109,6 +109,37 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   −1.4 and −0.5 %, cell 38 (34.5 ms, 103.9 mbit, queue 62, 0.08 % loss) from −6.8 to −8.5 %. On cell 19 (lossless,
   58.9 ms, 28.9 mbit, queue 27) the first recovery now starts at 347.4 ms, the kernel's at 352.6 ms; it started at
   385.9 ms.
+- **SACK blocks are walked in sequence order** (tcp_sacktag_write_queue sorts them; cell 1 of grid 76246: 165.8 ms,
+  92.7 mbit, queue 161, 3.1 MiB, lossless). A receiver lists its newest block first. netemu's TCP tagged the blocks in
+  that order, so when an ACK grew an older block in order after a newer one, the older block's new data lay below the
+  highest SACKed segment and counted as reordering; from then on RACK's window in recovery was a quarter of min_rtt
+  (41 ms here) instead of none. In the slow-start overshoot's recovery the kernel retransmitted about 155 losses within
+  30 ms from 1456 ms on; netemu's TCP began 38 ms later, in two batches 80 ms apart, its recovery ended 84 ms
+  after the kernel's, and the burst at its end filled the queue again: a second recovery (49 more drops). 2248 ms before,
+  1876 ms after; the kernel 1874 ms (` + "`netemu compare bulk --tcp netemu --rtt 165.8ms --rate 92.7mbit --queue 161 --size 3205120B --timeline c1.csv`" + `).
+- **A held ACK goes out before a third SACK block** (tcp_sack_new_ofo_skb, TCP_SACK_BLOCKS_EXPECTED,
+  tcp_sack_compress_send_ack). An ACK carries three SACK blocks beside timestamps. Linux sends the ACK that SACK
+  compression holds before a block beyond the first two grows or a third appears; netemu's TCP did not, so with many
+  holes some blocks were never reported and the sender retransmitted data that had arrived: 14 such retransmissions
+  in cell 1's recovery, 1 after.
+- **Quick ACKs are used up by ACKs of out-of-order data** (tcp_dec_quickack_mode as Linux 6.6 counts them: an ACK sent
+  while one was scheduled; cell 22 of grid 76246: 64.8 ms, 110.2 mbit, queue 84, 5.1 MiB, lossless). netemu's TCP
+  counted only ACKs that advanced rcv_nxt, so a receiver that met a hole while in quick-ACK mode stayed in it and ACKed
+  every out-of-order segment at once, where the kernel's compressed its SACKs to one ACK a millisecond. With nine times
+  the ACKs the sender's recovery went differently: the kernel's filled the queue (84 of 84) at its end and had a second
+  recovery (cwnd 339 → 237), netemu's peaked at 83 and had none. Now both have the second (cwnd 238). 1117 ms before,
+  1300 ms after; the kernel 1315 ms.
+- **CUBIC's delay_min starts from data** (cell 27 of grid 76246: 94.6 ms, 1 mbit, queue 21, 0.08 % loss, 2.4 MiB). The
+  handshake's ACK gives congestion control no RTT in Linux: a passive open's child socket never queued its SYN-ACK
+  (tcp_synack_rtt_meas feeds the estimator alone), and an active open's sample comes before the module's init
+  (tcp_init_transfer; bictcp_init zeroes delay_min). netemu's server gave CUBIC the handshake's 95.5 ms; the first
+  data ACK's RTT, 107.4 ms, includes a packet's 12 ms at 1 mbit, so HyStart's delay detector (delay_min + 1/8) fired a
+  round early, at cwnd 28 where the kernel's slow start went on to 55. The link bounds the time; the drops moved from
+  13 to 50, the kernel's 50 (ten seeds a side).
+- Together, rerunning the emulated side of grid 76246 against its kernel figures (` + "`-grid 40 -grid-seed 76246 -grid-kernel-runs 5 -kernel=false`" + `):
+  the nine reliable lossless cells went from median 0.5 % and worst 20.0 % to median 0.2 % and worst 1.9 %, all within
+  5 %; the sixteen lossy cells kept median 1.3–1.4 % and worst 4.6 %; every reliable cell's drops are within 1.5× of
+  the kernel's. That grid is now one these rules were found on; a fresh one measures them.
 - **The send buffer holds GSO packets** (cells 1 and 10 of grid 677684: 66.3 ms, 211 mbit, queue 622, 44 MB, and 99.6 ms,
   226.7 mbit, queue 2892, 52 MB, both lossless). netemu's TCP sized its send buffer as tcp_sndbuf_expand does (twice
   the window at 4352 bytes a segment, at most tcp_wmem[2], 4 MiB) but also filled it at 4352 bytes a segment, so no more
