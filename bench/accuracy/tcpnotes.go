@@ -140,6 +140,15 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   the nine reliable lossless cells went from median 0.5 % and worst 20.0 % to median 0.2 % and worst 1.9 %, all within
   5 %; the sixteen lossy cells kept median 1.3–1.4 % and worst 4.6 %; every reliable cell's drops are within 1.5× of
   the kernel's. That grid is now one these rules were found on; a fresh one measures them.
+- **A queue exactly full at the end of a slow-start round** (cell 16 of grid 466892, drawn after the rules above: 167.7 ms,
+  29.2 mbit, queue 42, 1.8 MiB, lossless; −6.0 %, the one reliable lossless cell outside 5 %). In the round where cwnd
+  goes from 40 to 80 the queue climbs to 42 and stays there, one packet in for each one out, on both sides. The kernel
+  dropped the flight's last segment (148) there, found the loss a round later at cwnd 158, and its slow start ended at
+  ssthresh 111; netemu's TCP, on the same link code, held exactly 42 of 42 with no drop, went on to cwnd 239 before its
+  first loss, and had a second recovery (81 drops against 44), ending near the kernel's window (116 against 111).
+  2403 ms against 2557 ms (` + "`netemu compare bulk --tcp netemu --rtt 167.7ms --rate 29.2mbit --queue 42 --size 1874944B --timeline c16.csv --pcap c16.pcap`" + `).
+  Not yet explained: what sent the kernel's queue one packet over (its GSO bursts or the bridge's timing against the
+  virtual clock's exact instants).
 - **The send buffer holds GSO packets** (cells 1 and 10 of grid 677684: 66.3 ms, 211 mbit, queue 622, 44 MB, and 99.6 ms,
   226.7 mbit, queue 2892, 52 MB, both lossless). netemu's TCP sized its send buffer as tcp_sndbuf_expand does (twice
   the window at 4352 bytes a segment, at most tcp_wmem[2], 4 MiB) but also filled it at 4352 bytes a segment, so no more
