@@ -147,8 +147,10 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   ssthresh 111; netemu's TCP, on the same link code, held exactly 42 of 42 with no drop, went on to cwnd 239 before its
   first loss, and had a second recovery (81 drops against 44), ending near the kernel's window (116 against 111).
   2403 ms against 2557 ms (` + "`netemu compare bulk --tcp netemu --rtt 167.7ms --rate 29.2mbit --queue 42 --size 1874944B --timeline c16.csv --pcap c16.pcap`" + `).
-  Not yet explained: what sent the kernel's queue one packet over (its GSO bursts or the bridge's timing against the
-  virtual clock's exact instants).
+  Both sides are bimodal there: the kernel took 2410–3074 ms over its five runs, netemu's TCP 2401–2546 ms over five
+  seeds of the link's dither, so each side has runs of the other's kind. In the kernel's run the round's last burst
+  reached the queue in one service interval (three packets in 9 µs, the fourth dropped); netemu's arrived at a
+  dequeue's instant. Not yet explained: why the two sides fall on different sides of that edge as often as they do.
 - **The send buffer holds GSO packets** (cells 1 and 10 of grid 677684: 66.3 ms, 211 mbit, queue 622, 44 MB, and 99.6 ms,
   226.7 mbit, queue 2892, 52 MB, both lossless). netemu's TCP sized its send buffer as tcp_sndbuf_expand does (twice
   the window at 4352 bytes a segment, at most tcp_wmem[2], 4 MiB) but also filled it at 4352 bytes a segment, so no more
