@@ -562,8 +562,14 @@ func TestSACKBlocksTakeRoomFromData(t *testing.T) {
 		t.Fatalf("the ACK of two segments sent no new data: %s", outsString(o))
 	}
 	// The head's retransmission was cut at 1448 bytes: it goes without
-	// the block (the harness fails on a fragment).
-	r := h.advanceUntilOut(5 * time.Second)
+	// the block (the harness fails on a fragment). A tail-loss probe of
+	// new data may come first.
+	var r []out
+	for range 3 {
+		if r = h.advanceUntilOut(5 * time.Second); len(r) > 0 && r[0].seq == first[2].seq {
+			break
+		}
+	}
 	if len(r) == 0 || len(r[0].payload) != 1448 || r[0].seq != first[2].seq {
 		t.Fatalf("after a timeout: %s; want the head, 1448 bytes", outsString(r))
 	}
@@ -860,6 +866,27 @@ func TestNewRenoFastRetransmit(t *testing.T) {
 	// the reduction ends at it, and the ACK that ends it may grow it.
 	if in := e.TCPInfo(); in.CAState != "Open" || in.SndSsthresh != 7 || in.SndCwnd < 7 {
 		t.Errorf("after everything was ACKed: %s with cwnd %d, ssthresh %d; want Open, ssthresh 7, cwnd at least 7", in.CAState, in.SndCwnd, in.SndSsthresh)
+	}
+}
+
+// A tail-loss probe sends new data when there is some and the peer's
+// window has room, whatever the congestion window (tcp_send_loss_probe
+// calls tcp_write_xmit with push_one 2, which forces out one segment):
+// with the whole initial window unanswered, the probe is the eleventh
+// segment, not the RTO's retransmission of the first.
+func TestLossProbeSendsNewDataBeyondCwnd(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
+	c.write(fill(30 * 1448))
+	o := h.take()
+	if len(o) != 10 {
+		t.Fatalf("sent %d segments; want the initial window, 10", len(o))
+	}
+	c.saw(o...)
+	next := o[9].seq.Add(seqnum.Size(len(o[9].payload)))
+	probe := h.advanceUntilOut(time.Second)
+	if len(probe) != 1 || probe[0].seq != next || len(probe[0].payload) == 0 {
+		t.Fatalf("nothing answered the initial window: %s; want one probe of new data at %d", outsString(probe), next)
 	}
 }
 

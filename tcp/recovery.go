@@ -711,7 +711,9 @@ func (s *sender) sendLossProbe() {
 	sent := false
 	if s.unsent() > 0 && !after(s.nxt.Add(seqnum.Size(min(s.unsent(), int(s.cc.mss)))), s.wndEnd()) {
 		before := s.packetsOut
+		s.lossProbe = true
 		s.writeXmit(true, 1)
+		s.lossProbe = false
 		sent = s.packetsOut > before
 		if !sent {
 			s.rearmRTO()

@@ -135,6 +135,7 @@ type sender struct {
 	probesOut    int  // unanswered zero-window probes (icsk_probes_out)
 	probeBackoff int  // their backoff (icsk_backoff while probing)
 	probing      bool // writeXmit sends a window probe: cut to the window
+	lossProbe    bool // writeXmit sends a tail-loss probe: one segment, whatever the congestion window
 
 	// Congestion window validation (tcp_cwnd_validate, RFC 7661).
 	maxPacketsOut uint32
@@ -707,7 +708,9 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 		}
 		if s.inFlight() >= s.cc.cwnd && avail > 0 {
 			cwndLimited = true
-			break
+			if !s.lossProbe {
+				break
+			}
 		}
 		seq := s.nxt
 		size, fin, ok := s.nextSegment(seq, avail, mss, nagleOff)
@@ -726,7 +729,11 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 					break
 				}
 			}
-			n := min(s.cwndQuota(), maxSegs)
+			quota := s.cwndQuota()
+			if quota == 0 && s.lossProbe {
+				quota = 1 // tcp_write_xmit with push_one 2: force out a loss probe
+			}
+			n := min(quota, maxSegs)
 			if limit > 0 {
 				n = min(n, limit-sent)
 			}

@@ -140,6 +140,13 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   the nine reliable lossless cells went from median 0.5 % and worst 20.0 % to median 0.2 % and worst 1.9 %, all within
   5 %; the sixteen lossy cells kept median 1.3–1.4 % and worst 4.6 %; every reliable cell's drops are within 1.5× of
   the kernel's. That grid is now one these rules were found on; a fresh one measures them.
+- **A tail-loss probe goes out whatever the congestion window** (tcp_send_loss_probe calls tcp_write_xmit with push_one
+  2, which forces out one segment; cell 33 of grid 466892: 3.8 ms, 1.5 mbit, queue 2, 2.36 % loss, 1.2 MiB). netemu's
+  TCP sent the probe's new segment only if the window had room, so with a whole window unanswered (its last segments
+  lost and the ACK of the one that arrived lost too) no probe left and the RTO fired instead, 250 ms later where the
+  probe was due after 46 ms: five such waits in seed 1's run beside the timeout both runs share. Seed 1: 9651 ms before, 8607 ms after,
+  the kernel 8537 ms (` + "`netemu compare bulk --tcp netemu --rtt 3.8ms --rate 1.5mbit --queue 2 --loss 2.36% --size 1207296B --timeline c33.csv`" + `).
+  Found on the fresh grid after it was drawn, so that grid's figures are from before this rule.
 - **A queue exactly full at the end of a slow-start round** (cell 16 of grid 466892, drawn after the rules above: 167.7 ms,
   29.2 mbit, queue 42, 1.8 MiB, lossless; −6.0 %, the one reliable lossless cell outside 5 %). In the round where cwnd
   goes from 40 to 80 the queue climbs to 42 and stays there, one packet in for each one out, on both sides. The kernel
