@@ -153,7 +153,7 @@ func TestExplainRandomLoss(t *testing.T) {
 		want lossWant
 	}{
 		{tcpstack.GVisor, 0.03, 2, lossWant{elapsed: 6697659202, fast: 1702693599, timeout: 195289604, loss: explain.Loss{Repaired: repaired(19, 0, 0), Timeouts: 1, Episodes: 19}}},
-		{tcpstack.Netemu, 0.05, 11, lossWant{elapsed: 10589269600, fast: 4054788800, timeout: 568299200, loss: explain.Loss{Repaired: repaired(40, 0, 1), Probes: 1, Timeouts: 1, Unneeded: 1, Episodes: 33}}},
+		{tcpstack.Netemu, 0.05, 11, lossWant{elapsed: 10537269600, fast: 4006769600, timeout: 568299200, loss: explain.Loss{Repaired: repaired(40, 0, 1), Probes: 1, Timeouts: 1, Unneeded: 1, Episodes: 33}}},
 	} {
 		lc := lossCase(c.impl)
 		lc.Workload = workloads.Bulk{Size: 1 << 20}

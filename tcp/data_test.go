@@ -578,9 +578,10 @@ func TestSACKBlocksTakeRoomFromData(t *testing.T) {
 // RACK's reordering timer (RFC 8985 section 6.2, tcp_rack_mark_lost): an
 // ACK with a SACK of a segment sent with an unacknowledged one before it, with
 // fewer than three SACKed, leaves the earlier one a reordering window
-// of min_rtt/4; the timer for it, usecs_to_jiffies(25 ms) + 2 jiffies =
-// 9 jiffies at HZ 250 (running on the wheel's tenth tick), then marks it
-// lost and retransmits it. The RTO or TLP
+// of min_rtt/4; the timer for it, usecs_to_jiffies(25 ms + 2 ms) = 7
+// jiffies at HZ 250 (Linux 6.6, "tcp: fix excessive TLP and RACK
+// timeouts from HZ rounding"; before it, 25 ms rounded up plus 2
+// jiffies, 9), on the timer wheel, then marks it lost and retransmits it. The RTO or TLP
 // timer must not replace it (tcp_ack leaves it when
 // tcp_identify_packet_loss clears FLAG_SET_XMIT_TIMER).
 func TestRACKReorderTimer(t *testing.T) {
@@ -599,8 +600,8 @@ func TestRACKReorderTimer(t *testing.T) {
 	c.saw(h.take()...) // new data the ACK let out
 	sacked := h.now()
 	r := h.advanceUntilOut(time.Second)
-	if len(r) == 0 || r[0].seq != o[1].seq || r[0].at != onWheel(sacked, 36*time.Millisecond) {
-		t.Errorf("after the SACK: %s; want the second segment again at %v, 36 ms on the wheel after it", outsString(r), onWheel(sacked, 36*time.Millisecond))
+	if len(r) == 0 || r[0].seq != o[1].seq || r[0].at != onWheel(sacked, 28*time.Millisecond) {
+		t.Errorf("after the SACK: %s; want the second segment again at %v, 28 ms on the wheel after it", outsString(r), onWheel(sacked, 28*time.Millisecond))
 	}
 }
 

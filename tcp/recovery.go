@@ -597,7 +597,10 @@ func (s *sender) rackMarkLost() bool {
 	s.rack.advanced = false
 	wait := s.rackDetectLoss()
 	if wait > 0 {
-		s.e.tm.setXmit(xmitReo, ticks(wait, s.cc.hz)+2*jiffy(s.cc.hz))
+		// The floor is 2 ms before rounding to jiffies, not 2 jiffies
+		// after (Linux 6.6, "tcp: fix excessive TLP and RACK timeouts
+		// from HZ rounding"): 8 ms at HZ 250.
+		s.e.tm.setXmit(xmitReo, ticks(wait+timeoutMin, s.cc.hz))
 		return true
 	}
 	return false

@@ -147,6 +147,10 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   probe was due after 46 ms: five such waits in seed 1's run beside the timeout both runs share. Seed 1: 9651 ms before, 8607 ms after,
   the kernel 8537 ms (` + "`netemu compare bulk --tcp netemu --rtt 3.8ms --rate 1.5mbit --queue 2 --loss 2.36% --size 1207296B --timeline c33.csv`" + `).
   Found on the fresh grid after it was drawn, so that grid's figures are from before this rule.
+- **RACK's reordering timer has a 2 ms floor before rounding, not 2 jiffies after** (tcp_rack_mark_lost as Linux 6.6 has
+  it, "tcp: fix excessive TLP and RACK timeouts from HZ rounding"; the tail-loss probe already had it). At HZ 250 the
+  old floor was 8 ms: a 25 ms window fired after 36 ms instead of 28. ` + "`netemu explain bulk --loss 2% --tcp netemu`" + `:
+  26.87 s before, 26.72 s after. Found after grid 466892 was drawn.
 - **A queue exactly full at the end of a slow-start round** (cell 16 of grid 466892, drawn after the rules above: 167.7 ms,
   29.2 mbit, queue 42, 1.8 MiB, lossless; −6.0 %, the one reliable lossless cell outside 5 %). In the round where cwnd
   goes from 40 to 80 the queue climbs to 42 and stays there, one packet in for each one out, on both sides. The kernel
