@@ -928,8 +928,6 @@ func (r *receiver) ackSndCheck(ofoPossible bool) {
 	e.tm.comp.set(min(compSACKDelay, rtt/20))
 }
 
-func (r *receiver) compTimer() { r.compSendAck() }
-
 // sendDelayedAck is tcp_send_delayed_ack.
 func (r *receiver) sendDelayedAck() {
 	e := r.e

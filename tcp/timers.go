@@ -218,7 +218,7 @@ func (e *endpoint) onDelackTimer() {
 	}
 }
 
-func (e *endpoint) onCompTimer() { e.rcv.compTimer() }
+func (e *endpoint) onCompTimer() { e.rcv.compSendAck() }
 
 // onLifeTimer ends a TIME-WAIT or an orphaned FIN-WAIT-2, or sends a
 // keepalive probe (a SYN-RECV request that never completes is dropped by
