@@ -109,7 +109,7 @@ func TestExplainTailLossProbe(t *testing.T) {
 		want lossWant
 	}{
 		{tcpstack.GVisor, lossWant{elapsed: 419435561, probe: 294075561, loss: explain.Loss{Repaired: repaired(0, 1, 0), Probes: 1, Episodes: 1}}},
-		{tcpstack.Netemu, lossWant{elapsed: 308419200, probe: 183475200, loss: explain.Loss{Repaired: repaired(0, 2, 0), Probes: 1, Episodes: 1}}},
+		{tcpstack.Netemu, lossWant{elapsed: 302108257, probe: 177164257, loss: explain.Loss{Repaired: repaired(0, 2, 0), Probes: 1, Episodes: 1}}},
 	} {
 		sent := dataSent(t, lossCase(c.impl))
 		last := sent[len(sent)-1]
@@ -130,7 +130,7 @@ func TestExplainTimeout(t *testing.T) {
 		want lossWant
 	}{
 		{tcpstack.GVisor, lossWant{elapsed: 1179094462, probe: 10 * ms, timeout: 813766462, loss: explain.Loss{Repaired: repaired(0, 0, 10), Probes: 2, Timeouts: 3, Unneeded: 1, Episodes: 1}}},
-		{tcpstack.Netemu, lossWant{elapsed: 574905600, probe: 10 * ms, timeout: 360092800, loss: explain.Loss{Repaired: repaired(0, 0, 11), Probes: 2, Timeouts: 1, Unneeded: 1, Episodes: 1}}},
+		{tcpstack.Netemu, lossWant{elapsed: 576594657, probe: 10 * ms, timeout: 361781857, loss: explain.Loss{Repaired: repaired(0, 0, 11), Probes: 2, Timeouts: 1, Unneeded: 1, Episodes: 1}}},
 	} {
 		first := dataSent(t, lossCase(c.impl))[0]
 		r, b := explainCase(t, lossCase(c.impl, link.Outage{Start: first, End: first + 100*ms}), nil)
@@ -153,7 +153,7 @@ func TestExplainRandomLoss(t *testing.T) {
 		want lossWant
 	}{
 		{tcpstack.GVisor, 0.03, 2, lossWant{elapsed: 6697659202, fast: 1702693599, timeout: 195289604, loss: explain.Loss{Repaired: repaired(19, 0, 0), Timeouts: 1, Episodes: 19}}},
-		{tcpstack.Netemu, 0.05, 11, lossWant{elapsed: 10537269600, fast: 4006769600, timeout: 568299200, loss: explain.Loss{Repaired: repaired(40, 0, 1), Probes: 1, Timeouts: 1, Unneeded: 1, Episodes: 33}}},
+		{tcpstack.Netemu, 0.05, 11, lossWant{elapsed: 10567114617, fast: 4008333993, timeout: 583967376, loss: explain.Loss{Repaired: repaired(40, 0, 1), Probes: 1, Timeouts: 1, Unneeded: 1, Episodes: 33}}},
 	} {
 		lc := lossCase(c.impl)
 		lc.Workload = workloads.Bulk{Size: 1 << 20}

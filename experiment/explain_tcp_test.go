@@ -45,35 +45,53 @@ func explainTCPCase(t *testing.T, c Case, also link.Observer) (workloads.Result,
 
 // The Nagle stall on netemu's TCP is the stall gVisor's TCP shows behind
 // the link's delayed-ACK stage, which models Linux's receiver: the same
-// 49 ACKs at the same instants; only whose timer held them differs, and
-// how long. netemu's TCP runs its 40 ms timer on Linux's timer wheel, so
-// at RTT 0, where every hold starts on a tick, each lasts 44 ms (the
-// eleventh 4 ms tick, as kernel TCP's does at HZ 250); the link's stage
-// holds an ACK for the time it is given, here 44 ms.
+// 49 ACKs, one hold after another; only whose timer held them differs,
+// and how long. netemu's TCP runs its 40 ms timer on Linux's timer
+// wheel, so it fires on the eleventh 4 ms tick (HZ 250) after the ACK
+// was due. The first hold begins where the run's first instant falls in
+// its host's tick (tcpstack draws the clocks' phase from the seed), so
+// it lasts more than 40 ms and at most 44; at RTT 0 every later one
+// begins on a tick and lasts 44 ms, as kernel TCP's does. The link's
+// stage holds an ACK for the time it is given, here 44 ms: its holds
+// are netemu's, each begun the first hold's shortfall later.
 func TestNetemuDelayedACKsAreTheLinks(t *testing.T) {
 	nagle := workloads.Nagle{}
 	_, tcp := explainTCPCase(t, Case{Workload: nagle, TCP: tcpstack.TCPConfig{Impl: tcpstack.Netemu}, Seed: 1}, nil)
 	_, lk := explainTCPCase(t, Case{Workload: nagle, Link: link.Config{DelayedACK: 44 * ms}, Seed: 1}, nil)
-	if tcp.HeldACKs != 49 || tcp.TCPHeldACKs != 49 || tcp.HeldBy != explain.ByTCP || tcp.HeldTime != 49*44*ms || tcp.Time[explain.DelayedACK] != 49*44*ms {
-		t.Errorf("netemu's TCP: %d ACKs held (%d by the TCP, sources %b), %v in all, %v of delayed-ACK holds; want 49, 49, by the TCP, 2.156s, 2.156s",
-			tcp.HeldACKs, tcp.TCPHeldACKs, tcp.HeldBy, tcp.HeldTime, tcp.Time[explain.DelayedACK])
+	if len(tcp.Holds) != 49 {
+		t.Fatalf("netemu's TCP: %d holds; want 49", len(tcp.Holds))
 	}
-	if lk.HeldBy != explain.ByLink || lk.TCPHeldACKs != 0 || lk.HeldACKs != tcp.HeldACKs || lk.HeldTime != tcp.HeldTime || lk.Time != tcp.Time {
-		t.Errorf("gVisor's TCP behind the link's stage: %d held by %b, %v in all, times %v; want what netemu's TCP gives, by the link: %d, %v, %v",
-			lk.HeldACKs, lk.HeldBy, lk.HeldTime, lk.Time, tcp.HeldACKs, tcp.HeldTime, tcp.Time)
+	first := tcp.Holds[0].Held
+	if first <= 40*ms || first > 44*ms {
+		t.Errorf("netemu's TCP's first hold %v; want over 40 ms and at most 44 ms (the eleventh tick)", first)
 	}
-	strip := func(hs []explain.Hold) []explain.Hold {
-		out := slices.Clone(hs)
-		for i := range out {
-			out[i].By = 0
+	want := first + 48*44*ms
+	if tcp.HeldACKs != 49 || tcp.TCPHeldACKs != 49 || tcp.HeldBy != explain.ByTCP || tcp.HeldTime != want || tcp.Time[explain.DelayedACK] != want {
+		t.Errorf("netemu's TCP: %d ACKs held (%d by the TCP, sources %b), %v in all, %v of delayed-ACK holds; want 49, 49, by the TCP, %v, %v",
+			tcp.HeldACKs, tcp.TCPHeldACKs, tcp.HeldBy, tcp.HeldTime, tcp.Time[explain.DelayedACK], want, want)
+	}
+	if lk.HeldBy != explain.ByLink || lk.TCPHeldACKs != 0 || lk.HeldACKs != 49 || lk.HeldTime != 49*44*ms || lk.Time[explain.DelayedACK] != 49*44*ms {
+		t.Errorf("gVisor's TCP behind the link's stage: %d held by %b, %v in all, times %v; want 49, by the link, 2.156s of delayed-ACK holds",
+			lk.HeldACKs, lk.HeldBy, lk.HeldTime, lk.Time)
+	}
+	shifted := slices.Clone(tcp.Holds)
+	for i := range shifted {
+		shifted[i].By = lk.Holds[0].By
+		shifted[i].Held = 44 * ms
+		if i > 0 {
+			shifted[i].At += 44*ms - first
 		}
-		return out
 	}
-	if !slices.Equal(strip(tcp.Holds), strip(lk.Holds)) {
+	if !slices.Equal(shifted, lk.Holds) {
 		t.Errorf("holds differ:\nnetemu's TCP %v\nthe link     %v", tcp.Holds, lk.Holds)
 	}
-	if a := tcp.ACKs; !a.Counted || a.DelayedACKs != 49 || a.DelayedACKTime != 49*44*ms || a.QuickACKs != 10 || a.DelayedACKLost != 0 {
-		t.Errorf("netemu's TCP's ACK counts %+v; want 49 delayed (2.156s), 10 quick, none lost", a)
+	for i, h := range tcp.Holds[1:] {
+		if h.Held != 44*ms {
+			t.Errorf("netemu's TCP's hold %d: %v; want 44 ms, begun on a tick", i+2, h.Held)
+		}
+	}
+	if a := tcp.ACKs; !a.Counted || a.DelayedACKs != 49 || a.DelayedACKTime != want || a.QuickACKs != 10 || a.DelayedACKLost != 0 {
+		t.Errorf("netemu's TCP's ACK counts %+v; want 49 delayed (%v), 10 quick, none lost", a, want)
 	}
 	if lk.ACKs.Counted || len(lk.TCP) != 0 {
 		t.Errorf("gVisor's TCP: ACK counts %+v and %d TCP states; want none", lk.ACKs, len(lk.TCP))

@@ -62,6 +62,11 @@ func TestSynAckEchoesOffer(t *testing.T) {
 	if got, _ := c.ep.GetSockOptInt(tcpip.MaxSegOption); got != 1448 {
 		t.Errorf("MSS with timestamps %d; want 1460-12 = 1448", got)
 	}
+	// tcp_openreq_init_rwin rounds the window to the MSS less the
+	// timestamp option when the SYN offered timestamps: 45 × 1448.
+	if sa.wnd != 65160 {
+		t.Errorf("SYN-ACK window with timestamps %d; want 65160 (45 × 1448)", sa.wnd)
+	}
 
 	h2 := newHarness(t, Options{})
 	c2, sa2 := h2.accept(peerOpts{ws: -1, window: 65535})
@@ -70,6 +75,9 @@ func TestSynAckEchoesOffer(t *testing.T) {
 	}
 	if got, _ := c2.ep.GetSockOptInt(tcpip.MaxSegOption); got != 536 {
 		t.Errorf("MSS without the peer's MSS option %d; want 536", got)
+	}
+	if sa2.wnd != 64240 {
+		t.Errorf("SYN-ACK window without timestamps %d; want 64240 (44 × 1460)", sa2.wnd)
 	}
 	c2.write(fill(2000))
 	for _, o := range h2.take() {
@@ -239,3 +247,24 @@ func TestResetToClosedPort(t *testing.T) {
 }
 
 var _ = seqnum.Value(0)
+
+// Options.ClockPhase moves the protocol's clocks against the run's: a
+// protocol started 1.5 ms into a millisecond-and-a-half of its kernel's
+// clock stamps its SYN one millisecond later than one started on a tick,
+// with the same seed (so the same timestamp offset).
+func TestClockPhaseMovesTimestamps(t *testing.T) {
+	var ts [2]uint32
+	for i, phase := range []time.Duration{0, 1500 * time.Microsecond} {
+		h := newHarness(t, Options{Seed: 3, ClockPhase: phase})
+		_, syn := h.dialSyn()
+		ts[i] = syn.syn.TSVal
+	}
+	if ts[1]-ts[0] != 1 {
+		t.Errorf("SYN TSval %d at phase 0 and %d at phase 1.5ms; want one millisecond apart", ts[0], ts[1])
+	}
+	for _, bad := range []time.Duration{-1, time.Second} {
+		if err := (Options{Clock: &manualClock{}, ClockPhase: bad}).Validate(); err == nil {
+			t.Errorf("Validate accepted ClockPhase %v; want an error", bad)
+		}
+	}
+}

@@ -59,6 +59,15 @@ type Options struct {
 	// ephemeral ports.
 	Seed uint64
 
+	// ClockPhase is how far into a second the modelled kernel's clocks
+	// stand when the protocol starts, in [0, 1s). Linux's jiffies and its
+	// millisecond timestamps run from boot, so a connection starts at an
+	// arbitrary point of a tick and of a millisecond, and the rules that
+	// count in them (timers rounded to jiffies, CUBIC's epoch, the
+	// timestamps and the receiver's RTT in whole milliseconds) fall
+	// differently with it. 0 starts the protocol on a tick.
+	ClockPhase time.Duration
+
 	// Probe, if set, receives a connection's state each time it handles
 	// a segment and each time its delayed-ACK timer sends an ACK. It runs
 	// under the connection's lock: it must be quick and must not call the
@@ -96,6 +105,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("tcp: Options.Clock is nil; give the run's clock")
 	case o.HZ < 0 || o.HZ > 10000:
 		return fmt.Errorf("tcp: HZ %d out of range; want 100 to 1000 as Linux builds it (0 means %d)", o.HZ, DefaultHZ)
+	case o.ClockPhase < 0 || o.ClockPhase >= time.Second:
+		return fmt.Errorf("tcp: ClockPhase %v out of range; want 0 to under 1s", o.ClockPhase)
 	case o.ReceiveBuffer < 0 || o.MaxReceiveBuffer < 0 || o.SendBuffer < 0 || o.MaxSendBuffer < 0:
 		return fmt.Errorf("tcp: a buffer size is negative; want 0 (the default) or a size in bytes")
 	case d.ReceiveBuffer > d.MaxReceiveBuffer:
@@ -158,14 +169,17 @@ func NewProtocol(o Options) stack.TransportProtocolFactory {
 		}
 		p.seq, _ = o.Clock.(clock.Sequential)
 		p.mono, _ = o.Clock.(clock.Monotonic)
-		p.base = o.Clock.Now()
+		// The protocol's time starts at ClockPhase: now() is the time
+		// since a tick ClockPhase before the protocol was built.
+		p.base = o.Clock.Now().Add(-o.ClockPhase)
 		p.seqBase = p.base.Sub(clock.Epoch)
 		p.nextPort = ephemeralLow + uint16(p.rng.IntN(ephemeralHigh-ephemeralLow+1))
 		return p
 	}
 }
 
-// now is the protocol's time: a duration since the protocol was built.
+// now is the protocol's time: a duration since the tick before the
+// protocol was built (Options.ClockPhase).
 func (p *Protocol) now() time.Duration {
 	if p.seq != nil {
 		return p.seq.Elapsed() - p.seqBase

@@ -143,15 +143,24 @@ func (r *receiver) unread() int {
 	return n
 }
 
-// startWindow picks the window and its scale for the SYN
+// startWindow picks the window and its scale for the SYN or SYN-ACK
 // (tcp_select_initial_window with tcp_full_space): the full space
-// rounded down to whole segments, the shift to fit tcp_rmem[2].
+// rounded down to whole segments, the shift to fit tcp_rmem[2]. The
+// segment is the MSS an active open advertises (tcp_connect_init: a new
+// connection has no ts_recent_stamp, so nothing is taken off), and for a
+// passive open that MSS less the timestamp option when the SYN offered
+// timestamps (tcp_openreq_init_rwin): 64240 bytes on one side, 65160 on
+// the other, at 1500 bytes of MTU.
 func (r *receiver) startWindow() {
 	e := r.e
 	r.advmss = uint32(e.snd.advMSS())
+	seg := r.advmss
+	if e.state == stateSynRecv && e.tsOK {
+		seg -= 12 // TCPOLEN_TSTAMP_ALIGNED
+	}
 	space := uint32(r.fullSpace())
-	if space > r.advmss {
-		space -= space % r.advmss
+	if space > seg {
+		space -= space % seg
 	}
 	r.wnd = space
 	big := max(uint32(e.p.opts.MaxReceiveBuffer), space, 212992) // net.core.rmem_max

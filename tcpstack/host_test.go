@@ -297,3 +297,24 @@ func TestCongestionControlPinned(t *testing.T) {
 		h.Close()
 	}
 }
+
+// Each host's kernel clocks stand at their own point of a second
+// (clockPhase): a function of the seed, within [0, 1s), and not the same
+// for every seed, so seeds sample the phase as kernels booted at
+// different times do.
+func TestClockPhaseFollowsSeed(t *testing.T) {
+	seen := map[time.Duration]bool{}
+	for seed := range uint64(8) {
+		p := clockPhase(seed)
+		if p < 0 || p >= time.Second {
+			t.Fatalf("clockPhase(%d) = %v; want within [0, 1s)", seed, p)
+		}
+		if q := clockPhase(seed); q != p {
+			t.Fatalf("clockPhase(%d) = %v, then %v; want one value per seed", seed, p, q)
+		}
+		seen[p] = true
+	}
+	if len(seen) < 8 {
+		t.Errorf("8 seeds gave %d phases; want 8", len(seen))
+	}
+}

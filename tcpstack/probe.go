@@ -1,6 +1,7 @@
 package tcpstack
 
 import (
+	"math/rand/v2"
 	"net/netip"
 	"time"
 
@@ -89,6 +90,7 @@ func tcpProtocol(cfg Config) stack.TransportProtocolFactory {
 // config asks for one.
 func netemuProtocol(cfg Config) stack.TransportProtocolFactory {
 	t := cfg.TCP
+	seed := cfg.Seed ^ uint64(binaryAddr(cfg.Addr))
 	o := netemutcp.Options{
 		Clock:             cfg.Clock,
 		CongestionControl: string(t.CongestionControl),
@@ -96,13 +98,23 @@ func netemuProtocol(cfg Config) stack.TransportProtocolFactory {
 		MaxReceiveBuffer:  t.MaxReceiveBuffer,
 		SendBuffer:        t.SendBuffer,
 		MaxSendBuffer:     t.MaxSendBuffer,
-		Seed:              cfg.Seed ^ uint64(binaryAddr(cfg.Addr)),
+		Seed:              seed,
+		ClockPhase:        clockPhase(seed),
 	}
 	if probe := cfg.Probe; probe != nil {
 		clk := cfg.Clock
 		o.Probe = func(in netemutcp.Info) { probe(sampleOfInfo(clk.Now(), &in)) }
 	}
 	return netemutcp.NewProtocol(o)
+}
+
+// clockPhase draws where in a second a host's kernel clocks stand when
+// it starts (netemutcp.Options.ClockPhase): a kernel's ticks and
+// milliseconds began at its boot, not at the run's first instant, so
+// each seed puts a host at its own point of them.
+func clockPhase(seed uint64) time.Duration {
+	r := rand.New(rand.NewPCG(seed, 0x6a69_6666_6965_7321))
+	return time.Duration(r.Int64N(int64(time.Second)))
 }
 
 func binaryAddr(a netip.Addr) uint32 {

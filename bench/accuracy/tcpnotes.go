@@ -162,6 +162,33 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   seeds of the link's dither, so each side has runs of the other's kind. In the kernel's run the round's last burst
   reached the queue in one service interval (three packets in 9 µs, the fourth dropped); netemu's arrived at a
   dequeue's instant. Not yet explained: why the two sides fall on different sides of that edge as often as they do.
+- **The kernel's clocks do not start with the run** (cell 13 of grid 396466: 83.5 ms, 7.9 mbit, queue 23, 9.2 MiB,
+  lossless; time +0.2 %, drops 12 against 37). In the round where cwnd goes from 40 to 80 the receiver ACKs each
+  segment while its rcv_ssthresh grows (tcp_grow_window sets a quick ACK), 1.53 ms apart, under HyStart's 2 ms
+  ACK-train delta; the train ends slow start once it spans (delay_min + hystart_ack_delay) / 2, 43.0 ms. The kernel's
+  receiver sent 26 single ACKs, then pairs (3.07 ms apart, which end the train), and its slow start went on to cwnd 110
+  (37 drops); netemu's sent 33 singles, a train of 44.05 ms, and left slow start at cwnd 70 (12 drops). How long the
+  window grows in that round depends on where the round falls against the receiver's millisecond timestamps and
+  jiffies, which count its RTT samples and timers. netemu's TCP started its clocks on a tick at the run's first
+  instant, so every seed fell the same way; Linux's jiffies and timestamps run from boot, so a connection starts at an
+  arbitrary point of both. Each host now starts its clocks at a point of a second drawn from its seed
+  (` + "`tcp.Options.ClockPhase`" + `, drawn in tcpstack): on seeds 1–8 the cell takes 10444 ms with 37 drops on six and 10476 ms with
+  12 on two, against the kernel's 10427 ms and 37; seed 1 sends the kernel's very ACK pattern, 26 singles and 7 pairs.
+  Cell 16 of grid 466892 (above) keeps its split: its runs differ by the link's dither, not by the phase.
+- **A passive open's first window counts the timestamp option** (tcp_openreq_init_rwin rounds the SYN-ACK's window
+  down to the MSS less TCPOLEN_TSTAMP_ALIGNED when the SYN offered timestamps; tcp_connect_init's SYN has no such
+  adjustment on a new connection). The kernel's server offers 65160 bytes (45 × 1448), its client 64240 (44 × 1460);
+  netemu's TCP offered 64240 on both. Seen in the SYN-ACKs of ` + "`netemu compare bulk --tcp netemu --pcap`" + `.
+- **HyStart's ACK train against the bridge's timing** (cell 40 of grid 396466: 172.3 ms, 6.2 mbit, queue 162, 4.3 MiB,
+  lossless; time +2.2 %, drops 11 against 102). At 6.2 mbit a packet takes 1953 µs, 47 µs under hystart_ack_delta
+  (2 ms), so the receiver's quick ACKs form a train only while no gap between them grows by 47 µs. On the virtual clock
+  none does: netemu's TCP leaves slow start by the train at cwnd 127 (span 89.0 ms against 87.7 ms) and drops 11. The
+  kernel's ACKs reach it through the TUN bridge, late by 44 µs on average and 147 µs at the 99th percentile, which
+  breaks every train: its slow start goes on until the delay detector fires at cwnd 328, and 102 packets are dropped.
+  With the link's dither raised from 1 µs to 100 µs (a local experiment, not a setting), netemu's TCP takes the
+  kernel's path exactly: 6783.8 ms and 102 drops on five seeds, where the kernel took 6723–6786 ms with 102. So the
+  kernel's figure here measures the bridge's jitter as much as the link; a real path's interrupt and NIC timing would
+  do the same. Left as it is: the emulator's hosts have no timing noise to model, and the rule is Linux's.
 - **The send buffer holds GSO packets** (cells 1 and 10 of grid 677684: 66.3 ms, 211 mbit, queue 622, 44 MB, and 99.6 ms,
   226.7 mbit, queue 2892, 52 MB, both lossless). netemu's TCP sized its send buffer as tcp_sndbuf_expand does (twice
   the window at 4352 bytes a segment, at most tcp_wmem[2], 4 MiB) but also filled it at 4352 bytes a segment, so no more

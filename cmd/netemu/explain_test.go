@@ -30,18 +30,18 @@ func TestExplainLoss(t *testing.T) {
 			"delayed_acks_by": "link", "tcp_acks": nil, "tcp_state": nil,
 		}},
 		{"netemu", map[string]any{
-			"serialization": 4441.5368, "handshake round trips": 50.000742, "request round trips": 15765.992556, "delayed-ACK holds": 0.0,
-			"fast retransmit, RACK": 6460.923406, "tail-loss probes": 0.0, "retransmission timeouts": 0.0, "other (endpoints)": 0.0,
+			"serialization": 4440.7464, "handshake round trips": 50.000742, "request round trips": 15661.881345, "delayed-ACK holds": 0.0,
+			"fast retransmit, RACK": 6427.260869, "tail-loss probes": 0.0, "retransmission timeouts": 0.0, "other (endpoints)": 0.0,
 		}, map[string]any{
-			"delayed_acks": 57.0, "delayed_ms": 2404.148543, "retransmits": 82.0, "drops": 136.0, "lost_repaired": map[string]any{"fast retransmit, RACK": 82.0},
-			"tail_loss_probes": 0.0, "timeouts": 0.0, "timeouts_unsure": 0.0, "retransmits_unneeded": 0.0, "recoveries": 65.0,
+			"delayed_acks": 52.0, "delayed_ms": 2183.283854, "retransmits": 82.0, "drops": 136.0, "lost_repaired": map[string]any{"fast retransmit, RACK": 82.0},
+			"tail_loss_probes": 0.0, "timeouts": 0.0, "timeouts_unsure": 0.0, "retransmits_unneeded": 0.0, "recoveries": 64.0,
 			"delayed_acks_by": "tcp",
-			"tcp_acks":        map[string]any{"delayed_acks": 57.0, "delayed_ack_lost": 0.0, "quick_acks": 153.0, "delayed_ms": 2404.148543},
+			"tcp_acks":        map[string]any{"delayed_acks": 52.0, "delayed_ack_lost": 0.0, "quick_acks": 144.0, "delayed_ms": 2183.283854},
 			"tcp_state": []any{
-				map[string]any{"conn": "198.18.0.1:43931→198.18.0.2:80", "at_ms": 26718.453504, "cwnd": 10.0, "ssthresh": nil, "srtt_ms": 50.251375, "rttvar_ms": 19.09675, "rto_ms": 252.0,
-					"unacked": 0.0, "sacked": 0.0, "lost": 0.0, "retrans": 0.0, "total_retrans": 0.0, "delivered": 2.0, "ca_state": "Open", "rcv_wnd": 453632.0, "rcv_ssthresh": 461995.0},
-				map[string]any{"conn": "198.18.0.2:80→198.18.0.1:43931", "at_ms": 26715.24194, "cwnd": 4.0, "ssthresh": 4.0, "srtt_ms": 53.354993, "rttvar_ms": 1.554881, "rto_ms": 256.0,
-					"unacked": 1.0, "sacked": 0.0, "lost": 0.0, "retrans": 0.0, "total_retrans": 82.0, "delivered": 3622.0, "ca_state": "Open", "rcv_wnd": 64512.0, "rcv_ssthresh": 64088.0},
+				map[string]any{"conn": "198.18.0.1:43931→198.18.0.2:80", "at_ms": 26579.889356, "cwnd": 10.0, "ssthresh": nil, "srtt_ms": 50.251375, "rttvar_ms": 19.09675, "rto_ms": 252.0,
+					"unacked": 0.0, "sacked": 0.0, "lost": 0.0, "retrans": 0.0, "total_retrans": 0.0, "delivered": 2.0, "ca_state": "Open", "rcv_wnd": 424960.0, "rcv_ssthresh": 433677.0},
+				map[string]any{"conn": "198.18.0.2:80→198.18.0.1:43931", "at_ms": 26535.044949, "cwnd": 7.0, "ssthresh": 4.0, "srtt_ms": 54.502647, "rttvar_ms": 2.465759, "rto_ms": 256.0,
+					"unacked": 8.0, "sacked": 2.0, "lost": 0.0, "retrans": 0.0, "total_retrans": 81.0, "delivered": 3617.0, "ca_state": "Disorder", "rcv_wnd": 65536.0, "rcv_ssthresh": 64088.0},
 			},
 		}},
 	} {
@@ -64,12 +64,12 @@ func TestExplainLoss(t *testing.T) {
 		t.Fatal(errOut)
 	}
 	for _, want := range []string{
-		"; 57 ACKs delayed by netemu's TCP (2404.1 ms in all, 0 of it with nothing else under way);",
-		"\n  delayed ACKs (first 6 of 57):\n    at 1732.6 ms  ACK from 198.18.0.1:43931 held 43.4 ms, sent by its own delayed-ACK timer\n",
-		"\n  netemu's TCP's ACKs over the run: 57 sent by the delayed-ACK timer (TcpExtDelayedACKs, held 2404.1 ms in all), 153 sent at once in quick-ACK mode; 0 segments came again (TcpExtDelayedACKLost)\n",
+		"; 52 ACKs delayed by netemu's TCP (2183.3 ms in all, 0 of it with nothing else under way);",
+		"\n  delayed ACKs (first 6 of 52):\n    at 1727.9 ms  ACK from 198.18.0.1:43931 held 46.1 ms, sent by its own delayed-ACK timer\n",
+		"\n  netemu's TCP's ACKs over the run: 52 sent by the delayed-ACK timer (TcpExtDelayedACKs, held 2183.3 ms in all), 144 sent at once in quick-ACK mode; 0 segments came again (TcpExtDelayedACKLost)\n",
 		"\n  netemu's TCP at each connection end's last sample, with tcp_info's names (2):\n" +
-			"    198.18.0.1:43931→198.18.0.2:80 at 26.72 s: cwnd 10, ssthresh infinite, srtt 50.3 ms, rttvar 19.1 ms, rto 252.0 ms, unacked 0, sacked 0, lost 0, retrans 0, total_retrans 0, delivered 2, ca_state Open, rcv_wnd 453632, rcv_ssthresh 461995\n" +
-			"    198.18.0.2:80→198.18.0.1:43931 at 26.72 s: cwnd 4, ssthresh 4, srtt 53.4 ms, rttvar 1.6 ms, rto 256.0 ms, unacked 1, sacked 0, lost 0, retrans 0, total_retrans 82, delivered 3622, ca_state Open, rcv_wnd 64512, rcv_ssthresh 64088\n",
+			"    198.18.0.1:43931→198.18.0.2:80 at 26.58 s: cwnd 10, ssthresh infinite, srtt 50.3 ms, rttvar 19.1 ms, rto 252.0 ms, unacked 0, sacked 0, lost 0, retrans 0, total_retrans 0, delivered 2, ca_state Open, rcv_wnd 424960, rcv_ssthresh 433677\n" +
+			"    198.18.0.2:80→198.18.0.1:43931 at 26.54 s: cwnd 7, ssthresh 4, srtt 54.5 ms, rttvar 2.5 ms, rto 256.0 ms, unacked 8, sacked 2, lost 0, retrans 0, total_retrans 81, delivered 3617, ca_state Disorder, rcv_wnd 65536, rcv_ssthresh 64088\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("explain bulk --loss 2%% --tcp netemu lacks %q:\n%s", want, out)
