@@ -123,6 +123,34 @@ func TestGridUnreliableKernel(t *testing.T) {
 	}
 }
 
+// TestGridACKTrainEdge: where the link spaces ACKs under HyStart's 2 ms
+// ACK-train delta by no more than the bridge's 99th-percentile lateness,
+// the kernel's figure is marked. Cell 40 of grid 396466: 6.2 mbit, a
+// packet every 1935 µs, 65 µs under the delta, bridge p99 147 µs.
+func TestGridACKTrainEdge(t *testing.T) {
+	side := gridSide{Spread: experiment.Spread{Runs: 1, Median: time.Second, MedianMs: 1000, Drops: -1}}
+	row := func(rate float64, p99 time.Duration) gridRow {
+		cell := gridCell{Workload: workloads.Bulk{Size: 4 << 20}.WithDefaults(), Link: link.Config{Delay: 86 * time.Millisecond, Rate: rate, Qdisc: link.Qdisc{Limit: 162}}}
+		return gridRow{Cell: cell, Sides: []gridSide{side, side, side}, LateP99: p99, LateMean: 44 * time.Microsecond}
+	}
+	for _, c := range []struct {
+		rate float64
+		p99  time.Duration
+		edge bool
+	}{
+		{6.2e6, 147 * time.Microsecond, true},  // one packet: 1935 µs, 65 µs under
+		{6.2e6, 64 * time.Microsecond, false},  // the bridge keeps within the margin
+		{12.4e6, 147 * time.Microsecond, true}, // two packets: 1935 µs
+		{5.9e6, 147 * time.Microsecond, false}, // 2034 µs: over the delta, no train either way
+		{100e6, 100 * time.Microsecond, false}, // 120 and 240 µs: a train however late
+	} {
+		r := row(c.rate, c.p99)
+		if r.ackTrainEdge() != c.edge || r.reliable() == c.edge {
+			t.Errorf("%.1f mbit, p99 %v: edge %v, reliable %v; want edge %v", c.rate/1e6, c.p99, r.ackTrainEdge(), r.reliable(), c.edge)
+		}
+	}
+}
+
 // TestGridHostTime: on a cell of exchanges, kernel hosts that take more
 // than 2 % of the kernel's figure on an ideal link mark it unreliable.
 func TestGridHostTime(t *testing.T) {
