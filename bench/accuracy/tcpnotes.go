@@ -190,7 +190,9 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   With the link's dither raised from 1 µs to 100 µs (a local experiment, not a setting), netemu's TCP takes the
   kernel's path exactly: 6783.8 ms and 102 drops on five seeds, where the kernel took 6723–6786 ms with 102. So the
   kernel's figure here measures the bridge's jitter as much as the link; a real path's interrupt and NIC timing would
-  do the same. Left as it is: the emulator's hosts have no timing noise to model, and the rule is Linux's.
+  do the same. Left as it is in the TCP: the emulator's hosts have no timing noise to model, and the rule is Linux's.
+  The grid now marks such cells (✗) before their figures enter the summary: where one or two packets' time is under
+  hystart_ack_delta by no more than the bridge's 99th percentile (gridRow.ackTrainEdge).
 - **The send buffer holds GSO packets** (cells 1 and 10 of grid 677684: 66.3 ms, 211 mbit, queue 622, 44 MB, and 99.6 ms,
   226.7 mbit, queue 2892, 52 MB, both lossless). netemu's TCP sized its send buffer as tcp_sndbuf_expand does (twice
   the window at 4352 bytes a segment, at most tcp_wmem[2], 4 MiB) but also filled it at 4352 bytes a segment, so no more
