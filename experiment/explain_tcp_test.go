@@ -61,9 +61,12 @@ func TestNetemuDelayedACKsAreTheLinks(t *testing.T) {
 	if len(tcp.Holds) != 49 {
 		t.Fatalf("netemu's TCP: %d holds; want 49", len(tcp.Holds))
 	}
+	// Seed 1 puts the hosts' clocks where the first hold lasts 41.689057
+	// ms: over 40 ms and at most 44 (the eleventh tick), and under 44
+	// because the run does not start on a tick.
 	first := tcp.Holds[0].Held
-	if first <= 40*ms || first > 44*ms {
-		t.Errorf("netemu's TCP's first hold %v; want over 40 ms and at most 44 ms (the eleventh tick)", first)
+	if first != 41689057*time.Nanosecond {
+		t.Errorf("netemu's TCP's first hold %v; want 41.689057ms (over 40 ms, under the eleventh tick's 44 ms)", first)
 	}
 	want := first + 48*44*ms
 	if tcp.HeldACKs != 49 || tcp.TCPHeldACKs != 49 || tcp.HeldBy != explain.ByTCP || tcp.HeldTime != want || tcp.Time[explain.DelayedACK] != want {

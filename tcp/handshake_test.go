@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netemu/netemu/clock"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
@@ -265,6 +266,22 @@ func TestClockPhaseMovesTimestamps(t *testing.T) {
 	for _, bad := range []time.Duration{-1, time.Second} {
 		if err := (Options{Clock: &manualClock{}, ClockPhase: bad}).Validate(); err == nil {
 			t.Errorf("Validate accepted ClockPhase %v; want an error", bad)
+		}
+	}
+}
+
+// On a clock.Sequential (the virtual clock) the protocol reads its time
+// through Elapsed; ClockPhase moves that origin too.
+func TestClockPhaseOnSequentialClock(t *testing.T) {
+	v := clock.NewVirtual(0, nil)
+	defer v.Close()
+	for _, phase := range []time.Duration{0, 1500 * time.Microsecond, 999 * time.Millisecond} {
+		p := NewProtocol(Options{Clock: v, ClockPhase: phase})(nil).(*Protocol)
+		if p.seq == nil {
+			t.Fatal("the virtual clock is not read as Sequential")
+		}
+		if got := p.now(); got != phase {
+			t.Errorf("ClockPhase %v: the protocol's time at its start is %v; want %v", phase, got, phase)
 		}
 	}
 }

@@ -187,11 +187,16 @@ const hystartAckDelta = 2 * time.Millisecond
 // delays them, not as the link spaces them: on the virtual clock every
 // gap is the link's, so netemu's slow start ends on the train where the
 // kernel's, its gaps stretched past the delta, goes on to the delay
-// detector or a loss.
+// detector or a loss. Only bulk cells: HyStart waits for cwnd 16
+// (hystart_low_window), which the grid's exchanges stay under. A gap of
+// exactly the delta still counts (hystart_update compares with <=).
 func (r gridRow) ackTrainEdge() bool {
 	pt := r.packetTime()
+	if r.Cell.exchanges() {
+		return false
+	}
 	for k := time.Duration(1); k <= 2 && pt > 0; k++ {
-		if gap := k * pt; gap < hystartAckDelta && hystartAckDelta-gap <= r.LateP99 {
+		if gap := k * pt; gap <= hystartAckDelta && hystartAckDelta-gap <= r.LateP99 {
 			return true
 		}
 	}
@@ -341,7 +346,7 @@ func gridMarkdown(w io.Writer, rows []gridRow, seed uint64, n, lossyRuns, kernel
 	p("Bridge is how late the TUN bridge delivered packets into the kernel's namespaces, mean / 99th percentile / latest (a stall; shown, not judged: one stall of milliseconds leaves a figure as it was, see the notes below); ")
 	p("where the 99th percentile exceeds one packet's time at the link's rate, the bridge, not the link, spaced the kernel's packets and ACKs, ")
 	p("and where twice the mean exceeds 2 %% of the RTT, it lengthened every round trip; ")
-	p("where the link spaces ACKs (one or two packets' time) under HyStart's 2 ms ACK-train delta by no more than the 99th percentile, the bridge, not the link, decided whether the kernel's slow start ended on an ACK train. ")
+	p("where the link spaces ACKs (one or two packets' time) under HyStart's 2 ms ACK-train delta by no more than the 99th percentile, the bridge, not the link, decided whether the kernel's slow start ended on an ACK train (bulk cells). ")
 	p("Hosts, on page, keepalive and rpc cells, is the kernel's time for the same workload on a link with no delay, rate or loss: ")
 	p("what its hosts, sockets and bridge add to the exchanges, which the emulator's hosts do in no time; where it exceeds 2 %% of the kernel's figure, the kernel's figure measured its hosts as well as the link. ")
 	p("Such cells (marked ✗) are left out of the summary.\n\n")

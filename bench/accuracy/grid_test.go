@@ -143,11 +143,18 @@ func TestGridACKTrainEdge(t *testing.T) {
 		{12.4e6, 147 * time.Microsecond, true}, // two packets: 1935 µs
 		{5.9e6, 147 * time.Microsecond, false}, // 2034 µs: over the delta, no train either way
 		{100e6, 100 * time.Microsecond, false}, // 120 and 240 µs: a train however late
+		{6e6, 10 * time.Microsecond, true},     // exactly 2 ms: still a train on time
 	} {
 		r := row(c.rate, c.p99)
 		if r.ackTrainEdge() != c.edge || r.reliable() == c.edge {
 			t.Errorf("%.1f mbit, p99 %v: edge %v, reliable %v; want edge %v", c.rate/1e6, c.p99, r.ackTrainEdge(), r.reliable(), c.edge)
 		}
+	}
+	// Exchanges never reach HyStart's window: a page cell on the edge's link is not marked.
+	page := row(6.2e6, 147*time.Microsecond)
+	page.Cell.Workload = workloads.Page{}.WithDefaults()
+	if page.ackTrainEdge() {
+		t.Error("a page cell at 6.2 mbit, p99 147 µs: marked; want exchanges left alone")
 	}
 }
 

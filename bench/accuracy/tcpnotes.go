@@ -182,8 +182,8 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   adjustment on a new connection). The kernel's server offers 65160 bytes (45 × 1448), its client 64240 (44 × 1460);
   netemu's TCP offered 64240 on both. Seen in the SYN-ACKs of ` + "`netemu compare bulk --tcp netemu --pcap`" + `.
 - **HyStart's ACK train against the bridge's timing** (cell 40 of grid 396466: 172.3 ms, 6.2 mbit, queue 162, 4.3 MiB,
-  lossless; time +2.2 %, drops 11 against 102). At 6.2 mbit a packet takes 1953 µs, 47 µs under hystart_ack_delta
-  (2 ms), so the receiver's quick ACKs form a train only while no gap between them grows by 47 µs. On the virtual clock
+  lossless; time +2.2 %, drops 11 against 102). At 6.2 mbit a packet takes 1935 µs, 65 µs under hystart_ack_delta
+  (2 ms), so the receiver's quick ACKs form a train only while no gap between them grows by 65 µs. On the virtual clock
   none does: netemu's TCP leaves slow start by the train at cwnd 127 (span 89.0 ms against 87.7 ms) and drops 11. The
   kernel's ACKs reach it through the TUN bridge, late by 44 µs on average and 147 µs at the 99th percentile, which
   breaks every train: its slow start goes on until the delay detector fires at cwnd 328, and 102 packets are dropped.
@@ -192,7 +192,7 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   kernel's figure here measures the bridge's jitter as much as the link; a real path's interrupt and NIC timing would
   do the same. Left as it is in the TCP: the emulator's hosts have no timing noise to model, and the rule is Linux's.
   The grid now marks such cells (✗) before their figures enter the summary: where one or two packets' time is under
-  hystart_ack_delta by no more than the bridge's 99th percentile (gridRow.ackTrainEdge).
+  hystart_ack_delta by no more than the bridge's 99th percentile, on bulk cells (gridRow.ackTrainEdge).
 - **The send buffer holds GSO packets** (cells 1 and 10 of grid 677684: 66.3 ms, 211 mbit, queue 622, 44 MB, and 99.6 ms,
   226.7 mbit, queue 2892, 52 MB, both lossless). netemu's TCP sized its send buffer as tcp_sndbuf_expand does (twice
   the window at 4352 bytes a segment, at most tcp_wmem[2], 4 MiB) but also filled it at 4352 bytes a segment, so no more
