@@ -38,11 +38,7 @@ func TestInitialWindowAndRTOBackoff(t *testing.T) {
 	h := newHarness(t, Options{})
 	c := h.acceptAfter(noSACKPeer, 100*time.Millisecond)
 	start := h.now()
-	c.write(fill(20 * 1448))
-	o := h.take()
-	if len(o) != 10 {
-		t.Fatalf("sent %d segments at once; want the initial window, 10:\n%s", len(o), outsString(o))
-	}
+	o := c.writeInitialWindow(20)
 	for i, s := range o {
 		if len(s.payload) != 1448 || s.at != start || s.seq != c.rcvNxt.Add(seqnum.Size(i*1448)) {
 			t.Fatalf("segment %d: %v; want 1448 bytes at %d, at %v", i, s, c.rcvNxt.Add(seqnum.Size(i*1448)), start)
@@ -878,11 +874,7 @@ func TestNewRenoFastRetransmit(t *testing.T) {
 func TestLossProbeSendsNewDataBeyondCwnd(t *testing.T) {
 	h := newHarness(t, Options{})
 	c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
-	c.write(fill(30 * 1448))
-	o := h.take()
-	if len(o) != 10 {
-		t.Fatalf("sent %d segments; want the initial window, 10", len(o))
-	}
+	o := c.writeInitialWindow(30)
 	c.saw(o...)
 	next := o[9].seq.Add(seqnum.Size(len(o[9].payload)))
 	probe := h.advanceUntilOut(time.Second)

@@ -44,11 +44,7 @@ func equalInts(a, b []int) bool {
 func TestGSOPacketsEndWithPSH(t *testing.T) {
 	h := newHarness(t, Options{})
 	c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
-	c.write(fill(20 * 1448))
-	o := h.take()
-	if len(o) != 10 {
-		t.Fatalf("sent %d segments at once; want the initial window, 10:\n%s", len(o), outsString(o))
-	}
+	o := c.writeInitialWindow(20)
 	if got, want := pshAt(o), []int{2, 4, 6, 8, 10}; !equalInts(got, want) {
 		t.Errorf("initial window: PSH on segments %v; want %v (five GSO packets of two):\n%s", got, want, outsString(o))
 	}
@@ -71,11 +67,7 @@ func TestGSOPacketsEndWithPSH(t *testing.T) {
 	// 9)): 42 segments; the quota, half the window, makes packets of 5.
 	h = newHarness(t, Options{})
 	c = h.acceptAfter(linuxPeer, time.Millisecond)
-	c.write(fill(20 * 1448))
-	o = h.take()
-	if len(o) != 10 {
-		t.Fatalf("sent %d segments at once; want the initial window, 10:\n%s", len(o), outsString(o))
-	}
+	o = c.writeInitialWindow(20)
 	if got, want := pshAt(o), []int{5, 10}; !equalInts(got, want) {
 		t.Errorf("initial window at 1 ms: PSH on segments %v; want %v (two GSO packets of five):\n%s", got, want, outsString(o))
 	}
@@ -128,11 +120,7 @@ func TestTSOAutosize(t *testing.T) {
 func TestTSODefersSmallRoom(t *testing.T) {
 	h := newHarness(t, Options{})
 	c := h.acceptAfter(linuxPeer, 2*time.Millisecond)
-	c.write(fill(50 * 1448))
-	o := h.take()
-	if len(o) != 10 {
-		t.Fatalf("sent %d segments; want the initial window, 10", len(o))
-	}
+	o := c.writeInitialWindow(50)
 	c.saw(o...)
 	h.advance(2 * time.Millisecond)
 	// Slow start: each segment ACKed lets two out (cwnd 11, then 12).
@@ -163,11 +151,7 @@ func TestTSOSendsWhenTheNextACKIsFar(t *testing.T) {
 	h := newHarness(t, Options{})
 	c := h.acceptAfter(linuxPeer, 200*time.Millisecond)
 	e := c.ep.(*endpoint)
-	c.write(fill(50 * 1448))
-	o := h.take()
-	if len(o) != 10 {
-		t.Fatalf("sent %d segments; want the initial window, 10", len(o))
-	}
+	o := c.writeInitialWindow(50)
 	c.saw(o...)
 	e.mu.Lock()
 	e.snd.cc.ssthresh = e.snd.cc.cwnd // congestion avoidance

@@ -578,6 +578,19 @@ func (c *conn) write(b []byte) {
 	c.h.collect()
 }
 
+// writeInitialWindow writes segs full segments of data and returns what
+// the host sends at once: the initial window, 10 segments, or the test
+// fails.
+func (c *conn) writeInitialWindow(segs int) []out {
+	c.h.t.Helper()
+	c.write(fill(segs * 1448))
+	o := c.h.take()
+	if len(o) != 10 {
+		c.h.t.Fatalf("sent %d segments at once; want the initial window, 10:\n%s", len(o), outsString(o))
+	}
+	return o
+}
+
 // read reads what the host's connection has.
 func (c *conn) read() ([]byte, tcpip.Error) {
 	var b bytes.Buffer

@@ -156,7 +156,7 @@ func (r *receiver) startWindow() {
 	r.advmss = uint32(e.snd.advMSS())
 	seg := r.advmss
 	if e.state == stateSynRecv && e.tsOK {
-		seg -= 12 // TCPOLEN_TSTAMP_ALIGNED
+		seg -= tsOptLen
 	}
 	space := uint32(r.fullSpace())
 	if space > seg {
@@ -186,7 +186,7 @@ func (r *receiver) established() {
 		// tp->advmss loses TCPOLEN_TSTAMP_ALIGNED on both sides before
 		// the buffer is set up (tcp_rcv_synsent_state_process; for the
 		// passive side since Linux 6.16, tcp_create_openreq_child).
-		r.advmss -= 12
+		r.advmss -= tsOptLen
 	}
 	r.spaceTime = r.e.now()
 	r.spaceSeq = r.copied
@@ -439,7 +439,7 @@ func (r *receiver) measureRcvMSS(seg *segment, n int) {
 		// invariant under SACK blocks.
 		hdr := header.TCPMinimumSize
 		if seg.hasTS {
-			hdr += 12
+			hdr += tsOptLen
 		}
 		if seg.nSACK > 0 {
 			hdr += 4 + 8*seg.nSACK
@@ -449,7 +449,7 @@ func (r *receiver) measureRcvMSS(seg *segment, n int) {
 		if l >= 536+header.TCPMinimumSize || (l >= 88+header.TCPMinimumSize && !remnant) { // TCP_MSS_DEFAULT, TCP_MIN_MSS
 			l -= header.TCPMinimumSize
 			if r.e.tsOK {
-				l -= 12
+				l -= tsOptLen
 			}
 			r.lastSegSize = l
 			if l == lss {
@@ -1043,7 +1043,7 @@ func (r *receiver) sackOptLen() int {
 	}
 	room := header.TCPOptionsMaximumSize - 4
 	if e.tsOK {
-		room -= 12
+		room -= tsOptLen
 	}
 	return 4 + 8*min(k, room/8, maxSACKBlocks)
 }

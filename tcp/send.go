@@ -32,6 +32,10 @@ type txSeg struct {
 // initialCwnd is TCP_INIT_CWND (RFC 6928).
 const initialCwnd = 10
 
+// tsOptLen is the timestamp option as every segment carries it, padded
+// to a 4-byte boundary (TCPOLEN_TSTAMP_ALIGNED).
+const tsOptLen = 12
+
 // synLinearTimeouts is net.ipv4.tcp_syn_linear_timeouts (Linux 6.18's
 // default): the first four SYN retransmissions keep the initial timeout,
 // later ones double it, and a connect makes that many retransmissions
@@ -195,7 +199,7 @@ func (s *sender) mssFor() uint32 {
 		mss = min(mss, int(s.peerMSS))
 	}
 	if s.e.tsOK {
-		mss -= 12
+		mss -= tsOptLen
 	}
 	return uint32(max(mss, 48))
 }
@@ -401,7 +405,7 @@ func (s *sender) sizeGoal(mss int) int {
 	if cutoff > 0 && size > cutoff {
 		hdr := header.TCPMinimumSize // tcp_header_len
 		if s.e.tsOK {
-			hdr += 12
+			hdr += tsOptLen
 		}
 		size = max(cutoff, 68-hdr)
 	}

@@ -192,10 +192,10 @@ const hystartAckDelta = 2 * time.Millisecond
 // exactly the delta still counts (hystart_update compares with <=).
 func (r gridRow) ackTrainEdge() bool {
 	pt := r.packetTime()
-	if r.Cell.exchanges() {
+	if pt == 0 || r.Cell.exchanges() {
 		return false
 	}
-	for k := time.Duration(1); k <= 2 && pt > 0; k++ {
+	for k := time.Duration(1); k <= 2; k++ {
 		if gap := k * pt; gap <= hystartAckDelta && hystartAckDelta-gap <= r.LateP99 {
 			return true
 		}
