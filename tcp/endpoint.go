@@ -433,6 +433,9 @@ func (e *endpoint) Close() {
 	}
 	e.opened = false
 	e.shutRead = true
+	// A Read or Write blocked on another goroutine returns now, as
+	// net.Conn's Close promises, whatever the connection goes on to send.
+	e.notify |= waiter.EventHUp | waiter.ReadableEvents | waiter.WritableEvents
 	switch e.state {
 	case 0:
 		e.state = stateClosed
