@@ -158,6 +158,35 @@ func TestGridACKTrainEdge(t *testing.T) {
 	}
 }
 
+// A bulk cell whose FIFO holds exactly the initial window is marked:
+// whether the first flight fits is the hosts' time, not TCP. One packet
+// either way, a byte limit, another discipline or a page cell is not.
+func TestGridFirstFlightEdge(t *testing.T) {
+	side := gridSide{Spread: experiment.Spread{Runs: 1, Median: time.Second, MedianMs: 1000, Drops: -1}}
+	row := func(w workloads.Workload, q link.Qdisc) gridRow {
+		cell := gridCell{Workload: w, Link: link.Config{Delay: 69 * time.Millisecond, Rate: 2.9e6, Qdisc: q}}
+		return gridRow{Cell: cell, Sides: []gridSide{side, side, side}, LateP99: 170 * time.Microsecond, LateMean: 50 * time.Microsecond}
+	}
+	bulk := workloads.Bulk{Size: 6 << 20}.WithDefaults()
+	for _, c := range []struct {
+		w    workloads.Workload
+		q    link.Qdisc
+		edge bool
+	}{
+		{bulk, link.Qdisc{Limit: 10}, true},
+		{bulk, link.Qdisc{Limit: 9}, false},
+		{bulk, link.Qdisc{Limit: 11}, false},
+		{bulk, link.Qdisc{LimitBytes: 15000}, false},
+		{bulk, link.Qdisc{Kind: link.CoDel, Limit: 10}, false},
+		{workloads.Page{}.WithDefaults(), link.Qdisc{Limit: 10}, false},
+	} {
+		r := row(c.w, c.q)
+		if r.firstFlightEdge() != c.edge || r.reliable() == c.edge {
+			t.Errorf("%s, queue %+v: edge %v, reliable %v; want edge %v", c.w.Name(), c.q, r.firstFlightEdge(), r.reliable(), c.edge)
+		}
+	}
+}
+
 // TestGridHostTime: on a cell of exchanges, kernel hosts that take more
 // than 2 % of the kernel's figure on an ideal link mark it unreliable.
 func TestGridHostTime(t *testing.T) {
