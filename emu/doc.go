@@ -1,6 +1,6 @@
 // Package emu wires an emulated network: a client host and a server host
-// (gVisor TCP/IP stacks, see [tcpstack]) joined by one simulated link (see
-// [link]), on one clock (see [clock]).
+// (gVisor TCP/IP stacks carrying netemu's TCP, or gVisor's; see [tcpstack])
+// joined by one simulated link (see [link]), on one clock (see [clock]).
 //
 //	n, err := emu.New(emu.Config{Link: link.Config{Delay: 25 * time.Millisecond, Rate: 10e6}})
 //	if err != nil { ... }

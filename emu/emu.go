@@ -115,7 +115,7 @@ func (c Config) Validate() error {
 			server = *c.ServerTCP
 		}
 		if c.TCP.Impl == tcpstack.GVisor || server.Impl == tcpstack.GVisor {
-			return errors.New("emu: gVisor's TCP cannot run in a testing/synctest bubble (its goroutines never block durably, so the bubble's time would never move); leave the TCP unset or use netemu's TCP (tcpstack.Netemu), the bubble's default")
+			return errors.New("emu: gVisor's TCP cannot run in a testing/synctest bubble (its goroutines never block durably, so the bubble's time would never move); use netemu's TCP, the default (leave Impl unset or set tcpstack.Netemu)")
 		}
 	}
 	if c.StallTimeout < 0 {
@@ -185,17 +185,6 @@ func New(cfg Config) (*Net, error) {
 	case cfg.Clock != Bubble && in:
 		return nil, fmt.Errorf("emu: Clock is emu.%s inside a testing/synctest bubble, where its goroutines never block durably and the bubble's time would never move; use emu.Bubble", map[ClockMode]string{Virtual: "Virtual", Real: "Real"}[cfg.Clock])
 	}
-	if cfg.Clock == Bubble {
-		// netemu's TCP is the bubble's default: gVisor's cannot run there.
-		if cfg.TCP.Impl == "" {
-			cfg.TCP.Impl = tcpstack.Netemu
-		}
-		if cfg.ServerTCP != nil && cfg.ServerTCP.Impl == "" {
-			st := *cfg.ServerTCP
-			st.Impl = tcpstack.Netemu
-			cfg.ServerTCP = &st
-		}
-	}
 	n := &Net{cfg: cfg, trace: sha256.New(), quiet: cfg.QuietLimit, born: time.Now()}
 	if cfg.Clock == Bubble {
 		n.traceBtoA = sha256.New()
@@ -240,7 +229,7 @@ func New(cfg Config) (*Net, error) {
 	if cfg.ServerTCP != nil {
 		serverTCP = *cfg.ServerTCP
 	}
-	if cfg.TCP.Impl == tcpstack.Netemu && serverTCP.Impl == tcpstack.Netemu {
+	if cfg.TCP.Impl.OrDefault() == tcpstack.Netemu && serverTCP.Impl.OrDefault() == tcpstack.Netemu {
 		// netemu's TCP delays its own ACKs and grows its own window, as
 		// a Linux receiver does: the link only carries the packets.
 		lc.DelayedACK = 0

@@ -68,8 +68,8 @@
 // bubble's clock: time.Now, time.Sleep, timers, context deadlines,
 // http.Client.Timeout, http.Server's timeouts and net.Conn deadlines from
 // time.Now all follow the run there, so code under test needs no change
-// and the rules above do not apply. The bubble's TCP is netemu's
-// (tcpstack.Netemu); gVisor's TCP and RealClock are refused. A stall is
+// and the rules above do not apply. The bubble's TCP is netemu's, the
+// default; gVisor's TCP and RealClock are refused. A stall is
 // synctest's deadlock panic, at once. Pass New the bubble's t.
 //
 // Outside a bubble, on the virtual clock, a deadline taken from time.Now

@@ -32,6 +32,7 @@ func option(f func(*settings) error) Option { return Option{apply: f} }
 type settings struct {
 	cfg       emu.Config
 	leakCheck bool
+	delack    bool // DelayedACK was given
 }
 
 // Config starts from a whole emu.Config; options after it adjust it.
@@ -78,10 +79,14 @@ func TraceUp(t *link.Trace) Option {
 
 // DelayedACK makes the link hold pure ACKs the way a Linux receiver
 // delays them, for up to d: link.LinuxDelayedACK (40ms) is Linux's. 0
-// turns the stage off (the default).
+// turns the stage off (the default). The stage is for gVisor's TCP
+// (TCPImpl(tcpstack.GVisor)), which ACKs every segment at once; netemu's
+// TCP, the default, delays its own ACKs as Linux does, and New refuses
+// the stage with it.
 func DelayedACK(d time.Duration) Option {
 	return option(func(s *settings) error {
 		s.cfg.Link.DelayedACK = d
+		s.delack = d > 0
 		return nil
 	})
 }
@@ -243,6 +248,13 @@ func New(tb testing.TB, opts ...Option) *Net {
 		if err := o.apply(&s); err != nil {
 			tb.Fatalf("emutest.New: %v", err)
 		}
+	}
+	server := s.cfg.TCP
+	if s.cfg.ServerTCP != nil {
+		server = *s.cfg.ServerTCP
+	}
+	if s.delack && s.cfg.TCP.Impl.OrDefault() == tcpstack.Netemu && server.Impl.OrDefault() == tcpstack.Netemu {
+		tb.Fatalf("emutest.New: DelayedACK(%v) holds the ACKs of gVisor's TCP, which sends each at once; netemu's TCP, the default, delays its own as a Linux receiver does: drop DelayedACK, or add TCPImpl(tcpstack.GVisor)", s.cfg.Link.DelayedACK)
 	}
 	bubble := clock.InBubble()
 	if bubble {

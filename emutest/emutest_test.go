@@ -32,6 +32,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{Rate(-1), "emutest.New: link: Rate is -1; want bits per second"},
 		{Rate(4), "emutest.New: link: Rate is 4 bit/s; want at least 8 bit/s, or 0 for unlimited"},
 		{DelayedACK(-time.Second), "emutest.New: link: DelayedACK is -1s; want a duration from 0"},
+		{DelayedACK(link.LinuxDelayedACK), "emutest.New: DelayedACK(40ms) holds the ACKs of gVisor's TCP, which sends each at once; netemu's TCP, the default, delays its own as a Linux receiver does: drop DelayedACK, or add TCPImpl(tcpstack.GVisor)"},
 		{Outage(-time.Second, time.Second), "emutest.New: link: Outages[0] is"},
 		{Outage(2*time.Second, time.Second), "emutest.New: link: Outages[0] is"},
 		{Outage(time.Second, time.Second), "emutest.New: link: Outages[0] is"},
@@ -75,12 +76,12 @@ func TestNewAppliesOptions(t *testing.T) {
 	n := New(t, Config(emu.Config{Seed: 3, Link: link.Config{Qdisc: link.Qdisc{Limit: 7}}}),
 		RTT(100*time.Millisecond), Rate(10e6), DelayedACK(link.LinuxDelayedACK),
 		Outage(time.Second, 2*time.Second), Outage(5*time.Second, 6*time.Second),
-		TCP(tcpstack.TCPConfig{CongestionControl: tcpstack.Reno}), Seed(9), StallTimeout(time.Minute))
+		TCP(tcpstack.TCPConfig{Impl: tcpstack.GVisor, CongestionControl: tcpstack.Reno}), Seed(9), StallTimeout(time.Minute))
 	got := n.Config()
 	want := emu.Config{
 		Link: link.Config{Delay: 50 * time.Millisecond, Rate: 10e6, Qdisc: link.Qdisc{Limit: 7}, DelayedACK: link.LinuxDelayedACK,
 			Outages: []link.Outage{{Start: time.Second, End: 2 * time.Second}, {Start: 5 * time.Second, End: 6 * time.Second}}},
-		TCP:          tcpstack.TCPConfig{CongestionControl: tcpstack.Reno},
+		TCP:          tcpstack.TCPConfig{Impl: tcpstack.GVisor, CongestionControl: tcpstack.Reno},
 		Seed:         9,
 		StallTimeout: time.Minute,
 	}

@@ -138,12 +138,13 @@ func Example_connectionPool() {
 
 // Reproduce the Nagle stall: a client that writes a request in two small
 // pieces, with Nagle's algorithm on, holds the second piece until the
-// first is acknowledged, and a Linux receiver delays that ACK by 40 ms.
-// Coalescing the writes (here with bufio) or SetNoDelay(true) removes
-// the stall. The link runs at RTT 0, so every millisecond shown is a
-// delayed-ACK wait.
+// first is acknowledged, and a Linux receiver (netemu's TCP is one)
+// delays that ACK by TCP_DELACK_MIN, 40 ms, which the kernel's timer
+// wheel rounds up past its next 4 ms tick. Coalescing the writes (here
+// with bufio) or SetNoDelay(true) removes the stall. The link runs at
+// RTT 0, so every millisecond shown is a delayed-ACK wait.
 func Example_nagleStall() {
-	n, err := emu.New(emu.Config{Link: link.Config{DelayedACK: link.LinuxDelayedACK}})
+	n, err := emu.New(emu.Config{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func Example_nagleStall() {
 		log.Fatal(err)
 	}
 	// Output:
-	// nagle, split:    rounds [0s 40ms 40ms 40ms]
+	// nagle, split:    rounds [0s 42.287047ms 44ms 44ms]
 	// nagle, coalesced: rounds [0s 0s 0s 0s]
 	// nodelay, split:  rounds [0s 0s 0s 0s]
 }

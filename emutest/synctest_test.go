@@ -32,7 +32,7 @@ func TestBubbleTimeouts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const rtt = 100 * time.Millisecond
 		n := New(t, RTT(rtt))
-		if got := n.Config().TCP.Impl; got != tcpstack.Netemu || n.Config().Clock != emu.Bubble {
+		if got := n.Config().TCP.Impl.OrDefault(); got != tcpstack.Netemu || n.Config().Clock != emu.Bubble {
 			t.Fatalf("clock %v, TCP %q; want the bubble's clock and netemu's TCP", n.Config().Clock, got)
 		}
 		srv := n.HTTPServer(80, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -267,7 +267,7 @@ func TestBubbleRefusals(t *testing.T) {
 			opt  Option
 			want string
 		}{
-			{TCPImpl(tcpstack.GVisor), "emutest.New: emu: gVisor's TCP cannot run in a testing/synctest bubble (its goroutines never block durably, so the bubble's time would never move); leave the TCP unset or use netemu's TCP (tcpstack.Netemu), the bubble's default"},
+			{TCPImpl(tcpstack.GVisor), "emutest.New: emu: gVisor's TCP cannot run in a testing/synctest bubble (its goroutines never block durably, so the bubble's time would never move); use netemu's TCP, the default (leave Impl unset or set tcpstack.Netemu)"},
 			{RealClock(), "emutest.New: the real clock inside a testing/synctest bubble: the network runs on the bubble's clock there; drop RealClock (or Config's Clock)"},
 			{Config(emu.Config{Clock: emu.Real}), "emutest.New: the real clock inside a testing/synctest bubble: the network runs on the bubble's clock there; drop RealClock (or Config's Clock)"},
 		} {
@@ -359,7 +359,7 @@ func TestBubbleFoundFromAnyGoroutine(t *testing.T) {
 		go func() { n = New(t, RTT(100*time.Millisecond)) }()
 		close(outside)
 		synctest.Wait()
-		if n == nil || n.Config().Clock != emu.Bubble || n.Config().TCP.Impl != tcpstack.Netemu {
+		if n == nil || n.Config().Clock != emu.Bubble || n.Config().TCP.Impl.OrDefault() != tcpstack.Netemu {
 			t.Fatalf("network built on another goroutine: %+v; want the bubble's clock and netemu's TCP", n)
 		}
 	})

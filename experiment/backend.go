@@ -29,7 +29,7 @@ var backends = []struct {
 	about string
 	new   func(Options) Backend
 }{
-	{"emulated", "gVisor TCP on netemu's link", func(Options) Backend { return Emulated{} }},
+	{"emulated", "netemu's TCP (or gVisor's, --tcp gvisor) on netemu's link", func(Options) Backend { return Emulated{} }},
 	{"kernel", "kernel TCP in two network namespaces (root)", func(o Options) Backend { return Kernel(o) }},
 }
 

@@ -57,7 +57,7 @@ func explainTCPCase(t *testing.T, c Case, also link.Observer) (workloads.Result,
 func TestNetemuDelayedACKsAreTheLinks(t *testing.T) {
 	nagle := workloads.Nagle{}
 	_, tcp := explainTCPCase(t, Case{Workload: nagle, TCP: tcpstack.TCPConfig{Impl: tcpstack.Netemu}, Seed: 1}, nil)
-	_, lk := explainTCPCase(t, Case{Workload: nagle, Link: link.Config{DelayedACK: 44 * ms}, Seed: 1}, nil)
+	_, lk := explainTCPCase(t, Case{Workload: nagle, Link: link.Config{DelayedACK: 44 * ms}, TCP: tcpstack.TCPConfig{Impl: tcpstack.GVisor}, Seed: 1}, nil)
 	if len(tcp.Holds) != 49 {
 		t.Fatalf("netemu's TCP: %d holds; want 49", len(tcp.Holds))
 	}

@@ -7,13 +7,14 @@ import (
 
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/report/explain"
+	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
 
 func explainRun(t *testing.T, w workloads.Workload, rtt time.Duration, rate float64) (workloads.Result, explain.Breakdown) {
 	t.Helper()
 	rec := &explain.Analyzer{}
-	c := Case{Workload: w, Link: link.Config{Delay: rtt / 2, Rate: rate, DelayedACK: link.LinuxDelayedACK}, Seed: 1, Observe: rec.Observe, Exact: true}
+	c := Case{Workload: w, Link: link.Config{Delay: rtt / 2, Rate: rate, DelayedACK: link.LinuxDelayedACK}, TCP: tcpstack.TCPConfig{Impl: tcpstack.GVisor}, Seed: 1, Observe: rec.Observe, Exact: true}
 	r, _, err := Emulated{}.Run(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)

@@ -115,7 +115,7 @@ func withTraceRates(charts []plot.Chart, c Case, tl *timeline.Timeline) []plot.C
 // without the delayed-ACK stage where the TCP delays its own ACKs (kernel
 // TCP, netemu's).
 func asRun(c Case, backend string) Case {
-	if backend == (Kernel{}).Name() || c.TCP.Impl == tcpstack.Netemu {
+	if backend == (Kernel{}).Name() || c.TCP.Impl.OrDefault() == tcpstack.Netemu {
 		c.Link.DelayedACK = 0
 	}
 	return c

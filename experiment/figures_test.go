@@ -156,19 +156,19 @@ func TestFigureTitles(t *testing.T) {
 	down := base
 	down.DelayedACK, down.Rate, down.Qdisc = 0, 20e6, link.Qdisc(fq)
 	asym := base.WithBtoA(down)
-	netemuTCP := Case{Workload: bulk, Link: base, TCP: tcpstack.TCPConfig{Impl: tcpstack.Netemu}}
+	gv := tcpstack.TCPConfig{Impl: tcpstack.GVisor}
 	tl := &timeline.Timeline{}
 	for _, c := range []struct {
 		c       Case
 		backend string
 		want    string
 	}{
-		{Case{Workload: bulk, Link: base}, "emulated", "bulk — RTT 50.0 ms, rate 10mbit, queue 1000 packets, delayed ACK 40.0 ms"},
-		{Case{Workload: bulk, Link: base}, "kernel", "bulk — RTT 50.0 ms, rate 10mbit, queue 1000 packets"},
-		{netemuTCP, "emulated", "bulk — RTT 50.0 ms, rate 10mbit, queue 1000 packets"},
-		{Case{Workload: bulk, Link: impaired}, "emulated", "bulk — RTT 50.0 ms, rate 10mbit, queue 150KB, netem loss 1%, delayed ACK 40.0 ms, MTU 9000, outage 1s to 2s"},
-		{Case{Workload: bulk, Link: asym}, "emulated", "bulk — RTT 50.0 ms, rate 10mbit/20mbit, up queue 1000 packets, down fq_codel, delayed ACK 40.0 ms"},
-		{Case{Workload: workloads.Loaded{}, Link: base}, "emulated", "loaded (down) — RTT 50.0 ms, rate 10mbit, queue 1000 packets, delayed ACK 40.0 ms"},
+		{Case{Workload: bulk, Link: base, TCP: gv}, "emulated", "bulk — RTT 50.0 ms, rate 10mbit, queue 1000 packets, delayed ACK 40.0 ms"},
+		{Case{Workload: bulk, Link: base, TCP: gv}, "kernel", "bulk — RTT 50.0 ms, rate 10mbit, queue 1000 packets"},
+		{Case{Workload: bulk, Link: base}, "emulated", "bulk — RTT 50.0 ms, rate 10mbit, queue 1000 packets"},
+		{Case{Workload: bulk, Link: impaired, TCP: gv}, "emulated", "bulk — RTT 50.0 ms, rate 10mbit, queue 150KB, netem loss 1%, delayed ACK 40.0 ms, MTU 9000, outage 1s to 2s"},
+		{Case{Workload: bulk, Link: asym, TCP: gv}, "emulated", "bulk — RTT 50.0 ms, rate 10mbit/20mbit, up queue 1000 packets, down fq_codel, delayed ACK 40.0 ms"},
+		{Case{Workload: workloads.Loaded{}, Link: base, TCP: gv}, "emulated", "loaded (down) — RTT 50.0 ms, rate 10mbit, queue 1000 packets, delayed ACK 40.0 ms"},
 	} {
 		if got := RunFigure(c.c, c.backend, workloads.Result{}, tl).Title; got != c.want {
 			t.Errorf("%s on %s: title %q; want %q", tc.NetemOf(c.c.Link).String(), c.backend, got, c.want)
@@ -176,7 +176,7 @@ func TestFigureTitles(t *testing.T) {
 	}
 
 	w := &Watch{timeline: tl}
-	f := CompareFigure(Case{Workload: bulk, Link: base}, workloads.Result{}, workloads.Result{}, w, w)
+	f := CompareFigure(Case{Workload: bulk, Link: base, TCP: gv}, workloads.Result{}, workloads.Result{}, w, w)
 	if want := "bulk — RTT 50.0 ms, rate 10mbit, queue 1000 packets, delayed ACK 40.0 ms on the emulated link"; f.Title != want || !f.SameX {
 		t.Errorf("compare: title %q, same x %v; want %q over one time axis", f.Title, f.SameX, want)
 	}
@@ -197,7 +197,7 @@ func TestSpreadFigureTitleAndBand(t *testing.T) {
 	for _, rtt := range []time.Duration{10 * time.Millisecond, 100 * time.Millisecond} {
 		for _, loss := range []float64{0, 0.01} {
 			l := link.Config{Delay: rtt / 2, Rate: 10e6, DelayedACK: link.LinuxDelayedACK, Loss: link.RandomLoss(loss, 0)}
-			cases = append(cases, Case{Workload: workloads.Bulk{Size: 1 << 20}, Link: l})
+			cases = append(cases, Case{Workload: workloads.Bulk{Size: 1 << 20}, Link: l, TCP: tcpstack.TCPConfig{Impl: tcpstack.GVisor}})
 			spreads = append(spreads, Spread{Runs: 20, Median: time.Second, P10: time.Second / 2, P90: 2 * time.Second})
 		}
 	}

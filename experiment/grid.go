@@ -195,10 +195,7 @@ func (g *Grid) Swept(c Case) (labels, slugs []string) {
 		}
 	}
 	if len(g.TCPs) > 1 {
-		impl := c.TCP.Impl
-		if impl == "" {
-			impl = tcpstack.GVisor
-		}
+		impl := c.TCP.Impl.OrDefault()
 		labels, slugs = append(labels, "tcp "+string(impl)), append(slugs, "tcp-"+string(impl))
 	}
 	return labels, slugs

@@ -7,13 +7,14 @@ import (
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
 
 // The emulated hosts' samples carry the window each end advertises: the
 // receiver's opens as data is read, and gVisor has no rcv_ssthresh.
 func TestEmulatedSamplesReceiveWindow(t *testing.T) {
-	c := Case{Workload: workloads.Bulk{Size: 1 << 20}, Link: link.Config{Delay: 10 * time.Millisecond, Rate: 20e6}, Seed: 1}
+	c := Case{Workload: workloads.Bulk{Size: 1 << 20}, Link: link.Config{Delay: 10 * time.Millisecond, Rate: 20e6}, TCP: tcpstack.TCPConfig{Impl: tcpstack.GVisor}, Seed: 1}
 	_, _, w, err := Measure(context.Background(), Emulated{}, c, Instruments{KeepTimeline: true})
 	if err != nil {
 		t.Fatal(err)

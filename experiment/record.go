@@ -33,7 +33,7 @@ type Setup struct {
 	RateBps      float64 `json:"rate_bps"`
 	QueuePackets int     `json:"queue_packets,omitempty"`
 	QueueBytes   int     `json:"queue_bytes,omitempty"`
-	DelackMs     float64 `json:"delack_ms"`
+	DelackMs     float64 `json:"delack_ms"` // the link's delayed-ACK stage: 0 where the TCP delays its own ACKs (netemu's, the kernel's)
 	MTU          int     `json:"mtu"`
 	CC           string  `json:"cc"`
 	// TCP is the TCP implementation: "gvisor" or "netemu" (emulated),
@@ -225,12 +225,9 @@ func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record
 	if cc == "" {
 		cc = tcpstack.Cubic
 	}
-	impl := string(c.TCP.Impl)
-	switch {
-	case backend == "kernel":
+	impl := string(c.TCP.Impl.OrDefault())
+	if backend == "kernel" {
 		impl = "linux"
-	case impl == "":
-		impl = string(tcpstack.GVisor)
 	}
 	var by map[string]uint64
 	for r := range link.DropReason(0).Count() {
@@ -252,7 +249,7 @@ func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record
 		Setup: Setup{
 			Workload: r.Workload, Backend: backend, Clock: c.Clock.String(),
 			RTTms: Ms(c.RTT()), RateBps: lc.Rate, QueuePackets: queue, QueueBytes: queueBytes,
-			DelackMs: Ms(lc.DelayedACK), MTU: mtu, CC: string(cc), TCP: impl, Netem: netem, NetemDown: down,
+			DelackMs: Ms(asRun(c, backend).Link.DelayedACK), MTU: mtu, CC: string(cc), TCP: impl, Netem: netem, NetemDown: down,
 			Qdisc: qdisc, QdiscDown: qdiscDown, TraceUp: traceName(lc), TraceDown: traceName(c.down()),
 		},
 		Outcome: Outcome{

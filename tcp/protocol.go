@@ -75,7 +75,8 @@ type Options struct {
 	Probe func(Info)
 }
 
-func (o Options) withDefaults() Options {
+// WithDefaults is o with each zero field set to its default.
+func (o Options) WithDefaults() Options {
 	if o.HZ == 0 {
 		o.HZ = DefaultHZ
 	}
@@ -99,7 +100,7 @@ func (o Options) withDefaults() Options {
 
 // Validate reports the first invalid field.
 func (o Options) Validate() error {
-	d := o.withDefaults()
+	d := o.WithDefaults()
 	switch {
 	case o.Clock == nil:
 		return fmt.Errorf("tcp: Options.Clock is nil; give the run's clock")
@@ -158,7 +159,7 @@ func NewProtocol(o Options) stack.TransportProtocolFactory {
 	if err := o.Validate(); err != nil {
 		panic(err)
 	}
-	o = o.withDefaults()
+	o = o.WithDefaults()
 	return func(s *stack.Stack) stack.TransportProtocol {
 		p := &Protocol{
 			st: s, opts: o, clk: o.Clock,

@@ -20,6 +20,8 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
+
+	netemutcp "github.com/netemu/netemu/tcp"
 )
 
 // CongestionControl names a congestion-control algorithm.
@@ -44,8 +46,19 @@ const (
 	Netemu Impl = "netemu"
 )
 
+// DefaultImpl is the TCP a host runs when its TCPConfig leaves Impl "".
+const DefaultImpl = Netemu
+
 // Impls lists the implementations, the default first.
-var Impls = []Impl{GVisor, Netemu}
+var Impls = []Impl{DefaultImpl, GVisor}
+
+// OrDefault is i, or DefaultImpl where i is "".
+func (i Impl) OrDefault() Impl {
+	if i == "" {
+		return DefaultImpl
+	}
+	return i
+}
 
 // Prefix is the network emulated hosts live in: 198.18.0.0/15, reserved
 // for benchmarks (RFC 2544).
@@ -85,7 +98,8 @@ type Config struct {
 // TCPConfig pins the TCP settings of a host. Zero fields take the defaults
 // documented on each field, which are chosen to be close to Linux's.
 type TCPConfig struct {
-	// Impl is the TCP implementation: GVisor or Netemu. "" means GVisor.
+	// Impl is the TCP implementation: Netemu or GVisor. "" means
+	// DefaultImpl, Netemu.
 	// netemu's TCP delays its own ACKs as a Linux receiver does, so the
 	// link's delayed-ACK stage is for gVisor's TCP only.
 	Impl Impl
@@ -94,20 +108,16 @@ type TCPConfig struct {
 	// default; gVisor's own default is Reno).
 	CongestionControl CongestionControl
 
-	// SendBuffer is the default send buffer in bytes; 0 means 1 MiB.
-	// The stack does not auto-tune send buffers.
-	SendBuffer int
-
-	// ReceiveBuffer is the initial receive buffer in bytes; 0 means 1 MiB.
-	// Receive buffers are auto-tuned up to MaxReceiveBuffer.
-	ReceiveBuffer int
-
-	// MaxSendBuffer and MaxReceiveBuffer bound the buffers; 0 means 4 MiB.
+	// SendBuffer is the initial send buffer in bytes and ReceiveBuffer
+	// the initial receive buffer; MaxSendBuffer and MaxReceiveBuffer
+	// bound them. Zero fields take the implementation's defaults. With
+	// Netemu they are Linux's tcp_wmem and tcp_rmem (16 KiB rising to
+	// 4 MiB, 128 KiB rising to 32 MiB; package tcp's DefaultSendBuffer
+	// and the rest), buffers are memory as Linux counts it, and a
+	// maximum left 0 grows to the initial size. With GVisor they are
+	// 1 MiB each, bounded by 4 MiB, and only receive buffers auto-tune.
+	SendBuffer, ReceiveBuffer       int
 	MaxSendBuffer, MaxReceiveBuffer int
-
-	// The four buffer fields above are gVisor's defaults; with Netemu,
-	// zero fields take Linux's (tcp.DefaultSendBuffer and the rest), and
-	// buffers are memory as Linux counts it.
 
 	// SACK, RACK loss detection and tail-loss probes are always on, as on
 	// Linux (see setTCPOptions). Nagle's algorithm is off by default on
@@ -116,13 +126,15 @@ type TCPConfig struct {
 }
 
 func (c TCPConfig) withDefaults() TCPConfig {
-	if c.Impl == "" {
-		c.Impl = GVisor
-	}
+	c.Impl = c.Impl.OrDefault()
 	if c.Impl == Netemu {
-		if c.CongestionControl == "" {
-			c.CongestionControl = Cubic
-		}
+		// Linux's defaults, as netemu's TCP takes them.
+		o := netemutcp.Options{CongestionControl: string(c.CongestionControl),
+			SendBuffer: c.SendBuffer, MaxSendBuffer: c.MaxSendBuffer,
+			ReceiveBuffer: c.ReceiveBuffer, MaxReceiveBuffer: c.MaxReceiveBuffer}.WithDefaults()
+		c.CongestionControl = CongestionControl(o.CongestionControl)
+		c.SendBuffer, c.MaxSendBuffer = o.SendBuffer, o.MaxSendBuffer
+		c.ReceiveBuffer, c.MaxReceiveBuffer = o.ReceiveBuffer, o.MaxReceiveBuffer
 		return c
 	}
 	if c.CongestionControl == "" {
@@ -147,7 +159,7 @@ func (c TCPConfig) withDefaults() TCPConfig {
 func (c TCPConfig) Validate() error {
 	d := c.withDefaults()
 	if d.Impl != GVisor && d.Impl != Netemu {
-		return fmt.Errorf("tcpstack: Impl %q is unknown; want %q or %q (\"\" means %q)", c.Impl, GVisor, Netemu, GVisor)
+		return fmt.Errorf("tcpstack: Impl %q is unknown; want %q or %q (\"\" means %q)", c.Impl, Netemu, GVisor, DefaultImpl)
 	}
 	if d.CongestionControl != Cubic && d.CongestionControl != Reno {
 		return fmt.Errorf("tcpstack: CongestionControl %q is unknown; want %q or %q (\"\" means %q)", c.CongestionControl, Cubic, Reno, Cubic)

@@ -158,7 +158,7 @@ func TestPacketsAreWellFormed(t *testing.T) {
 // (the default) it does not. This is what SetNoDelay controls.
 func TestSetNoDelayControlsNagle(t *testing.T) {
 	for _, nodelay := range []bool{true, false} {
-		p := newPair(t, link.Config{DelayedACK: link.LinuxDelayedACK}, TCPConfig{})
+		p := newPair(t, link.Config{DelayedACK: link.LinuxDelayedACK}, TCPConfig{Impl: GVisor})
 		p.echoServer(t, 7, 8) // answers once it has the 8 bytes
 		c, err := p.a.Dial(context.Background(), p.b.AddrPort(7))
 		if err != nil {
@@ -269,7 +269,7 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Addr: addrA}, "Clock is nil"},
 		{Config{Addr: addrA, Clock: clk, MTU: 100}, "MTU 100"},
 		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{CongestionControl: "bbr"}}, `"bbr" is unknown`},
-		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{SendBuffer: 8 << 20}}, "exceeds its maximum"},
+		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{Impl: GVisor, SendBuffer: 8 << 20}}, "exceeds its maximum"},
 	} {
 		if _, err := New(c.cfg, func([]byte) {}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("New(%+v) = %v; want an error containing %q", c.cfg, err, c.want)
@@ -279,7 +279,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestCongestionControlPinned(t *testing.T) {
 	for _, cc := range []CongestionControl{"", Reno, Cubic} {
-		h, err := New(Config{Addr: addrA, Clock: clock.Real{}, TCP: TCPConfig{CongestionControl: cc}}, func([]byte) {})
+		h, err := New(Config{Addr: addrA, Clock: clock.Real{}, TCP: TCPConfig{Impl: GVisor, CongestionControl: cc}}, func([]byte) {})
 		if err != nil {
 			t.Fatal(err)
 		}

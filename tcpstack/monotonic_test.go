@@ -25,7 +25,7 @@ import (
 // after timeouts (256 KiB took four times the CPU).
 func readSequence(t *testing.T) [2]string {
 	p := newPair(t, link.Config{Rate: 20e6, Delay: 5 * time.Millisecond, Qdisc: link.Qdisc{Limit: 20}, DelayedACK: link.LinuxDelayedACK,
-		Loss: link.RandomLoss(0.02, 0), Reorder: link.Chance{P: 0.02}, Jitter: 500 * time.Microsecond, Seed: 4}, TCPConfig{})
+		Loss: link.RandomLoss(0.02, 0), Reorder: link.Chance{P: 0.02}, Jitter: 500 * time.Microsecond, Seed: 4}, TCPConfig{Impl: GVisor})
 	var mu sync.Mutex
 	var sums [2]hash.Hash
 	for i, h := range []*Host{p.a, p.b} {

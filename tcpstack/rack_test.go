@@ -13,7 +13,7 @@ import (
 // 8-packet queue, and returns the virtual time it took and the segments
 // sent beyond the first copy of each (retransmissions).
 func rackTransfer(t *testing.T, ties bool) (time.Duration, int) {
-	p := newPair(t, link.Config{Rate: 20e6, Delay: 10 * time.Millisecond, Qdisc: link.Qdisc{Limit: 8}, DelayedACK: link.LinuxDelayedACK}, TCPConfig{})
+	p := newPair(t, link.Config{Rate: 20e6, Delay: 10 * time.Millisecond, Qdisc: link.Qdisc{Limit: 8}, DelayedACK: link.LinuxDelayedACK}, TCPConfig{Impl: GVisor})
 	p.a.clk.ties.Store(ties)
 	p.b.clk.ties.Store(ties)
 	const size = 1 << 20

@@ -26,7 +26,9 @@ func TestRejectionsNameTheField(t *testing.T) {
 		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{ReceiveBuffer: 100}}, "tcpstack: ReceiveBuffer is 100 bytes; want at least 4096"},
 		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{MaxSendBuffer: -7}}, "tcpstack: MaxSendBuffer is -7 bytes"},
 		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{MaxReceiveBuffer: 1}}, "tcpstack: MaxReceiveBuffer is 1 bytes"},
-		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{SendBuffer: 8 << 20}}, "tcpstack: SendBuffer (8388608 bytes) exceeds its maximum, MaxSendBuffer (4194304); raise MaxSendBuffer or lower SendBuffer"},
+		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{SendBuffer: 8 << 20, MaxSendBuffer: 4 << 20}}, "tcpstack: SendBuffer (8388608 bytes) exceeds its maximum, MaxSendBuffer (4194304); raise MaxSendBuffer or lower SendBuffer"},
+		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{Impl: GVisor, SendBuffer: 8 << 20}}, "tcpstack: SendBuffer (8388608 bytes) exceeds its maximum, MaxSendBuffer (4194304); raise MaxSendBuffer or lower SendBuffer"},
+		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{Impl: "linux"}}, `tcpstack: Impl "linux" is unknown; want "netemu" or "gvisor" ("" means "netemu")`},
 		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{ReceiveBuffer: 1 << 20, MaxReceiveBuffer: 1 << 19}}, "tcpstack: ReceiveBuffer (1048576 bytes) exceeds its maximum, MaxReceiveBuffer (524288)"},
 	} {
 		if _, err := New(c.cfg, func([]byte) {}); err == nil || !strings.HasPrefix(err.Error(), c.want) {

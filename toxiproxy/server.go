@@ -92,9 +92,6 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.TCP.Validate(); err != nil {
 		return nil, fmt.Errorf("toxiproxy: %w", err)
 	}
-	if cfg.TCP.Impl == "" {
-		cfg.TCP.Impl = tcpstack.Netemu
-	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), proxies: map[string]*proxyState{}}
 	s.routes()
 	return s, nil

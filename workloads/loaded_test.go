@@ -18,7 +18,7 @@ import (
 func runLink(t testing.TB, w Workload, lc link.Config) (Result, emu.Stats) {
 	t.Helper()
 	lc.DelayedACK = link.LinuxDelayedACK
-	n, err := emu.New(emu.Config{Link: lc, Seed: 1})
+	n, err := emu.New(emu.Config{Link: lc, TCP: gvisorTCP, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,14 @@ import (
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
 )
+
+// gvisorTCP is the TCP of these tests' networks: gVisor's, behind the
+// link's delayed-ACK stage, which the models take as the receiver's
+// (Path.DelayedACK). netemu's TCP delays its own ACKs on Linux's timer
+// wheel, a few milliseconds past the models' 40 ms.
+var gvisorTCP = tcpstack.TCPConfig{Impl: tcpstack.GVisor}
 
 // run runs w on a fresh emulated network with the given path and the
 // reference defaults (1000-packet queue, Linux's delayed ACK).
@@ -24,7 +31,7 @@ func run(t testing.TB, w Workload, p Path) (Result, emu.Stats) {
 // runSeed is run with the given seed.
 func runSeed(t testing.TB, w Workload, p Path, seed uint64) (Result, emu.Stats) {
 	t.Helper()
-	n, err := emu.New(emu.Config{Link: link.Config{Delay: p.RTT / 2, Rate: p.Rate, DelayedACK: p.DelayedACK}, Seed: seed})
+	n, err := emu.New(emu.Config{Link: link.Config{Delay: p.RTT / 2, Rate: p.Rate, DelayedACK: p.DelayedACK}, TCP: gvisorTCP, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}

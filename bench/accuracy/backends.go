@@ -41,7 +41,7 @@ type Column struct {
 	About   string
 	Backend experiment.Backend
 	Clock   emu.ClockMode // the emulated backend's clock
-	TCP     tcpstack.Impl // the emulated hosts' TCP; "" is gVisor's
+	TCP     tcpstack.Impl // the emulated hosts' TCP; "" is the default, netemu's
 	Seed    uint64
 	Runs    int // runs per cell; the median is reported (0 means 1)
 	Skip    string

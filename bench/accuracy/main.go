@@ -86,9 +86,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cols := []*Column{
-		{Name: "virtual", About: "netemu: gVisor TCP (cubic) on netemu's link, virtual clock, 1000-packet queue, 40 ms delayed ACK; deterministic", Backend: experiment.Emulated{}, Clock: emu.Virtual, Seed: *seed},
+		{Name: "virtual", About: "netemu: gVisor TCP (cubic) on netemu's link, virtual clock, 1000-packet queue, 40 ms delayed ACK; deterministic", Backend: experiment.Emulated{}, Clock: emu.Virtual, Seed: *seed, TCP: tcpstack.GVisor},
 		{Name: "netemu TCP", About: "netemu's own TCP (Linux's algorithms, package tcp) on netemu's link, virtual clock, 1000-packet queue; it delays its own ACKs, so the link's delayed-ACK stage is off; deterministic", Backend: experiment.Emulated{}, Clock: emu.Virtual, Seed: *seed, TCP: tcpstack.Netemu},
-		{Name: "real", About: "gVisor TCP as in virtual, on the real clock (wall time; the stacks' CPU time counts, timers fire late)", Backend: experiment.Emulated{}, Clock: emu.Real, Seed: *seed, Runs: *runs},
+		{Name: "real", About: "gVisor TCP as in virtual, on the real clock (wall time; the stacks' CPU time counts, timers fire late)", Backend: experiment.Emulated{}, Clock: emu.Real, Seed: *seed, Runs: *runs, TCP: tcpstack.GVisor},
 		{Name: "kernel", About: "Linux TCP (cubic) in two network namespaces (kernel mode, package kernel; needs root), joined by netemu's link through TUN devices or by tc netem, real time; the link's delayed-ACK stage is off (Linux delays its own ACKs); through TUN, its RTT 0 figures include the bridge's trip through user space", Backend: experiment.Kernel{Via: kernel.Via(*via)}, Runs: *runs},
 	}
 	if !*realClk {
@@ -121,7 +121,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		var rows []experiment.LossyRow
 		l := experiment.Lossy{Runs: *lossyRuns, KernelRuns: kernelRuns, Clock: emu.Virtual,
-			TCPs: []tcpstack.Impl{"", tcpstack.Netemu}, Kernel: experiment.Kernel{Via: kernel.Via(*via)},
+			TCPs: []tcpstack.Impl{tcpstack.GVisor, tcpstack.Netemu}, Kernel: experiment.Kernel{Via: kernel.Via(*via)},
 			Start: func(c workloads.Cell) { fmt.Fprintf(stderr, "accuracy: lossy %s / %s\n", c.Table, c.Label) }}
 		why, err := l.Measure(ctx, func(r experiment.LossyRow) error { rows = append(rows, r); return nil })
 		if kernelRuns == 0 {

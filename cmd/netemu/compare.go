@@ -215,7 +215,7 @@ func (o *options) compareFooter(w io.Writer, facts string) {
 
 // implName is how a footer names a TCP.
 func implName(i tcpstack.Impl) string {
-	if i == tcpstack.Netemu {
+	if i.OrDefault() == tcpstack.Netemu {
 		return "netemu's TCP"
 	}
 	return "gVisor TCP"

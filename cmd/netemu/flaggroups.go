@@ -54,7 +54,7 @@ var (
 			fs.StringVar(&o.qdiscDown, n, "", "queue discipline of the server→client direction only, as --qdisc")
 		}},
 		{"delack", func(fs *flag.FlagSet, n string, o *options) {
-			o.delack = newList(fs, n, "40ms", "Linux-style delayed ACK at the link; 0 disables", parseDuration("delayed-ACK timer"))
+			o.delack = newList(fs, n, "40ms", "Linux-style delayed ACK at the link, for --tcp gvisor (netemu's TCP delays its own); 0 disables", parseDuration("delayed-ACK timer"))
 		}},
 		{"trace-up", func(fs *flag.FlagSet, n string, o *options) {
 			o.traceUp = newList(fs, n, "", "a time-varying rate for the client→server direction in --rate's place: a trace FILE in mahimahi's format, one line per delivery opportunity of 1500 bytes (netemu trace writes some); a list sweeps", o.parseTrace)
@@ -69,7 +69,7 @@ var (
 			fs.StringVar(&o.cc, n, string(tcpstack.Cubic), "congestion control of both hosts: cubic or reno")
 		}},
 		{"tcp", func(fs *flag.FlagSet, n string, o *options) {
-			o.tcp = newList(fs, n, string(tcpstack.GVisor), "TCP of the emulated hosts: gvisor (gVisor's netstack) or netemu (netemu's own, Linux's algorithms); a list runs each (sweep, compare)", parseImpl)
+			o.tcp = newList(fs, n, string(tcpstack.DefaultImpl), "TCP of the emulated hosts: netemu (netemu's own, Linux's algorithms) or gvisor (gVisor's netstack); a list runs each (sweep, compare)", parseImpl)
 		}},
 		{"mtu", func(fs *flag.FlagSet, n string, o *options) {
 			fs.IntVar(&o.mtu, n, link.DefaultMTU, "link and NIC MTU in bytes")
@@ -195,9 +195,7 @@ var commandFlags = map[string]flagRules{
 		"backend":   "compare runs both backends",
 		"waterfall": "compare draws no waterfall; use netemu run",
 		"clock":     "compare runs the emulator on the virtual clock and kernel TCP in real time"}},
-	// The proxies' default TCP is netemu's: gVisor's can stop
-	// retransmitting a lossy connection for good (docs/UPSTREAM.md).
-	"proxy": {groups: []*flagGroup{&linkGroup, &impairGroup, &outputGroup, &kernelGroup}, hidden: []string{"clock"}, defaults: map[string]string{"tcp": "netemu"}, refuse: map[string]string{
+	"proxy": {groups: []*flagGroup{&linkGroup, &impairGroup, &outputGroup, &kernelGroup}, hidden: []string{"clock"}, refuse: map[string]string{
 		"backend":   "the proxy runs the emulated stacks; for programs' own TCP across the link, see netemu shell",
 		"link":      "it picks the kernel backend's link",
 		"plot":      "the proxy draws no figure; --timeline writes its data",
@@ -210,7 +208,7 @@ var commandFlags = map[string]flagRules{
 		"plot":      "shell draws no figure; --timeline writes its data",
 		"waterfall": "shell draws no waterfall"}},
 	"toxiproxy": {groups: []*flagGroup{&linkGroup, &impairGroup}, hidden: []string{"clock"},
-		defaults: map[string]string{"rtt": "0", "rate": "0", "delack": "0", "tcp": "netemu"},
+		defaults: map[string]string{"rtt": "0", "rate": "0", "delack": "0"},
 		other:    "each connection of toxiproxy's proxies has a network of its own, on the emulated stacks: no single link to record, draw or sweep, and no kernel backend"},
 	"reproduce": {names: []string{"json", "seed", "clock", "backend", "link"},
 		other: "reproduce runs the reference cells as published (" + reproduceTakes + ")"},

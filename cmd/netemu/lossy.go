@@ -9,6 +9,7 @@ import (
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
+	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -76,8 +77,8 @@ func reproduceLossy(ctx context.Context, o *options, clk emu.ClockMode, runs, ke
 	if kernelWhy == "" {
 		kernelAbout += fmt.Sprintf(",\nseeds 1–%d; netemu vs kernel compares the medians over the same seeds (the link draws the same losses for both)", kernelRuns)
 	}
-	fmt.Fprintf(w, "\nnetemu: gVisor TCP on the emulated link, %s clock, median of seeds 1–%d with the 10th–90th percentiles (drops and retx: their medians); %s.\n"+
-		"model: round trips × RTT + bytes ÷ rate; loss bound: the rate limited also by Mathis et al., MSS/RTT · 1.22/√p.\n", clk, runs, kernelAbout)
+	fmt.Fprintf(w, "\nnetemu: %s on the emulated link, %s clock, median of seeds 1–%d with the 10th–90th percentiles (drops and retx: their medians); %s.\n"+
+		"model: round trips × RTT + bytes ÷ rate; loss bound: the rate limited also by Mathis et al., MSS/RTT · 1.22/√p.\n", implName(tcpstack.DefaultImpl), clk, runs, kernelAbout)
 	return nil
 }
 

@@ -273,7 +273,7 @@ func TestFlagsThatDoNotApply(t *testing.T) {
 // table and in file names.
 func TestSweepQueueAndDelack(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errOut := runCmd("sweep", "bulk", "--size", "100KB", "--queue", "4,1000", "--delack", "0,40ms", "--pcap", dir+"/q.pcap")
+	code, out, errOut := runCmd("sweep", "bulk", "--size", "100KB", "--queue", "4,1000", "--delack", "0,40ms", "--tcp", "gvisor", "--pcap", dir+"/q.pcap")
 	if code != 0 {
 		t.Fatal(errOut)
 	}

@@ -147,7 +147,8 @@ kernel %s (HZ %d), link %s, cc %s, tcp_pingpong_thresh %s, tcp_slow_start_after_
 + bytes ÷ rate (+ delayed-ACK waits for nagle).`
 
 const reproduceNote = `
-reference: Linux TCP over tc netem, as published. netemu: gVisor TCP (cubic) on the emulated link, virtual clock,
-1000-packet queue, 40 ms delayed ACK. model: round trips × RTT + bytes ÷ rate (+ delayed-ACK waits for nagle).
+reference: Linux TCP over tc netem, as published. netemu: netemu's TCP (Linux's algorithms, cubic, its own delayed
+ACKs) on the emulated link, virtual clock, 1000-packet queue. model: round trips × RTT + bytes ÷ rate (+ delayed-ACK
+waits for nagle).
 At RTT 0 the reference figures are the kernel's processing time; the virtual clock counts no CPU time, so netemu
 shows 0 there and no difference is computed.`

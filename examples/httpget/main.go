@@ -43,7 +43,7 @@ func run(w io.Writer) error {
 // get returns how long a GET of size bytes takes, from the request to the
 // last byte of the body, on a link with the given RTT and rate.
 func get(rtt time.Duration, rate float64, size int) (time.Duration, error) {
-	n, err := emu.New(emu.Config{Link: link.Config{Delay: rtt / 2, Rate: rate, DelayedACK: link.LinuxDelayedACK}, Seed: 1})
+	n, err := emu.New(emu.Config{Link: link.Config{Delay: rtt / 2, Rate: rate}, Seed: 1})
 	if err != nil {
 		return 0, err
 	}

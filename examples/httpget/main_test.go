@@ -22,8 +22,8 @@ func TestOutput(t *testing.T) {
 
 const want = `GET of 100000 bytes at 10 Mbit/s, fresh connection
      RTT    elapsed  round trips
-    10ms   103.34ms         10.3
-    50ms 254.6968ms          5.1
-   100ms 504.6968ms          5.0
-   200ms 1.0046968s          5.0
+    10ms 103.2984ms         10.3
+    50ms   249.98ms          5.0
+   100ms   449.98ms          4.5
+   200ms   849.98ms          4.2
 `

@@ -20,12 +20,12 @@ func TestOutput(t *testing.T) {
 	}
 }
 
-const want = `10 write-write-read rounds, Linux delayed ACKs (40ms)
+const want = `10 write-write-read rounds; the receiver delays ACKs as Linux does (40 ms, on HZ 250's 4 ms ticks)
    RTT client                   median  stalled
-    0s nagle, split               40ms     9/10
+    0s nagle, split               44ms     9/10
     0s nagle, coalesced             0s     0/10
     0s nodelay, split               0s     0/10
-  20ms nagle, split               80ms     9/10
+  20ms nagle, split               84ms     9/10
   20ms nagle, coalesced           20ms     0/10
   20ms nodelay, split             20ms     0/10
 `

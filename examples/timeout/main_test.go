@@ -22,8 +22,8 @@ func TestOutput(t *testing.T) {
 
 const want = `30.1376ms  connected; the link is down from 1s to 4s and from 10s on
        2s  Dial with a 500ms timeout: dial tcp 198.18.0.2:9: context deadline exceeded (deadline exceeded: true)
-    2.25s  Read with a 250ms deadline: read tcp 198.18.0.1:42104->198.18.0.2:9: i/o timeout
-5.684256029s  received 500000 bytes: the request was retransmitted once the link came back
-    2m17s  Dial without a deadline, link down: dial tcp 198.18.0.2:9: connection timed out after 2m7s (ETIMEDOUT: true)
-packets dropped by the outages: 14 client to server, 0 server to client
+    2.25s  Read with a 250ms deadline: read tcp 198.18.0.1:50435->198.18.0.2:9: i/o timeout
+6.127944571s  received 500000 bytes: the request was retransmitted once the link came back
+2m24.308222971s  Dial without a deadline, link down: dial tcp 198.18.0.2:9: connection timed out after 2m14.308222971s (ETIMEDOUT: true)
+packets dropped by the outages: 18 client to server, 0 server to client
 `
