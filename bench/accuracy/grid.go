@@ -226,6 +226,19 @@ func (r gridRow) firstFlightEdge() bool {
 
 var gridImpls = []tcpstack.Impl{tcpstack.Netemu, tcpstack.GVisor}
 
+// gridPointer is the report's section on the grid, which has a file of
+// its own: a grid takes the better part of an hour as root, the report
+// minutes.
+const gridPointer = `
+# Links drawn at random
+
+The cells above were chosen in advance. docs/GRID.md holds links drawn at random, log-uniformly over RTT, rate, queue,
+loss and workload: ` + "`go run ./bench/accuracy -grid N`" + ` (as root) draws N cells from a new grid seed and prints, for
+each, netemu's TCP, gVisor's TCP and kernel TCP on the same link, with a summary for lossless and lossy cells apart
+(median |Δ|, worst, share within 5 % and 10 %); the output names its seed and the command that draws the same grid
+again, and the file's first line the commit it was drawn on.
+`
+
 // measureGrid runs every cell: each emulated TCP over seeds
 // 1..kernelRuns (lossless: the seeds draw only the link's dither,
 // link.DefaultDither) or 1..lossyRuns, and kernel TCP as many times.

@@ -133,6 +133,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		lossyMarkdown(stdout, rows, *lossyRuns, kernelRuns, why)
 	}
+	fmt.Fprint(stdout, gridPointer)
 	fmt.Fprint(stdout, tcpNotes)
 	return 0
 }
