@@ -82,7 +82,9 @@ func TraceUp(t *link.Trace) Option {
 // turns the stage off (the default). The stage is for gVisor's TCP
 // (TCPImpl(tcpstack.GVisor)), which ACKs every segment at once; netemu's
 // TCP, the default, delays its own ACKs as Linux does, and New refuses
-// the stage with it.
+// the stage with it. A link.Config given whole (Link, Config) may carry
+// a DelayedACK, as the reference cells' links do: emu runs it without
+// the stage where both hosts run netemu's TCP.
 func DelayedACK(d time.Duration) Option {
 	return option(func(s *settings) error {
 		s.cfg.Link.DelayedACK = d

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -369,8 +370,17 @@ func (o *options) notApplicable(cmd string) error {
 		return nil
 	}
 	var errs []error
-	if len(o.tcp.vals) == 1 && o.tcp.vals[0] == tcpstack.Netemu {
-		errs = append(errs, reject("delack", "netemu's TCP delays its own ACKs, as a Linux receiver does; the link's delayed-ACK stage is for --tcp gvisor"))
+	// netemu's TCP runs without the link's delayed-ACK stage: a --delack
+	// it alone would ignore is refused (0, the stage off, is what it
+	// runs), and so is a list, whose netemu cases would all be one case.
+	if slices.Contains(o.tcp.vals, tcpstack.Netemu) {
+		stage := slices.ContainsFunc(o.delack.vals, func(d time.Duration) bool { return d != 0 })
+		switch {
+		case len(o.tcp.vals) == 1:
+			errs = append(errs, reject("delack", "netemu's TCP delays its own ACKs, as a Linux receiver does; the link's delayed-ACK stage is for --tcp gvisor", !stage))
+		case len(o.delack.vals) > 1:
+			errs = append(errs, reject("delack", "netemu's TCP runs without the link's delayed-ACK stage, so its cases of a --delack list would all be one; sweep --delack with --tcp gvisor alone"))
+		}
 	}
 	switch {
 	case cmd == "compare": // it runs both backends

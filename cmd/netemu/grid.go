@@ -91,7 +91,7 @@ func (o *options) checkOneValue(cmd string, axes []experiment.Axis) error {
 		}
 	}
 	if n := len(o.tcp.vals); n > 1 && cmd != "compare" {
-		return usagef("%s: --tcp has %d values; use netemu compare to see them side by side, or netemu sweep", cmd, n)
+		return usagef("%s: --tcp has %d values; use netemu sweep to run each, or netemu compare (root) to see them beside kernel TCP", cmd, n)
 	}
 	return nil
 }

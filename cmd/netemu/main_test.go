@@ -261,10 +261,26 @@ func TestFlagsThatDoNotApply(t *testing.T) {
 		{[]string{"run", "bulk", "--backend", "kernel", "--seed", "3"}, "--seed does not apply"},
 		{[]string{"compare", "bulk", "--clock", "real"}, "--clock does not apply"},
 		{[]string{"compare", "bulk", "--backend", "kernel"}, "--backend does not apply"},
+		// netemu's TCP, the default, runs without the link's delayed-ACK
+		// stage: a stage it would ignore, or a list of them that would
+		// repeat its cases, is refused.
+		{[]string{"run", "bulk", "--delack", "40ms"}, "--delack does not apply: netemu's TCP delays its own ACKs"},
+		{[]string{"sweep", "bulk", "--delack", "0,40ms"}, "--delack does not apply"},
+		{[]string{"sweep", "bulk", "--tcp", "netemu,gvisor", "--delack", "0,40ms"}, "--delack does not apply: netemu's TCP runs without the link's delayed-ACK stage"},
 	} {
 		code, _, errOut := runCmd(c.args...)
 		if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("netemu %s: exit %d, %q; want exit 2 and %q", strings.Join(c.args, " "), code, errOut, c.want)
+		}
+	}
+	// What netemu's TCP runs anyway is not refused: the stage off, and a
+	// stage for gVisor's TCP beside it.
+	for _, args := range [][]string{
+		{"run", "bulk", "--size", "100KB", "--delack", "0"},
+		{"sweep", "bulk", "--size", "100KB", "--tcp", "netemu,gvisor", "--delack", "40ms"},
+	} {
+		if code, _, errOut := runCmd(args...); code != 0 {
+			t.Errorf("netemu %s: exit %d, %q; want it to run", strings.Join(args, " "), code, errOut)
 		}
 	}
 }
