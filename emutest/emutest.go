@@ -37,13 +37,13 @@ type settings struct {
 
 // Config starts from a whole emu.Config; options after it adjust it.
 func Config(cfg emu.Config) Option {
-	return option(func(s *settings) error { s.cfg = cfg; return nil })
+	return option(func(s *settings) error { s.cfg, s.delack = cfg, false; return nil })
 }
 
 // Link sets the whole link configuration (see link.Config); options
 // after it adjust it.
 func Link(cfg link.Config) Option {
-	return option(func(s *settings) error { s.cfg.Link = cfg; return nil })
+	return option(func(s *settings) error { s.cfg.Link, s.delack = cfg, false; return nil })
 }
 
 // RTT sets the round-trip time: each direction delays packets by half of
@@ -255,10 +255,14 @@ func New(tb testing.TB, opts ...Option) *Net {
 	if s.cfg.ServerTCP != nil {
 		server = *s.cfg.ServerTCP
 	}
-	if s.delack && s.cfg.TCP.Impl.OrDefault() == tcpstack.Netemu && server.Impl.OrDefault() == tcpstack.Netemu {
-		tb.Fatalf("emutest.New: DelayedACK(%v) holds the ACKs of gVisor's TCP, which sends each at once; netemu's TCP, the default, delays its own as a Linux receiver does: drop DelayedACK, or add TCPImpl(tcpstack.GVisor)", s.cfg.Link.DelayedACK)
-	}
 	bubble := clock.InBubble()
+	if s.delack && s.cfg.TCP.Impl.OrDefault() == tcpstack.Netemu && server.Impl.OrDefault() == tcpstack.Netemu {
+		fix := "drop DelayedACK, or add TCPImpl(tcpstack.GVisor)"
+		if bubble {
+			fix = "drop DelayedACK (gVisor's TCP cannot run in a testing/synctest bubble)"
+		}
+		tb.Fatalf("emutest.New: DelayedACK(%v) holds the ACKs of gVisor's TCP, which sends each at once; netemu's TCP, the default, delays its own as a Linux receiver does: %s", s.cfg.Link.DelayedACK, fix)
+	}
 	if bubble {
 		if s.cfg.Clock == emu.Real {
 			tb.Fatalf("emutest.New: the real clock inside a testing/synctest bubble: the network runs on the bubble's clock there; drop RealClock (or Config's Clock)")

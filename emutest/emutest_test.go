@@ -70,6 +70,32 @@ func TestNewNilTBPanics(t *testing.T) {
 	New(nil)
 }
 
+// DelayedACK is refused with netemu's TCP only where it still holds when
+// the options end: a later Link or Config replaces the link it set.
+func TestDelayedACKRefusalFollowsTheOptions(t *testing.T) {
+	for _, c := range []struct {
+		opts    []Option
+		refused bool
+	}{
+		{[]Option{DelayedACK(link.LinuxDelayedACK)}, true},
+		{[]Option{DelayedACK(link.LinuxDelayedACK), Link(link.Config{Delay: time.Millisecond})}, false},
+		{[]Option{DelayedACK(link.LinuxDelayedACK), Config(emu.Config{})}, false},
+		{[]Option{Link(link.Config{Delay: time.Millisecond}), DelayedACK(link.LinuxDelayedACK)}, true},
+		{[]Option{DelayedACK(link.LinuxDelayedACK), TCPImpl(tcpstack.GVisor)}, false},
+		{[]Option{DelayedACK(link.LinuxDelayedACK), DelayedACK(0)}, false},
+	} {
+		f := newFakeTB(t)
+		reached := false
+		f.run(func(tb testing.TB) {
+			New(tb, c.opts...)
+			reached = true
+		})
+		if refused := strings.Contains(f.messages(), "emutest.New: DelayedACK("); refused != c.refused || reached == c.refused {
+			t.Errorf("options %d: refused %v, reached %v (%q); want refused %v", len(c.opts), refused, reached, f.messages(), c.refused)
+		}
+	}
+}
+
 // Options land in the network's configuration, later ones overriding
 // earlier ones.
 func TestNewAppliesOptions(t *testing.T) {

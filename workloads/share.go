@@ -204,7 +204,7 @@ func (s Share) Model(path Path) Model {
 // (gVisor) do not have, needs kernel TCP.
 func (s Share) Needs() []Need {
 	if slices.Contains(strings.Split(s.CCs, ","), "bbr") {
-		return []Need{{Of: KernelTCP, Param: "ccs", Value: s.CCs, Why: "the emulated hosts (gVisor) have cubic and reno; bbr runs on kernel TCP"}}
+		return []Need{{Of: KernelTCP, Param: "ccs", Value: s.CCs, Why: "the emulated hosts (netemu's TCP and gVisor's) have cubic and reno; bbr runs on kernel TCP"}}
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "bulk", "--qdisc-down", "codel flows 3"}, `--qdisc-down "codel flows 3": codel: "flows" is not one of its options`},
 		{[]string{"run", "bulk", "--qdisc", "fifo,codel", "--rtt", "10ms,20ms"}, "--rtt has 2 values; use netemu sweep"},
 		{[]string{"run", "share", "--ccs", "vegas"}, `--ccs "vegas": "vegas" is not one netemu knows`},
-		{[]string{"run", "share", "--ccs", "cubic,bbr", "--duration", "100ms"}, "--ccs cubic,bbr: the emulated hosts (gVisor) have cubic and reno; bbr runs on kernel TCP: add --backend kernel"},
+		{[]string{"run", "share", "--ccs", "cubic,bbr", "--duration", "100ms"}, "--ccs cubic,bbr: the emulated hosts (netemu's TCP and gVisor's) have cubic and reno; bbr runs on kernel TCP: add --backend kernel"},
 		{[]string{"compare", "share", "--ccs", "bbr"}, "use netemu run --backend kernel"},
 		{[]string{"run", "share", "--ccs", "cubic,reno,reno"}, "names 3 congestion controls for 2 flows"},
 		{[]string{"run", "bulk", "--qdisc", "codel", "--netem", "limit 50"}, "netem's limit and --qdisc codel both bound the queue"},
