@@ -9,6 +9,7 @@ import (
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
 )
 
 // realChunk is what each operation of BenchmarkRealGoodput moves, through
@@ -23,9 +24,16 @@ const ioSize = 256 << 10
 // delay, unlimited rate), MTU 1500, no delayed-ACK stage — and then the
 // same bytes over a kernel loopback TCP connection (127.0.0.1) in the same
 // process. It reports both goodputs in Gbit/s, their ratio, and the CPU
-// time the process spent per emulated packet (both directions counted).
+// time the process spent per emulated packet (both directions counted),
+// for each TCP of the emulated hosts (/netemu, /gvisor).
 func BenchmarkRealGoodput(b *testing.B) {
-	n, err := emu.New(emu.Config{Clock: emu.Real, Seed: 1})
+	for _, impl := range tcpstack.Impls {
+		b.Run(string(impl), func(b *testing.B) { realGoodput(b, impl) })
+	}
+}
+
+func realGoodput(b *testing.B, impl tcpstack.Impl) {
+	n, err := emu.New(emu.Config{Clock: emu.Real, Seed: 1, TCP: tcpstack.TCPConfig{Impl: impl}})
 	if err != nil {
 		b.Fatal(err)
 	}
