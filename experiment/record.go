@@ -74,7 +74,7 @@ type Outcome struct {
 	Reordered   uint64            `json:"reordered,omitempty"`
 	ECNMarked   uint64            `json:"ecn_marked,omitempty"` // marked CE by CoDel instead of dropped
 	PeakQueue   *int              `json:"peak_queue_packets,omitempty"`
-	ACKsHeld    uint64            `json:"acks_held"`
+	ACKsHeld    uint64            `json:"acks_held"`    // by the link's delayed-ACK stage: 0 where the TCP delays its own (explain counts those)
 	TraceSHA256 string            `json:"trace_sha256"` // "" where the backend has no trace
 }
 
