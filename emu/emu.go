@@ -93,6 +93,22 @@ type Config struct {
 	Probe func(tcpstack.Sample)
 }
 
+// ServerTCPConfig is the server's TCP settings: ServerTCP, or TCP where
+// it is nil.
+func (c Config) ServerTCPConfig() tcpstack.TCPConfig {
+	if c.ServerTCP != nil {
+		return *c.ServerTCP
+	}
+	return c.TCP
+}
+
+// OwnDelayedACKs reports whether both hosts' TCPs delay their own ACKs
+// as a Linux receiver does (netemu's TCP, the default): the link then
+// runs without its delayed-ACK stage, whatever Link.DelayedACK says.
+func (c Config) OwnDelayedACKs() bool {
+	return c.TCP.Impl.OrDefault() == tcpstack.Netemu && c.ServerTCPConfig().Impl.OrDefault() == tcpstack.Netemu
+}
+
 // Validate reports the first invalid field.
 func (c Config) Validate() error {
 	if err := c.Link.Validate(); err != nil {
@@ -110,11 +126,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("emu: Clock is %d; want emu.Virtual, emu.Real or emu.Bubble", c.Clock)
 	}
 	if c.Clock == Bubble {
-		server := c.TCP
-		if c.ServerTCP != nil {
-			server = *c.ServerTCP
-		}
-		if c.TCP.Impl == tcpstack.GVisor || server.Impl == tcpstack.GVisor {
+		if c.TCP.Impl == tcpstack.GVisor || c.ServerTCPConfig().Impl == tcpstack.GVisor {
 			return errors.New("emu: gVisor's TCP cannot run in a testing/synctest bubble (its goroutines never block durably, so the bubble's time would never move); use netemu's TCP, the default (leave Impl unset or set tcpstack.Netemu)")
 		}
 	}
@@ -225,11 +237,8 @@ func New(cfg Config) (*Net, error) {
 	if lc.Seed == 0 {
 		lc.Seed = cfg.Seed
 	}
-	serverTCP := cfg.TCP
-	if cfg.ServerTCP != nil {
-		serverTCP = *cfg.ServerTCP
-	}
-	if cfg.TCP.Impl.OrDefault() == tcpstack.Netemu && serverTCP.Impl.OrDefault() == tcpstack.Netemu {
+	serverTCP := cfg.ServerTCPConfig()
+	if cfg.OwnDelayedACKs() {
 		// netemu's TCP delays its own ACKs and grows its own window, as
 		// a Linux receiver does: the link only carries the packets.
 		lc.DelayedACK = 0

@@ -251,12 +251,8 @@ func New(tb testing.TB, opts ...Option) *Net {
 			tb.Fatalf("emutest.New: %v", err)
 		}
 	}
-	server := s.cfg.TCP
-	if s.cfg.ServerTCP != nil {
-		server = *s.cfg.ServerTCP
-	}
 	bubble := clock.InBubble()
-	if s.delack && s.cfg.TCP.Impl.OrDefault() == tcpstack.Netemu && server.Impl.OrDefault() == tcpstack.Netemu {
+	if s.delack && s.cfg.OwnDelayedACKs() {
 		fix := "drop DelayedACK, or add TCPImpl(tcpstack.GVisor)"
 		if bubble {
 			fix = "drop DelayedACK (gVisor's TCP cannot run in a testing/synctest bubble)"

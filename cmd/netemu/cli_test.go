@@ -275,9 +275,9 @@ func TestRTTTooLongForAHandshake(t *testing.T) {
 
 // A link too slow for gVisor's TCP's timers ends in a reset, and the
 // error says why in the flags' terms (netemu's TCP, as Linux's, keeps
-// retransmitting through it and moves the data in the end). The hours of a 1 kbit link took 9 s of CPU
-// under the race detector, 0.2 s without: the command runs as a process
-// (netemuBin).
+// retransmitting through it and moves the data in the end). The hours
+// of a 1 kbit link took 9 s of CPU under the race detector, 0.2 s
+// without: the command runs as a process (netemuBin).
 func TestLinkTooSlowSaysWhy(t *testing.T) {
 	t.Parallel()
 	code, _, errOut := runBin(t, "run", "bulk", "--rate", "1kbit", "--tcp", "gvisor")
