@@ -202,12 +202,9 @@ func (s *sender) cleanRtxQueue(priorUna, priorFack seqnum.Value, st *sackState, 
 		}
 		if d := dataLen(t); d > 0 {
 			s.n -= d
-			s.head = (s.head + d) % len(s.buf)
+			s.buf.drop(d)
 		}
 		s.popSeg()
-	}
-	if s.n == 0 {
-		s.head = 0
 	}
 
 	// RTT samples (tcp_ack_update_rtt): from the first segment newly
@@ -280,7 +277,7 @@ func (s *sender) trimHead(t *txSeg) {
 	}
 	if cut > 0 {
 		s.n -= cut
-		s.head = (s.head + cut) % len(s.buf)
+		s.buf.drop(cut)
 	}
 	t.seq = s.una
 }

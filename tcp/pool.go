@@ -6,48 +6,35 @@ import (
 	"unsafe"
 )
 
-// A connection holds its byte rings (sender.buf, receiver.buf) and its
-// queue of sent segments (sender.q) only while they hold something: it
-// takes them when data comes and gives them back as soon as they empty,
-// so an idle connection holds no buffer, as a Linux socket whose queues
-// are empty holds no skb. What the connections of a protocol give back
-// waits in its spares for the next one to take, so that emptying and
-// filling again allocates nothing.
+// A connection holds its queue of sent segments (sender.q), as its byte
+// rings (ring.go), only while it holds something: it takes the queue when
+// it sends and gives it back as soon as it empties, so an idle connection
+// holds no buffer, as a Linux socket whose queues are empty holds no skb.
+// What the connections of a protocol give back waits in its spares for
+// the next one to take, so that emptying and filling again allocates
+// nothing.
 //
 // Invariants that keep runs independent of what the spares hold:
-//   - a ring's length is a power of two that depends only on the data it
-//     must hold (the growth rules in sender.grow and receiver.grow), never
-//     on the ring that was spare;
-//   - nothing reads a slot of a ring that was not written since the ring
-//     was taken: a ring comes back as its last user left it.
+//   - a queue's length is a power of two that depends only on the
+//     segments it must hold (the growth rule in sender.appendSeg), never
+//     on the queue that was spare;
+//   - nothing reads a slot of a queue that was not written since the
+//     queue was taken: a queue comes back as its last user left it.
 
-// spareBytes bounds the spares of each length: as many rings of one
+// spareBytes bounds the spares of each length: as many queues of one
 // length as fit in it are kept, none longer than it; the rest are left to
-// the garbage collector. A protocol's spares thus hold at most 1.25 MiB
-// of byte rings (16 to 256 KiB long) and 2 MiB of segment rings.
+// the garbage collector. A protocol's spares thus hold at most 2 MiB.
 const spareBytes = 256 << 10
 
 // ringClasses is the number of lengths the spares sort rings by: 1 to
 // 1<<31 elements.
 const ringClasses = 32
 
-// spares are the rings a protocol's connections gave back, by length.
+// spares are the segment queues a protocol's connections gave back, by
+// length.
 type spares struct {
-	mu    sync.Mutex             // a leaf: taken under an endpoint's lock, nothing taken under it
-	bytes [ringClasses][][]byte  // bytes[k]: rings of 1<<k bytes
-	segs  [ringClasses][][]txSeg // segs[k]: rings of 1<<k segments
-}
-
-func (sp *spares) takeBytes(n int) []byte {
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	return takeRing(&sp.bytes, n)
-}
-
-func (sp *spares) giveBytes(b []byte) {
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	giveRing(&sp.bytes, b)
+	mu   sync.Mutex             // a leaf: taken under an endpoint's lock, nothing taken under it
+	segs [ringClasses][][]txSeg // segs[k]: queues of 1<<k segments
 }
 
 func (sp *spares) takeSegs(n int) []txSeg {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
@@ -19,13 +20,13 @@ func heldRings(e *endpoint) []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var held []string
-	if e.snd.buf != nil {
+	if e.snd.buf.held() {
 		held = append(held, "send ring")
 	}
 	if e.snd.q != nil {
 		held = append(held, "segment queue")
 	}
-	if e.rcv.buf != nil {
+	if e.rcv.buf.held() {
 		held = append(held, "receive ring")
 	}
 	if e.rcv.ofo != nil {
@@ -34,30 +35,30 @@ func heldRings(e *endpoint) []string {
 	return held
 }
 
-// sparesFault describes what is wrong with p's spares, if anything: a
-// ring kept twice, or a ring e holds.
+// sparesFault describes what is wrong with p's spares and the chunk
+// spares, if anything: a queue or chunk kept twice, or one e holds.
 func sparesFault(p *Protocol, e *endpoint) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	sp := &p.spare
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
+	chunkSpares.mu.Lock()
+	defer chunkSpares.mu.Unlock()
 	seen := map[any][]string{}
-	for _, l := range sp.bytes {
-		for _, b := range l {
-			seen[&b[0]] = append(seen[&b[0]], "spare")
-		}
+	for _, c := range chunkSpares.free {
+		seen[c] = append(seen[c], "spare")
 	}
 	for _, l := range sp.segs {
 		for _, q := range l {
 			seen[&q[0]] = append(seen[&q[0]], "spare")
 		}
 	}
-	if e.snd.buf != nil {
-		seen[&e.snd.buf[0]] = append(seen[&e.snd.buf[0]], "send ring")
+	for _, c := range e.snd.buf.c {
+		seen[c] = append(seen[c], "send ring")
 	}
-	if e.rcv.buf != nil {
-		seen[&e.rcv.buf[0]] = append(seen[&e.rcv.buf[0]], "receive ring")
+	for _, c := range e.rcv.buf.c {
+		seen[c] = append(seen[c], "receive ring")
 	}
 	if e.snd.q != nil {
 		seen[&e.snd.q[0]] = append(seen[&e.snd.q[0]], "segment queue")
@@ -70,15 +71,18 @@ func sparesFault(p *Protocol, e *endpoint) string {
 	return ""
 }
 
-// dirtySpares fills p's spares with rings of junk, as many as they keep
-// of every length a connection takes.
+// dirtySpares fills the chunk spares, and p's spares, with junk: as
+// many chunks as they keep, and queues of every length a connection
+// takes.
 func dirtySpares(p *Protocol) {
-	sp := &p.spare
-	for n := 1 << 14; n <= spareBytes; n <<= 1 {
-		for range spareBytes / n {
-			sp.giveBytes(bytes.Repeat([]byte{0xee}, n))
+	for range chunkSpareBytes / ringChunk {
+		c := new([ringChunk]byte)
+		for i := range c {
+			c[i] = 0xee
 		}
+		giveChunk(c)
 	}
+	sp := &p.spare
 	for n := 64; n <= 1024; n <<= 1 {
 		q := make([]txSeg, n)
 		for i := range q {
@@ -267,36 +271,60 @@ func TestRingsTakenAgainKeepData(t *testing.T) {
 }
 
 // The spares hand back what they were given, allocating nothing, and
-// keep no more than spareBytes of each length and no ring longer.
+// keep no more than spareBytes of each length and no queue longer; the
+// chunk spares keep no more than chunkSpareBytes.
 func TestSparesBounded(t *testing.T) {
 	var sp spares
-	b := sp.takeBytes(1 << 16)
+	q := sp.takeSegs(1 << 10)
 	if allocs := testing.AllocsPerRun(100, func() {
-		sp.giveBytes(b)
-		b = sp.takeBytes(1 << 16)
+		sp.giveSegs(q)
+		q = sp.takeSegs(1 << 10)
 	}); allocs != 0 {
-		t.Errorf("a ring given back and taken again: %v allocations; want 0", allocs)
+		t.Errorf("a queue given back and taken again: %v allocations; want 0", allocs)
 	}
-	for range 2 * spareBytes / (1 << 16) {
-		sp.giveBytes(make([]byte, 1<<16))
+	per := spareBytes / (1 << 10 * int(unsafe.Sizeof(txSeg{})))
+	for range 2 * per {
+		sp.giveSegs(make([]txSeg, 1<<10))
 	}
-	if n := len(sp.bytes[16]); n != spareBytes/(1<<16) {
-		t.Errorf("%d rings of 64 KiB kept; want %d, spareBytes' worth", n, spareBytes/(1<<16))
+	if n := len(sp.segs[10]); n != per {
+		t.Errorf("%d queues of 1024 segments kept; want %d, spareBytes' worth", n, per)
 	}
-	sp.giveBytes(make([]byte, 2*spareBytes))
-	sp.giveBytes(make([]byte, 3000))
-	for k, l := range sp.bytes {
-		if k != 16 && len(l) > 0 {
-			t.Errorf("a ring of %d bytes kept; want none longer than spareBytes or of a length not a power of two", 1<<k)
+	long := 1
+	for long*int(unsafe.Sizeof(txSeg{})) <= spareBytes {
+		long *= 2
+	}
+	sp.giveSegs(make([]txSeg, long))
+	sp.giveSegs(make([]txSeg, 3000))
+	for k, l := range sp.segs {
+		if k != 10 && len(l) > 0 {
+			t.Errorf("a queue of %d segments kept; want none longer than spareBytes or of a length not a power of two", 1<<k)
 		}
+	}
+
+	c := takeChunk()
+	if allocs := testing.AllocsPerRun(100, func() {
+		giveChunk(c)
+		c = takeChunk()
+	}); allocs != 0 {
+		t.Errorf("a chunk given back and taken again: %v allocations; want 0", allocs)
+	}
+	for range 2 * chunkSpareBytes / ringChunk {
+		giveChunk(new([ringChunk]byte))
+	}
+	chunkSpares.mu.Lock()
+	n := len(chunkSpares.free)
+	chunkSpares.mu.Unlock()
+	if n != chunkSpareBytes/ringChunk {
+		t.Errorf("%d chunks kept; want %d, chunkSpareBytes' worth", n, chunkSpareBytes/ringChunk)
 	}
 }
 
-// A send ring that grows while it holds data, sent and unsent, wrapped
-// around its end, keeps it: the peer acknowledges part of the first
-// write and shuts its window, more is written (wrapping the ring), then
-// so much that the ring must grow; the window opens and every byte
-// arrives. The spares start full of junk.
+// A send ring that grows while it holds data, sent and unsent, its front
+// inside its first chunk and its data across two, keeps it: the peer
+// acknowledges part of the first write and shuts its window, more is
+// written (into a second chunk), then so much that the ring takes many
+// more; the window opens and every byte arrives. The spares start full
+// of junk.
 func TestSendRingGrowsKeepingData(t *testing.T) {
 	h := newHarness(t, Options{})
 	dirtySpares(h.proto)
@@ -321,11 +349,11 @@ func TestSendRingGrowsKeepingData(t *testing.T) {
 	c.rcvNxt = end
 	c.write(data[10000:18000])
 	e.mu.Lock()
-	wrapped := e.snd.head+e.snd.n > len(e.snd.buf)
+	across := e.snd.buf.off > 0 && len(e.snd.buf.c) == 2
 	e.snd.limit = 1 << 20 // room for the rest at once
 	e.mu.Unlock()
-	if !wrapped {
-		t.Fatalf("the send ring does not wrap around; the test needs it to")
+	if !across {
+		t.Fatalf("the send ring's data does not start inside its first chunk and end in its second; the test needs it to")
 	}
 	c.write(data[18000:])
 	c.p.window = linuxPeer.window
@@ -339,5 +367,36 @@ func TestSendRingGrowsKeepingData(t *testing.T) {
 	}
 	if held := heldRings(e); len(held) > 0 {
 		t.Errorf("all acknowledged, the connection holds its %v; want no ring", held)
+	}
+}
+
+// A Read takes all the data in order that the reader has room for, as
+// tcp_recvmsg copies until the user's buffer is full, wherever the data
+// lies in the ring: here 11,000 bytes from inside the ring's fourth
+// chunk into its fifth, after 59,000 of 60,000 were read.
+func TestReadTakesAllItHasRoomFor(t *testing.T) {
+	h := newHarness(t, Options{ReceiveBuffer: 1 << 20})
+	c := h.acceptAfter(linuxPeer, 10*time.Millisecond)
+	data := roundData(3, 70000)
+	sendRange := func(from, to int) {
+		for off := from; off < to; off += 1448 {
+			c.sendAt(c.sndNxt, header.TCPFlagAck, data[off:min(off+1448, to)])
+			c.sndNxt = c.sndNxt.Add(seqnum.Size(min(1448, to-off)))
+			c.saw(h.take()...)
+		}
+	}
+	sendRange(0, 60000)
+	w := shortWriter{room: 59000}
+	if _, err := c.ep.Read(&w, tcpip.ReadOptions{}); err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	sendRange(60000, 70000)
+	w = shortWriter{room: 1 << 20}
+	res, err := c.ep.Read(&w, tcpip.ReadOptions{})
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if n := res.Count; n != 11000 || !bytes.Equal(w.b, data[59000:]) {
+		t.Errorf("a Read with room for all 11000 unread bytes took %d (equal to what was sent: %t); want all 11000", res.Count, bytes.Equal(w.b, data[59000:59000+res.Count]))
 	}
 }

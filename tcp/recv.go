@@ -52,10 +52,9 @@ type receiver struct {
 	// The ring holds the data from copied on: in order up to nxt, then
 	// out-of-order ranges (ofo) at their offsets. It is given back when
 	// the application has read all and nothing is out of order
-	// (dropIfEmpty), so an idle connection holds none (pool.go).
-	buf  []byte
-	head int
-	ofo  []sackBlock // sorted, disjoint, above nxt
+	// (dropIfEmpty), so an idle connection holds none (ring.go).
+	buf ring
+	ofo []sackBlock // sorted, disjoint, above nxt
 
 	finRcvd bool
 	finSeq  seqnum.Value
@@ -210,20 +209,18 @@ func (r *receiver) read(dst io.Writer, peek bool) (int, tcpip.Error) {
 		return 0, nil
 	}
 	total := 0
-	at := r.head
 	for total < avail {
-		end := min(len(r.buf), at+avail-total)
-		n, err := dst.Write(r.buf[at:end])
+		span := r.buf.span(total, avail-total)
+		n, err := dst.Write(span)
 		total += n
-		at = (at + n) % len(r.buf)
-		if err != nil || n < end-at {
+		if err != nil || n < len(span) {
 			break
 		}
 	}
 	if total == 0 || peek {
 		return total, nil
 	}
-	r.head = at
+	r.buf.drop(total)
 	r.copied = r.copied.Add(seqnum.Size(total))
 	r.dropIfEmpty()
 	r.spaceAdjust()
@@ -310,25 +307,6 @@ func (r *receiver) rcvbufGrow(newval uint32) {
 	}
 }
 
-// grow makes the ring hold n bytes past copied: 64 KiB, doubled as
-// often as it takes, whatever ring it had or takes.
-func (r *receiver) grow(n int) {
-	if n <= len(r.buf) {
-		return
-	}
-	c := max(len(r.buf)*2, 65536)
-	for c < n {
-		c *= 2
-	}
-	nb := r.e.p.spare.takeBytes(c)
-	if len(r.buf) > 0 {
-		k := copy(nb, r.buf[r.head:])
-		copy(nb[k:], r.buf[:r.head])
-	}
-	r.dropBuf()
-	r.buf = nb
-}
-
 // dropIfEmpty gives the ring back, with the out-of-order list's memory,
 // once they hold nothing: all read and nothing out of order (fin empties
 // the list but keeps its memory).
@@ -339,13 +317,8 @@ func (r *receiver) dropIfEmpty() {
 	}
 }
 
-// dropBuf gives the ring back to the protocol's spares.
-func (r *receiver) dropBuf() {
-	if r.buf != nil {
-		r.e.p.spare.giveBytes(r.buf)
-	}
-	r.buf, r.head = nil, 0
-}
+// dropBuf gives the ring's chunks back.
+func (r *receiver) dropBuf() { r.buf.free() }
 
 // free drops the buffer and what it held: nothing is left to read.
 func (r *receiver) free() {
@@ -641,12 +614,8 @@ func (r *receiver) queueInOrder(seg *segment, payload []byte, fin bool) bool {
 // store copies data at seq into the ring.
 func (r *receiver) store(seq seqnum.Value, b []byte) {
 	off := int(r.copied.Size(seq))
-	r.grow(off + len(b))
-	at := (r.head + off) % len(r.buf)
-	k := copy(r.buf[at:], b)
-	if k < len(b) {
-		copy(r.buf, b[k:])
-	}
+	r.buf.reserve(off + len(b))
+	r.buf.copyIn(off, b)
 }
 
 // fin takes the peer's FIN (tcp_fin).

@@ -67,11 +67,11 @@ type sender struct {
 	peerMSS         uint16 // mss_clamp
 	everEstablished bool
 
-	// The data: a ring of bytes from una (the first unacknowledged) on,
-	// sent or not; the FIN comes after it. The ring is given back when n
-	// falls to 0 (popSeg), so an idle connection holds none (pool.go).
-	buf       []byte
-	head, n   int
+	// The data: n bytes from una (the first unacknowledged) on, sent or
+	// not; the FIN comes after it. The ring's chunks are given back when
+	// n falls to 0 (popSeg), so an idle connection holds none (ring.go).
+	buf       ring
+	n         int
 	limit     int // the send buffer, bytes of data (see sndbufLimit)
 	finQueued bool
 	finOut    bool // the FIN has been sent: it takes one sequence number, once
@@ -339,13 +339,11 @@ func (s *sender) write(src tcpip.Payloader) (int, tcpip.Error) {
 		return 0, nil
 	}
 	s.idleCheck()
-	s.grow(s.n + want)
+	s.buf.reserve(s.n + want)
 	from := s.dataStart().Add(seqnum.Size(s.n))
 	total := 0
 	for total < want {
-		at := (s.head + s.n) % len(s.buf)
-		end := min(len(s.buf), at+want-total)
-		m, err := src.Read(s.buf[at:end])
+		m, err := src.Read(s.buf.span(s.n, want-total))
 		s.n += m
 		total += m
 		if err != nil || m == 0 {
@@ -435,36 +433,8 @@ func (s *sender) wqTrim() {
 	}
 }
 
-// grow makes the ring hold at least n bytes: 16 KiB, doubled as often as
-// it takes, whatever ring it had or takes.
-func (s *sender) grow(n int) {
-	if n <= len(s.buf) {
-		return
-	}
-	c := max(len(s.buf)*2, 16384)
-	for c < n {
-		c *= 2
-	}
-	nb := s.e.p.spare.takeBytes(c)
-	if s.n > 0 {
-		if s.head+s.n <= len(s.buf) {
-			copy(nb, s.buf[s.head:s.head+s.n])
-		} else {
-			k := copy(nb, s.buf[s.head:])
-			copy(nb[k:], s.buf[:s.n-k])
-		}
-	}
-	s.dropBuf()
-	s.buf = nb
-}
-
-// dropBuf gives the byte ring back to the protocol's spares.
-func (s *sender) dropBuf() {
-	if s.buf != nil {
-		s.e.p.spare.giveBytes(s.buf)
-	}
-	s.buf, s.head = nil, 0
-}
+// dropBuf gives the byte ring's chunks back.
+func (s *sender) dropBuf() { s.buf.free() }
 
 // payload copies the data of [seq, seq+n) into a buffer for a segment.
 func (s *sender) payload(seq seqnum.Value, n int) buffer.Buffer {
@@ -473,12 +443,7 @@ func (s *sender) payload(seq seqnum.Value, n int) buffer.Buffer {
 	}
 	off := int(s.dataStart().Size(seq))
 	v := buffer.NewViewSize(n)
-	b := v.AsSlice()
-	at := (s.head + off) % len(s.buf)
-	k := copy(b, s.buf[at:min(len(s.buf), at+n)])
-	if k < n {
-		copy(b[k:], s.buf[:n-k])
-	}
+	s.buf.copyOut(v.AsSlice(), off)
 	return buffer.MakeWithView(v)
 }
 
