@@ -143,6 +143,8 @@ type Protocol struct {
 
 	spare spares // rings the connections gave back (pool.go), under a lock of its own
 
+	egress Egress // nil: every segment takes gVisor's IPv4 send path; set before traffic
+
 	mu        sync.Mutex // guards the fields below; never held while taking an endpoint's lock
 	conns     map[connKey]*endpoint
 	listeners map[uint16]*endpoint
@@ -152,6 +154,23 @@ type Protocol struct {
 }
 
 var _ stack.TransportProtocol = (*Protocol)(nil)
+
+// An Egress takes segments past gVisor's IPv4 send path, which for a
+// segment to a peer on the NIC's own network only writes a fixed header
+// and counts: a host that owns its NIC can do that itself, as tcpstack's
+// direct path does.
+type Egress interface {
+	// Direct reports whether a packet from local to remote may go to Send.
+	Direct(local, remote tcpip.Address) bool
+	// Send sends a whole IPv4 packet, which is the caller's again once
+	// Send returns.
+	Send(pkt []byte)
+}
+
+// SetEgress sends the segments e takes through it, the rest through
+// gVisor's route; nil sends all through the route. Call it before any
+// connection sends.
+func (p *Protocol) SetEgress(e Egress) { p.egress = e }
 
 // NewProtocol returns a factory for stack.Options.TransportProtocols. It
 // panics on invalid options; check them with Validate first.
@@ -330,6 +349,10 @@ func (p *Protocol) replyReset(id stack.TransportEndpointID, s *segment) {
 // (which it takes over) and sends it on r.
 func (p *Protocol) writeSegment(r *stack.Route, src, dst uint16, seq, ack seqnum.Value, flags header.TCPFlags, wnd uint16, opts []byte, payload buffer.Buffer) tcpip.Error {
 	hdrLen := header.TCPMinimumSize + len(opts)
+	if p.egress != nil && hdrLen+int(payload.Size()) <= int(r.MTU()) && p.egress.Direct(r.LocalAddress(), r.RemoteAddress()) {
+		p.writeDirect(r, src, dst, seq, ack, flags, wnd, opts, payload)
+		return nil
+	}
 	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{
 		ReserveHeaderBytes: hdrLen + int(r.MaxHeaderLength()),
 		Payload:            payload,
@@ -350,6 +373,49 @@ func (p *Protocol) writeSegment(r *stack.Route, src, dst uint16, seq, ack seqnum
 	h.SetChecksum(^h.CalculateChecksum(xsum))
 	// DF, as Linux sends TCP with path-MTU discovery on (ip_no_pmtu_disc 0).
 	return r.WritePacket(stack.NetworkHeaderParams{Protocol: ProtocolNumber, TTL: r.DefaultTTL(), DF: true}, pkt)
+}
+
+// packetScratch holds the buffers writeDirect builds packets in.
+var packetScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// writeDirect is writeSegment through the egress: the packet gVisor's
+// IPv4 path would build (ipv4 addIPHeader: no options, DF and so an ID
+// of 0, the route's TTL, TOS 0), built whole and handed over at once.
+func (p *Protocol) writeDirect(r *stack.Route, src, dst uint16, seq, ack seqnum.Value, flags header.TCPFlags, wnd uint16, opts []byte, payload buffer.Buffer) {
+	defer payload.Release()
+	hdrLen := header.TCPMinimumSize + len(opts)
+	size := header.IPv4MinimumSize + hdrLen + int(payload.Size())
+	bp := packetScratch.Get().(*[]byte)
+	defer packetScratch.Put(bp)
+	if cap(*bp) < size {
+		*bp = make([]byte, size)
+	}
+	b := (*bp)[:size]
+	ip := header.IPv4(b)
+	ip.Encode(&header.IPv4Fields{
+		TotalLength: uint16(size),
+		Flags:       header.IPv4FlagDontFragment,
+		TTL:         r.DefaultTTL(),
+		Protocol:    uint8(ProtocolNumber),
+		SrcAddr:     r.LocalAddress(),
+		DstAddr:     r.RemoteAddress(),
+	})
+	ip.SetChecksum(^ip.CalculateChecksum())
+	h := header.TCP(b[header.IPv4MinimumSize:])
+	h.Encode(&header.TCPFields{
+		SrcPort: src, DstPort: dst,
+		SeqNum: uint32(seq), AckNum: uint32(ack),
+		DataOffset: uint8(hdrLen),
+		Flags:      flags,
+		WindowSize: wnd,
+	})
+	copy(h[header.TCPMinimumSize:hdrLen], opts)
+	if payload.Size() > 0 {
+		payload.ReadAt(h[hdrLen:], 0)
+	}
+	xsum := header.PseudoHeaderChecksum(ProtocolNumber, r.LocalAddress(), r.RemoteAddress(), uint16(len(h)))
+	h.SetChecksum(^checksum.Checksum(h, xsum))
+	p.egress.Send(b)
 }
 
 // pickPort reserves an ephemeral port for a connection to remote:

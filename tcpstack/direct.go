@@ -24,19 +24,30 @@ import (
 // carrying a TCP header that fits; and it counts them in the stack's
 // statistics as gVisor would. Anything else takes gVisor's path, as does
 // everything when the host checks checksums (Config.VerifyChecksums).
+//
+// Outbound, direct is netemu's TCP's Egress: a segment from the host's
+// address to a peer on its network, which gVisor's IPv4 send path would
+// only give a fixed header (no options, DF), run through the empty
+// iptables hooks and count, goes to the NIC as netemu's TCP built it,
+// counted as gVisor would.
 type direct struct {
 	proto *netemutcp.Protocol
 	addr  [4]byte // the host's address
+	nic   *nicEndpoint
 
-	// The counters gVisor's path increments for a delivered packet: the
-	// NIC's and the IPv4 endpoint's, each with the stack's total.
+	// The counters gVisor's path increments for a delivered packet and a
+	// sent one: the NIC's and the IPv4 endpoint's, each with the stack's
+	// total.
 	rxPackets, rxBytes                            tcpip.MultiCounterStat
 	received, valid, delivered, malformedSegments tcpip.MultiCounterStat
+	txPackets, txBytes, sent                      tcpip.MultiCounterStat
 }
+
+var _ netemutcp.Egress = (*direct)(nil)
 
 // newDirect returns the direct path for a host whose TCP is netemu's, or
 // nil when the host has none.
-func newDirect(s *stack.Stack, cfg Config) *direct {
+func newDirect(s *stack.Stack, cfg Config, ep *nicEndpoint) *direct {
 	proto, ok := s.TransportProtocolInstance(header.TCPProtocolNumber).(*netemutcp.Protocol)
 	if !ok || cfg.VerifyChecksums {
 		return nil
@@ -49,7 +60,7 @@ func newDirect(s *stack.Stack, cfg Config) *direct {
 	if !ok {
 		return nil
 	}
-	d := &direct{proto: proto, addr: cfg.Addr.As4()}
+	d := &direct{proto: proto, addr: cfg.Addr.As4(), nic: ep}
 	all := s.Stats()
 	d.rxPackets.Init(nic.Stats.Rx.Packets, all.NICs.Rx.Packets)
 	d.rxBytes.Init(nic.Stats.Rx.Bytes, all.NICs.Rx.Bytes)
@@ -57,7 +68,27 @@ func newDirect(s *stack.Stack, cfg Config) *direct {
 	d.received.Init(ipStats.IP.PacketsReceived, all.IP.PacketsReceived)
 	d.valid.Init(ipStats.IP.ValidPacketsReceived, all.IP.ValidPacketsReceived)
 	d.delivered.Init(ipStats.IP.PacketsDelivered, all.IP.PacketsDelivered)
+	d.txPackets.Init(nic.Stats.Tx.Packets, all.NICs.Tx.Packets)
+	d.txBytes.Init(nic.Stats.Tx.Bytes, all.NICs.Tx.Bytes)
+	d.sent.Init(ipStats.IP.PacketsSent, all.IP.PacketsSent)
 	return d
+}
+
+// Direct implements netemutcp.Egress: from the host to a peer on its
+// network.
+func (d *direct) Direct(local, remote tcpip.Address) bool {
+	return local.Len() == 4 && remote.Len() == 4 && local.As4() == d.addr && d.peer(remote.As4())
+}
+
+// Send implements netemutcp.Egress. As gVisor's path, it counts the
+// packet sent when the NIC has been detached and drops it.
+func (d *direct) Send(b []byte) {
+	d.sent.Increment()
+	d.txPackets.Increment()
+	d.txBytes.IncrementBy(uint64(len(b)))
+	if !d.nic.closed.Load() {
+		d.nic.send(b)
+	}
 }
 
 // deliver hands b to netemu's TCP and reports true, or reports false,

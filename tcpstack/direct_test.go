@@ -5,36 +5,53 @@ import (
 	"context"
 	"encoding/binary"
 	"io"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/netemu/netemu/clock"
 	"github.com/netemu/netemu/link"
+	"gvisor.dev/gvisor/pkg/tcpip"
 )
 
-// directCounters are the stack's counters that gVisor's IPv4 receive path
-// and the direct path both keep.
-func directCounters(h *Host) [8]uint64 {
+// directCounters are the stack's counters that gVisor's IPv4 receive and
+// send paths and the direct path both keep.
+func directCounters(h *Host) [12]uint64 {
 	s := h.Stack().Stats()
 	nic := h.Stack().NICInfo()[nicID].Stats
-	return [8]uint64{
+	return [12]uint64{
 		s.IP.PacketsReceived.Value(), s.IP.ValidPacketsReceived.Value(), s.IP.PacketsDelivered.Value(),
 		s.NICs.Rx.Packets.Value(), s.NICs.Rx.Bytes.Value(), nic.Rx.Packets.Value(),
 		s.NICs.MalformedL4RcvdPackets.Value(), s.IP.InvalidDestinationAddressesReceived.Value(),
+		s.IP.PacketsSent.Value(), s.NICs.Tx.Packets.Value(), s.NICs.Tx.Bytes.Value(), nic.Tx.Bytes.Value(),
 	}
 }
+
+// countingEgress counts the packets the direct path sends.
+type countingEgress struct {
+	*direct
+	n *atomic.Int64
+}
+
+func (c countingEgress) Send(b []byte) { c.n.Add(1); c.direct.Send(b) }
 
 // echoRun echoes 200 KB through a queue short enough to drop, with
 // netemu's TCP, and returns every packet that crossed the link, the
 // virtual time it took and both hosts' counters. With gvisorPath the
-// hosts' direct paths are off.
-func echoRun(t *testing.T, gvisorPath bool) (pkts [][]byte, took time.Duration, counters [2][8]uint64) {
+// hosts' direct paths are off, both ways.
+func echoRun(t *testing.T, gvisorPath bool) (pkts [][]byte, took time.Duration, counters [2][12]uint64) {
 	p := newPair(t, link.Config{Delay: 5 * time.Millisecond, Rate: 20e6, Qdisc: link.Qdisc{Limit: 8}}, TCPConfig{Impl: Netemu})
 	if p.a.ep.direct == nil || p.b.ep.direct == nil {
 		t.Fatal("a host with netemu's TCP has no direct path")
 	}
+	var egressed atomic.Int64
 	if gvisorPath {
+		p.a.ep.direct.proto.SetEgress(nil)
+		p.b.ep.direct.proto.SetEgress(nil)
 		p.a.ep.direct, p.b.ep.direct = nil, nil
+	} else {
+		p.a.ep.direct.proto.SetEgress(countingEgress{p.a.ep.direct, &egressed})
+		p.b.ep.direct.proto.SetEgress(countingEgress{p.b.ep.direct, &egressed})
 	}
 	p.echoServer(t, 7, 0)
 	start := p.clk.Now()
@@ -50,10 +67,13 @@ func echoRun(t *testing.T, gvisorPath bool) (pkts [][]byte, took time.Duration, 
 	}
 	took = p.clk.Now().Sub(start)
 	c.Close()
+	if !gvisorPath && egressed.Load() == 0 {
+		t.Error("the direct path sent no packet")
+	}
 	p.mu.Lock()
 	pkts = p.pkts
 	p.mu.Unlock()
-	return pkts, took, [2][8]uint64{directCounters(p.a), directCounters(p.b)}
+	return pkts, took, [2][12]uint64{directCounters(p.a), directCounters(p.b)}
 }
 
 // The direct path changes nothing but the CPU a segment costs: the same
@@ -71,7 +91,7 @@ func TestDirectPathSameAsGVisorPath(t *testing.T) {
 		}
 	}
 	if counters != wantCounters {
-		t.Errorf("counters (IP received, valid, delivered; NIC rx packets, bytes, own packets; malformed L4; invalid destination):\n direct %v\n gVisor %v", counters, wantCounters)
+		t.Errorf("counters (IP received, valid, delivered; NIC rx packets, bytes, own packets; malformed L4; invalid destination; IP sent; NIC tx packets, bytes, own bytes):\n direct %v\n gVisor %v", counters, wantCounters)
 	}
 	t.Logf("%d packets in %v; counters %v", len(pkts), took, counters)
 	if counters[0][0] == 0 {
@@ -126,6 +146,26 @@ func TestDirectPathDeclines(t *testing.T) {
 	}
 	if got := p.b.Stack().Stats().IP.PacketsDelivered.Value(); got != before+1 {
 		t.Errorf("IP.PacketsDelivered went from %d to %d; want one more", before, got)
+	}
+
+	// Outbound, only from the host's address to a peer.
+	addr := func(b ...byte) tcpip.Address { return tcpip.AddrFrom4([4]byte(b)) }
+	own, peer := tcpip.AddrFrom4(addrB.As4()), tcpip.AddrFrom4(addrA.As4())
+	for _, c := range []struct {
+		name          string
+		local, remote tcpip.Address
+	}{
+		{"to itself", own, own},
+		{"to the network's broadcast", own, addr(198, 19, 255, 255)},
+		{"to outside the network", own, addr(10, 0, 0, 1)},
+		{"from another address", addr(198, 18, 0, 9), peer},
+	} {
+		if d.Direct(c.local, c.remote) {
+			t.Errorf("%s: the direct path would send the packet", c.name)
+		}
+	}
+	if !d.Direct(own, peer) {
+		t.Error("the direct path would not send a packet to the peer")
 	}
 }
 

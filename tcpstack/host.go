@@ -257,7 +257,9 @@ func New(cfg Config, send func(pkt []byte)) (*Host, error) {
 	}
 	subnet := addr.AddressWithPrefix.Subnet()
 	s.SetRouteTable([]tcpip.Route{{Destination: subnet, NIC: nicID}})
-	h.ep.direct = newDirect(s, cfg)
+	if h.ep.direct = newDirect(s, cfg, h.ep); h.ep.direct != nil {
+		h.ep.direct.proto.SetEgress(h.ep.direct)
+	}
 	return h, nil
 }
 
