@@ -695,7 +695,7 @@ func (e *endpoint) sendReset() {
 	if e.route == nil {
 		return
 	}
-	e.p.writeSegment(e.route, e.localPort, e.remotePort, e.snd.nxt, e.rcv.nxt, header.TCPFlagRst|header.TCPFlagAck, 0, nil, bufferNone)
+	e.p.writeSegment(e.route, e.localPort, e.remotePort, e.snd.nxt, e.rcv.nxt, header.TCPFlagRst|header.TCPFlagAck, 0, nil, payload{})
 }
 
 // tsVal is the timestamp to send: milliseconds, as Linux's

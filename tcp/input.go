@@ -3,7 +3,6 @@ package tcp
 import (
 	"time"
 
-	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
@@ -18,8 +17,6 @@ const (
 	rstFlag = header.TCPFlagRst
 	pshFlag = header.TCPFlagPsh
 )
-
-var bufferNone buffer.Buffer
 
 // handle processes a segment for this endpoint. It returns false when the
 // endpoint does not take it (closed meanwhile), and the protocol answers
@@ -126,7 +123,7 @@ func (e *endpoint) handleSynSent(s *segment) {
 	snd := &e.snd
 	if s.has(ackFlag) && (!after(s.ack, snd.iss) || after(s.ack, snd.nxt)) {
 		if !s.has(rstFlag) {
-			e.p.writeSegment(e.route, e.localPort, e.remotePort, s.ack, 0, rstFlag, 0, nil, bufferNone)
+			e.p.writeSegment(e.route, e.localPort, e.remotePort, s.ack, 0, rstFlag, 0, nil, payload{})
 		}
 		return
 	}
@@ -263,7 +260,7 @@ func (e *endpoint) sendAckNow() {
 	if e.route == nil {
 		return
 	}
-	e.output(e.snd.nxt, ackFlag, bufferNone)
+	e.output(e.snd.nxt, ackFlag, payload{})
 }
 
 // acceptable is tcp_sequence (RFC 9293 section 3.10.7.4): the segment
@@ -328,7 +325,7 @@ func (e *endpoint) handleSynchronized(s *segment) {
 	}
 	if e.state == stateSynRecv {
 		if !after(s.ack, snd.iss) || after(s.ack, snd.nxt) {
-			e.p.writeSegment(e.route, e.localPort, e.remotePort, s.ack, 0, rstFlag, 0, nil, bufferNone)
+			e.p.writeSegment(e.route, e.localPort, e.remotePort, s.ack, 0, rstFlag, 0, nil, payload{})
 			return
 		}
 		e.completeHandshake(s)
@@ -436,9 +433,8 @@ func (e *endpoint) onReset() {
 // output sends one segment of the connection: the ACK and window always,
 // timestamps and SACK blocks as negotiated (tcp_transmit_skb,
 // tcp_established_options).
-func (e *endpoint) output(seq seqnum.Value, flags header.TCPFlags, payload buffer.Buffer) {
+func (e *endpoint) output(seq seqnum.Value, flags header.TCPFlags, data payload) {
 	if e.route == nil {
-		payload.Release()
 		return
 	}
 	e.snd.wstamp = e.now() // __tcp_transmit_skb: tcp_wstamp_ns, for every segment
@@ -453,7 +449,7 @@ func (e *endpoint) output(seq seqnum.Value, flags header.TCPFlags, payload buffe
 		// retransmission) carries fewer, never a fragment.
 		var blocks [maxSACKBlocks]sackBlock
 		room := (len(e.snd.optBuf) - n - 4) / 8
-		room = min(room, (int(e.route.MTU())-header.TCPMinimumSize-n-int(payload.Size())-4)/8)
+		room = min(room, (int(e.route.MTU())-header.TCPMinimumSize-n-data.n-4)/8)
 		k := r.sackBlocks(blocks[:max(0, min(room, maxSACKBlocks))])
 		if k > 0 {
 			n += putSACK(e.snd.optBuf[n:], blocks[:k])
@@ -462,6 +458,6 @@ func (e *endpoint) output(seq seqnum.Value, flags header.TCPFlags, payload buffe
 	opts := e.snd.optBuf[:n]
 	scheduled := r.pending&ackSched != 0
 	wnd := r.selectWindow()
-	e.p.writeSegment(e.route, e.localPort, e.remotePort, seq, r.nxt, flags, wnd, opts, payload)
+	e.p.writeSegment(e.route, e.localPort, e.remotePort, seq, r.nxt, flags, wnd, opts, data)
 	r.ackSent(scheduled)
 }

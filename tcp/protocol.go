@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/clock"
-	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/checksum"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
@@ -339,23 +338,23 @@ func (p *Protocol) replyReset(id stack.TransportEndpointID, s *segment) {
 	}
 	defer r.Release()
 	if s.has(header.TCPFlagAck) {
-		p.writeSegment(r, id.LocalPort, id.RemotePort, s.ack, 0, header.TCPFlagRst, 0, nil, buffer.Buffer{})
+		p.writeSegment(r, id.LocalPort, id.RemotePort, s.ack, 0, header.TCPFlagRst, 0, nil, payload{})
 		return
 	}
-	p.writeSegment(r, id.LocalPort, id.RemotePort, 0, s.seq.Add(s.length()), header.TCPFlagRst|header.TCPFlagAck, 0, nil, buffer.Buffer{})
+	p.writeSegment(r, id.LocalPort, id.RemotePort, 0, s.seq.Add(s.length()), header.TCPFlagRst|header.TCPFlagAck, 0, nil, payload{})
 }
 
 // writeSegment builds a TCP segment with the given options and payload
-// (which it takes over) and sends it on r.
-func (p *Protocol) writeSegment(r *stack.Route, src, dst uint16, seq, ack seqnum.Value, flags header.TCPFlags, wnd uint16, opts []byte, payload buffer.Buffer) tcpip.Error {
+// and sends it on r.
+func (p *Protocol) writeSegment(r *stack.Route, src, dst uint16, seq, ack seqnum.Value, flags header.TCPFlags, wnd uint16, opts []byte, data payload) tcpip.Error {
 	hdrLen := header.TCPMinimumSize + len(opts)
-	if p.egress != nil && hdrLen+int(payload.Size()) <= int(r.MTU()) && p.egress.Direct(r.LocalAddress(), r.RemoteAddress()) {
-		p.writeDirect(r, src, dst, seq, ack, flags, wnd, opts, payload)
+	if p.egress != nil && hdrLen+data.n <= int(r.MTU()) && p.egress.Direct(r.LocalAddress(), r.RemoteAddress()) {
+		p.writeDirect(r, src, dst, seq, ack, flags, wnd, opts, data)
 		return nil
 	}
 	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{
 		ReserveHeaderBytes: hdrLen + int(r.MaxHeaderLength()),
-		Payload:            payload,
+		Payload:            data.buffer(),
 	})
 	defer pkt.DecRef()
 	pkt.TransportProtocolNumber = ProtocolNumber
@@ -381,10 +380,9 @@ var packetScratch = sync.Pool{New: func() any { return new([]byte) }}
 // writeDirect is writeSegment through the egress: the packet gVisor's
 // IPv4 path would build (ipv4 addIPHeader: no options, DF and so an ID
 // of 0, the route's TTL, TOS 0), built whole and handed over at once.
-func (p *Protocol) writeDirect(r *stack.Route, src, dst uint16, seq, ack seqnum.Value, flags header.TCPFlags, wnd uint16, opts []byte, payload buffer.Buffer) {
-	defer payload.Release()
+func (p *Protocol) writeDirect(r *stack.Route, src, dst uint16, seq, ack seqnum.Value, flags header.TCPFlags, wnd uint16, opts []byte, data payload) {
 	hdrLen := header.TCPMinimumSize + len(opts)
-	size := header.IPv4MinimumSize + hdrLen + int(payload.Size())
+	size := header.IPv4MinimumSize + hdrLen + data.n
 	bp := packetScratch.Get().(*[]byte)
 	defer packetScratch.Put(bp)
 	if cap(*bp) < size {
@@ -410,9 +408,7 @@ func (p *Protocol) writeDirect(r *stack.Route, src, dst uint16, seq, ack seqnum.
 		WindowSize: wnd,
 	})
 	copy(h[header.TCPMinimumSize:hdrLen], opts)
-	if payload.Size() > 0 {
-		payload.ReadAt(h[hdrLen:], 0)
-	}
+	data.copyTo(h[hdrLen:])
 	xsum := header.PseudoHeaderChecksum(ProtocolNumber, r.LocalAddress(), r.RemoteAddress(), uint16(len(h)))
 	h.SetChecksum(^checksum.Checksum(h, xsum))
 	p.egress.Send(b)

@@ -973,7 +973,7 @@ func (r *receiver) sendAck() {
 	if !e.state.synchronized() && e.state != stateSynRecv {
 		return
 	}
-	e.output(e.snd.nxt, ackFlag, bufferNone)
+	e.output(e.snd.nxt, ackFlag, payload{})
 }
 
 // ackSent is tcp_event_ack_sent: every segment carries the ACK, so any

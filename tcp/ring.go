@@ -1,6 +1,10 @@
 package tcp
 
-import "sync"
+import (
+	"sync"
+
+	"gvisor.dev/gvisor/pkg/buffer"
+)
 
 // ringChunk is the size of the chunks a byte ring is made of.
 const ringChunk = 16 << 10
@@ -110,6 +114,31 @@ func (r *ring) drop(n int) {
 	if m == 0 {
 		r.free()
 	}
+}
+
+// A payload is n bytes of a ring from position off: a segment's data,
+// copied out only where the segment is built.
+type payload struct {
+	r   *ring
+	off int
+	n   int
+}
+
+// copyTo fills b, len(b) == p.n, with the payload.
+func (p payload) copyTo(b []byte) {
+	if p.n > 0 {
+		p.r.copyOut(b[:p.n], p.off)
+	}
+}
+
+// buffer is the payload copied into a buffer of its own.
+func (p payload) buffer() buffer.Buffer {
+	if p.n == 0 {
+		return buffer.Buffer{}
+	}
+	v := buffer.NewViewSize(p.n)
+	p.copyTo(v.AsSlice())
+	return buffer.MakeWithView(v)
 }
 
 // free gives every chunk back: the ring holds nothing.

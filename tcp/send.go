@@ -3,7 +3,6 @@ package tcp
 import (
 	"time"
 
-	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
@@ -436,15 +435,12 @@ func (s *sender) wqTrim() {
 // dropBuf gives the byte ring's chunks back.
 func (s *sender) dropBuf() { s.buf.free() }
 
-// payload copies the data of [seq, seq+n) into a buffer for a segment.
-func (s *sender) payload(seq seqnum.Value, n int) buffer.Buffer {
+// payload is the data of [seq, seq+n), for a segment.
+func (s *sender) payload(seq seqnum.Value, n int) payload {
 	if n == 0 {
-		return buffer.Buffer{}
+		return payload{}
 	}
-	off := int(s.dataStart().Size(seq))
-	v := buffer.NewViewSize(n)
-	s.buf.copyOut(v.AsSlice(), off)
-	return buffer.MakeWithView(v)
+	return payload{r: &s.buf, off: int(s.dataStart().Size(seq)), n: n}
 }
 
 // dataStart is the sequence number of the first byte in the ring.
@@ -529,7 +525,7 @@ func (s *sender) sendSyn() {
 	seg.sentAt = e.now()
 	n := putSynOptions(s.optBuf[:], synOptions{mss: s.advMSS(), ws: int(e.rcv.wscale), sackPerm: true, ts: true, tsVal: e.tsVal()})
 	wnd := uint16(min(e.rcv.wnd, 65535))
-	e.p.writeSegment(e.route, e.localPort, e.remotePort, s.iss, 0, header.TCPFlagSyn, wnd, s.optBuf[:n], buffer.Buffer{})
+	e.p.writeSegment(e.route, e.localPort, e.remotePort, s.iss, 0, header.TCPFlagSyn, wnd, s.optBuf[:n], payload{})
 	s.lsndtime = e.now()
 	if !e.tm.xmit.armed {
 		e.tm.setXmit(xmitRTO, s.rto)
@@ -551,7 +547,7 @@ func (s *sender) sendSynAck() {
 	}
 	n := putSynOptions(s.optBuf[:], synOptions{mss: s.advMSS(), ws: ws, sackPerm: e.sackOK, ts: e.tsOK, tsVal: e.tsVal(), tsEcr: e.tsRecent})
 	wnd := uint16(min(e.rcv.wnd, 65535))
-	e.p.writeSegment(e.route, e.localPort, e.remotePort, s.iss, e.rcv.nxt, header.TCPFlagSyn|header.TCPFlagAck, wnd, s.optBuf[:n], buffer.Buffer{})
+	e.p.writeSegment(e.route, e.localPort, e.remotePort, s.iss, e.rcv.nxt, header.TCPFlagSyn|header.TCPFlagAck, wnd, s.optBuf[:n], payload{})
 	s.lsndtime = e.now()
 	if !e.tm.xmit.armed {
 		e.tm.setXmit(xmitRTO, s.rto)
@@ -1003,7 +999,7 @@ func (s *sender) xmitRetransmitQueue() {
 // answers with an ACK (tcp_xmit_probe_skb): keepalives and, with no
 // data to probe with, zero-window probes.
 func (s *sender) sendProbeSegment() {
-	s.e.output(s.una-1, header.TCPFlagAck, buffer.Buffer{})
+	s.e.output(s.una-1, header.TCPFlagAck, payload{})
 }
 
 // resetProbeTimer arms the zero-window probe (tcp_check_probe_timer,
