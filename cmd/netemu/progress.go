@@ -115,17 +115,19 @@ func (p *progress) finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done = min(p.done+1, p.total)
-	if p.bar == nil || !p.shown || p.ended {
+	if p.bar == nil || p.ended {
 		return
 	}
 	switch {
 	case p.shared:
-		// stdout may print now: give it a clean line.
-		if !p.away {
+		// stdout may print now: give it a clean line, and keep the bar
+		// off it until the next start, also when it was never drawn.
+		if p.shown && !p.away {
 			p.check(p.bar.Clear())
-			p.away = true
 		}
-		p.ended = p.done == p.total
+		p.away = true
+		p.ended = p.shown && p.done == p.total
+	case !p.shown:
 	case p.done == p.total:
 		p.drawLocked(true) // complete, then a newline
 		p.ended = true
