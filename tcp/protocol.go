@@ -359,6 +359,17 @@ func (p *Protocol) writeSegment(r *stack.Route, src, dst uint16, seq, ack seqnum
 	defer pkt.DecRef()
 	pkt.TransportProtocolNumber = ProtocolNumber
 	h := header.TCP(pkt.TransportHeader().Push(hdrLen))
+	encodeHeader(h, src, dst, seq, ack, flags, wnd, opts)
+	length := uint16(pkt.Size())
+	xsum := checksum.Combine(r.PseudoHeaderChecksum(ProtocolNumber, length), pkt.Data().Checksum())
+	h.SetChecksum(^h.CalculateChecksum(xsum))
+	// DF, as Linux sends TCP with path-MTU discovery on (ip_no_pmtu_disc 0).
+	return r.WritePacket(stack.NetworkHeaderParams{Protocol: ProtocolNumber, TTL: r.DefaultTTL(), DF: true}, pkt)
+}
+
+// encodeHeader writes a TCP header with opts into h, its checksum 0.
+func encodeHeader(h header.TCP, src, dst uint16, seq, ack seqnum.Value, flags header.TCPFlags, wnd uint16, opts []byte) {
+	hdrLen := header.TCPMinimumSize + len(opts)
 	h.Encode(&header.TCPFields{
 		SrcPort: src, DstPort: dst,
 		SeqNum: uint32(seq), AckNum: uint32(ack),
@@ -366,12 +377,7 @@ func (p *Protocol) writeSegment(r *stack.Route, src, dst uint16, seq, ack seqnum
 		Flags:      flags,
 		WindowSize: wnd,
 	})
-	copy(h[header.TCPMinimumSize:], opts)
-	length := uint16(pkt.Size())
-	xsum := checksum.Combine(r.PseudoHeaderChecksum(ProtocolNumber, length), pkt.Data().Checksum())
-	h.SetChecksum(^h.CalculateChecksum(xsum))
-	// DF, as Linux sends TCP with path-MTU discovery on (ip_no_pmtu_disc 0).
-	return r.WritePacket(stack.NetworkHeaderParams{Protocol: ProtocolNumber, TTL: r.DefaultTTL(), DF: true}, pkt)
+	copy(h[header.TCPMinimumSize:hdrLen], opts)
 }
 
 // packetScratch holds the buffers writeDirect builds packets in.
@@ -400,14 +406,7 @@ func (p *Protocol) writeDirect(r *stack.Route, src, dst uint16, seq, ack seqnum.
 	})
 	ip.SetChecksum(^ip.CalculateChecksum())
 	h := header.TCP(b[header.IPv4MinimumSize:])
-	h.Encode(&header.TCPFields{
-		SrcPort: src, DstPort: dst,
-		SeqNum: uint32(seq), AckNum: uint32(ack),
-		DataOffset: uint8(hdrLen),
-		Flags:      flags,
-		WindowSize: wnd,
-	})
-	copy(h[header.TCPMinimumSize:hdrLen], opts)
+	encodeHeader(h, src, dst, seq, ack, flags, wnd, opts)
 	data.copyTo(h[hdrLen:])
 	xsum := header.PseudoHeaderChecksum(ProtocolNumber, r.LocalAddress(), r.RemoteAddress(), uint16(len(h)))
 	h.SetChecksum(^checksum.Checksum(h, xsum))
