@@ -512,7 +512,8 @@ func (s *sender) cwndReduction(newlyAckedSacked, newlyLost, flag int) {
 		}
 		sndcnt = min(delta, sndcnt)
 	}
-	// Force a fast retransmit upon entering fast recovery.
+	// The reduction's first ACK always lets one segment out: the fast
+	// retransmission.
 	if s.prrOut == 0 {
 		sndcnt = max(sndcnt, 1)
 	}
