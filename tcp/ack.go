@@ -65,8 +65,12 @@ func (s *sender) onAck(seg *segment, flag int) bool {
 		return true
 	}
 
-	// Window update (tcp_ack_update_window, RFC 9293 section 3.10.7.4).
-	nwin := uint32(seg.wnd) << s.wscale
+	// Window update (tcp_ack_update_window, RFC 9293 section 3.10.7.4);
+	// a SYN's window is never scaled (RFC 7323 section 2.2).
+	nwin := uint32(seg.wnd)
+	if !seg.has(synFlag) {
+		nwin <<= s.wscale
+	}
 	if s.una.LessThan(ack) || s.wl1.LessThan(seg.seq) || (seg.seq == s.wl1 && nwin > s.wnd) {
 		if s.wnd != nwin {
 			flag |= flagWinUpdate
@@ -325,13 +329,16 @@ func (s *sender) sacktag(seg *segment, priorUna seqnum.Value, st *sackState) {
 		dsack := false
 		if i == 0 {
 			// tcp_check_dsack: the first block below the ACK, or inside
-			// the second, reports a duplicate.
+			// the second, reports a duplicate, unless it is dubious. A
+			// duplicate of data already acknowledged has no segment left
+			// to tag: it counts against the episode's retransmissions
+			// here.
 			if b.start.LessThan(seg.ack) || (seg.nSACK > 1 && b.end.LessThanEq(seg.sacks[1].end) && !b.start.LessThan(seg.sacks[1].start)) {
-				dsack = true
-				st.flag |= flagDSACK
-				s.rack.dsackSeen = true
-				if s.tlpHigh && s.tlpRetrans && b.end == s.tlpHighSeq {
-					st.flag |= flagDSACKTLP
+				if dups := s.dsackSeen(b, st); dups > 0 {
+					dsack = true
+					if s.undoValid && s.undoRetrans > 0 && !after(b.end, priorUna) && after(b.end, s.undoMarker) {
+						s.undoRetrans = max(0, s.undoRetrans-int(dups))
+					}
 				}
 			}
 		}
@@ -368,6 +375,37 @@ func (s *sender) sacktag(seg *segment, priorUna seqnum.Value, st *sackState) {
 	if st.hasReord && (s.ca != caLoss || s.undoValid) {
 		s.checkSackReordering(st.reord)
 	}
+}
+
+// dsackSeen is tcp_dsack_seen: how many segments the D-SACK b reports
+// received twice (its length in segments of mss, at least one), or 0 for
+// one not to be believed: longer than the largest window the peer
+// offered, or bringing the duplicates reported in all above the
+// retransmissions ever sent. A believed D-SACK counts its segments as
+// delivered (a needless retransmission arrived), and widens RACK's
+// reordering window at the next update only once reordering has been
+// seen and it is not the answer to a tail-loss probe.
+func (s *sender) dsackSeen(b sackBlock, st *sackState) uint32 {
+	n := uint32(b.start.Size(b.end))
+	if n > s.maxWnd {
+		return 0
+	}
+	dups := uint32(1)
+	if mss := s.cc.mss; n > mss {
+		dups = (n + mss - 1) / mss
+	} else if s.tlpHigh && s.tlpHighSeq == b.end {
+		st.flag |= flagDSACKTLP
+	}
+	s.dsackDups += dups
+	if s.dsackDups > s.totalRetrans {
+		return 0
+	}
+	if s.reordSeen > 0 && st.flag&flagDSACKTLP == 0 {
+		s.rack.dsackSeen = true
+	}
+	st.flag |= flagDSACK
+	s.delivered += dups
+	return dups
 }
 
 // tagOne is tcp_sacktag_one for one segment.

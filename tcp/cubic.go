@@ -51,7 +51,7 @@ const (
 // cubic is struct bictcp with the HyStart fields, plus priorCwnd.
 type cubic struct {
 	// Cleared by bictcp_reset (everything up to bictcp.unused).
-	cnt            uint32 // increase cwnd by 1 after this many packets acked
+	cnt            uint32 // ACKed packets per segment the window grows
 	lastMaxCwnd    uint32 // W_max: cwnd before the last reduction
 	lastCwnd       uint32 // cwnd at the last recomputation
 	lastTime       uint32 // jiffies of the last recomputation
@@ -196,8 +196,9 @@ func (ca *cubic) update(c *ccConn, cwnd, acked uint32) {
 		return
 	}
 
-	// At most once per jiffy; a reduction clears epochStart, which forces
-	// the recomputation. The Reno estimate still counts the acks.
+	// cnt is worked out again only when the jiffy has moved on, or
+	// after a window cut, which zeroed epochStart. The Reno estimate
+	// counts the ACKs either way.
 	if ca.epochStart == 0 || now != ca.lastTime {
 		ca.lastCwnd = cwnd
 		ca.lastTime = now
@@ -269,7 +270,8 @@ func (ca *cubic) update(c *ccConn, cwnd, acked uint32) {
 		}
 	}
 
-	// At most one packet per two acked: 1.5× per RTT.
+	// cnt is at least 2: the window grows by half a segment per segment
+	// ACKed at most, so by half of itself per round trip.
 	ca.cnt = max(ca.cnt, 2)
 }
 
@@ -325,7 +327,8 @@ func (ca *cubic) pktsAcked(c *ccConn, _ uint32, rtt time.Duration) {
 		return // no RTT sample on this ACK
 	}
 	hz := hzOf(c)
-	// Discard delay samples right after a reduction (first second of an epoch).
+	// No delay sample counts in the first second of an epoch: the
+	// queue a window cut has just drained would make it look too short.
 	if ca.epochStart != 0 && int32(jiffiesAt(c.now, hz)-ca.epochStart) < int32(hz) {
 		return
 	}

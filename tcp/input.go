@@ -152,6 +152,7 @@ func (e *endpoint) handleSynSent(s *segment) {
 		e.rcv.lastTSEcr = s.tsEcr
 	}
 	snd.onAck(s, 0)
+	snd.maxWnd = snd.wnd // the SYN-ACK's window, unscaled (tcp_ack_update_window)
 	e.state = stateEstablished
 	snd.established()
 	e.rcv.established()
@@ -184,8 +185,9 @@ const invalidRateLimit = 500 * time.Millisecond
 
 // oowRateLimited is tcp_oow_rate_limited: whether the ACK that answers an
 // out-of-window or PAWS-failed segment must be skipped, as one went less
-// than tcp_invalid_ratelimit ago. Data without SYN is never limited: it
-// cannot be part of an ACK loop.
+// than tcp_invalid_ratelimit ago. A segment with data and no SYN is always
+// answered: two hosts answering each other's ACKs loop only on segments
+// without data.
 func (e *endpoint) oowRateLimited(s *segment) bool {
 	if len(s.payload) > 0 && !s.has(synFlag) {
 		return false
@@ -373,6 +375,7 @@ func (e *endpoint) completeHandshake(s *segment) {
 	e.state = stateEstablished
 	e.tm.life.stop()
 	snd.wnd = uint32(s.wnd) << snd.wscale
+	snd.maxWnd = snd.wnd // tcp_create_openreq_child
 	snd.wl1, snd.wl2 = s.seq, s.ack
 	snd.established()
 	snd.updatePacingRate() // tcp_rcv_state_process, TCP_SYN_RECV

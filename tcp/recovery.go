@@ -236,8 +236,9 @@ func (s *sender) undoCwndReduction(unmarkLoss bool) {
 }
 
 // tryUndoRecovery is tcp_try_undo_recovery, when high_seq is acked.
-// Without SACK the state holds until something above high_seq is ACKed,
-// against false fast retransmits (RFC 6582 section 3.2).
+// Without SACK, recovery lasts until an ACK passes high_seq: ending it
+// at high_seq itself would let duplicate ACKs of the old window start a
+// needless fast retransmit (RFC 6582 section 3.2).
 func (s *sender) tryUndoRecovery() bool {
 	if s.mayUndo() {
 		s.undoCwndReduction(false)

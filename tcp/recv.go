@@ -285,11 +285,11 @@ func (r *receiver) spaceAdjust() {
 }
 
 // rcvbufGrow is tcp_rcvbuf_grow (Linux 6.18): the measure becomes
-// newval; the buffer is made to hold a window of twice it ("DRS is always
-// one RTT late"), plus twice that again in proportion to its growth since
-// the last measure (a sender in slow start doubles its rate), plus what
-// the out-of-order queue spans; never smaller, at most tcp_rmem[2]. The
-// window clamp follows the buffer.
+// newval; the buffer is made to hold a window of twice it (the measure
+// describes the round trip before the last), plus twice that again in
+// proportion to its growth since the last measure (room for a sender
+// still in slow start), plus what the out-of-order queue spans; never
+// smaller, at most tcp_rmem[2]. The window clamp follows the buffer.
 func (r *receiver) rcvbufGrow(newval uint32) {
 	oldval := max(r.space, 1)
 	r.space = newval
@@ -670,8 +670,8 @@ func (r *receiver) queueOfo(seq seqnum.Value, payload []byte, fin bool) {
 	}
 	if dup {
 		// All of it is here already: D-SACK it, and its block goes
-		// first (tcp_data_queue_ofo's "all the bits are present" path
-		// ends at add_sack too).
+		// first (tcp_data_queue_ofo ends at add_sack for a range it
+		// already holds too).
 		r.setDSACK(seq, end)
 		r.sackNewOfo(seq, end)
 		return
@@ -979,7 +979,8 @@ func (r *receiver) sendAck() {
 // ackSent is tcp_event_ack_sent: every segment carries the ACK, so any
 // send ends the pending ACK; one that answers data received (an ACK was
 // scheduled, in order or not) uses up a quick ACK (tcp_dec_quickack_mode
-// as Linux 6.6 counts "ACKs S/ACKing new data").
+// as Linux 6.6 counts them: ACKs and SACKs of data not acknowledged
+// before).
 func (r *receiver) ackSent(scheduled bool) {
 	e := r.e
 	if r.quick > 0 && scheduled {

@@ -83,6 +83,7 @@ type sender struct {
 	packetsOut, sackedOut, lostOut, retransOut uint32
 	fack                                       seqnum.Value // the end of the highest SACKed segment
 	delivered, totalRetrans                    uint32
+	dsackDups                                  uint32 // segments the peer reported received twice (tp->dsack_dups)
 	lost                                       uint32 // tp->lost: packets marked lost, ever
 
 	rtt         rttEstimator
@@ -696,7 +697,7 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 			}
 			quota := s.cwndQuota()
 			if quota == 0 && s.lossProbe {
-				quota = 1 // tcp_write_xmit with push_one 2: force out a loss probe
+				quota = 1 // tcp_write_xmit with push_one 2: one segment goes, whatever the window
 			}
 			n := min(quota, maxSegs)
 			if limit > 0 {
