@@ -97,8 +97,12 @@ func (r *ring) copyOut(b []byte, at int) {
 }
 
 // drop forgets positions [0, n): position n becomes 0, and the chunks
-// the front has left go back to the spares.
+// the front has left go back to the spares. A ring that holds nothing
+// has nothing to forget.
 func (r *ring) drop(n int) {
+	if len(r.c) == 0 {
+		return
+	}
 	r.off += n
 	k := min(r.off/ringChunk, len(r.c))
 	if k == 0 {
