@@ -1,26 +1,10 @@
 package tcp
 
 import (
-	"bytes"
 	"slices"
 	"testing"
 	"time"
-
-	"gvisor.dev/gvisor/pkg/tcpip"
 )
-
-// writeAll queues b on the host's connection as the send buffer takes
-// it, and returns what the host sends at once; the rest of b waits for
-// the peer's ACKs (writeMore).
-func (c *conn) writeAll(b []byte) (rest []byte) {
-	c.h.t.Helper()
-	n, err := c.ep.Write(bytes.NewReader(b), tcpip.WriteOptions{})
-	if _, full := err.(*tcpip.ErrWouldBlock); err != nil && !full {
-		c.h.t.Fatalf("Write of %d bytes: %v", len(b), err)
-	}
-	c.h.collect()
-	return b[n:]
-}
 
 // growWindow runs rounds of 100 ms in which the peer acknowledges all
 // the host sent, the host sending only what rounds-1 rounds of slow

@@ -876,7 +876,7 @@ func TestLossProbeSendsNewDataBeyondCwnd(t *testing.T) {
 	c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
 	o := c.writeInitialWindow(30)
 	c.saw(o...)
-	next := o[9].seq.Add(seqnum.Size(len(o[9].payload)))
+	next := segEnd(o[9])
 	probe := h.advanceUntilOut(time.Second)
 	if len(probe) != 1 || probe[0].seq != next || len(probe[0].payload) == 0 {
 		t.Fatalf("nothing answered the initial window: %s; want one probe of new data at %d", outsString(probe), next)

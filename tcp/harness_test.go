@@ -130,6 +130,9 @@ func (o out) String() string {
 
 func (o out) has(f header.TCPFlags) bool { return o.flags&f != 0 }
 
+// segEnd is where a segment's data ends.
+func segEnd(o out) seqnum.Value { return o.seq.Add(seqnum.Size(len(o.payload))) }
+
 // harness is one host running netemu's TCP, 10.0.0.1, and a test playing
 // the peer, 10.0.0.2.
 type harness struct {
@@ -454,7 +457,7 @@ func (c *conn) saw(outs ...out) {
 		if o.syn.TS {
 			c.tsRecent = o.syn.TSVal
 		}
-		end := o.seq.Add(seqnum.Size(len(o.payload)))
+		end := segEnd(o)
 		if o.has(header.TCPFlagSyn) || o.has(header.TCPFlagFin) {
 			end++
 		}
@@ -589,6 +592,19 @@ func (c *conn) writeInitialWindow(segs int) []out {
 		c.h.t.Fatalf("sent %d segments at once; want the initial window, 10:\n%s", len(o), outsString(o))
 	}
 	return o
+}
+
+// writeAll queues b on the host's connection as the send buffer takes
+// it, and returns what the host sends at once; the rest of b waits for
+// the peer's ACKs (writeMore).
+func (c *conn) writeAll(b []byte) (rest []byte) {
+	c.h.t.Helper()
+	n, err := c.ep.Write(bytes.NewReader(b), tcpip.WriteOptions{})
+	if _, full := err.(*tcpip.ErrWouldBlock); err != nil && !full {
+		c.h.t.Fatalf("Write of %d bytes: %v", len(b), err)
+	}
+	c.h.collect()
+	return b[n:]
 }
 
 // read reads what the host's connection has.

@@ -9,9 +9,6 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
 )
 
-// segEnd is where a segment's data ends.
-func segEnd(o out) seqnum.Value { return o.seq.Add(seqnum.Size(len(o.payload))) }
-
 // An RTO keeps what the peer SACKed: everything else is lost and goes
 // again, in order, as the window grows from one segment (tcp_enter_loss,
 // tcp_timeout_mark_lost: cwnd = packets in flight + 1), and nothing
