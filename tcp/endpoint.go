@@ -55,8 +55,19 @@ func (s state) synchronized() bool {
 // (timers.go) and the application's calls. Nothing blocks under mu and
 // nothing calls back into the endpoint: segments go out through the
 // route to the NIC, which never delivers synchronously; waiters are
-// notified after mu is released (unlock). Lock order: an endpoint's mu,
-// then its listener's, then the protocol's.
+// notified, and a closed listener's unaccepted children reset, after mu
+// is released (unlock).
+//
+// Lock order: a child's mu, then its listener's mu, then the protocol's
+// (Protocol.mu), then the leaves (the spare rings' and chunks' locks).
+// A listener never takes a child's mu while it holds its own, with one
+// exception that cannot wait: handleListen locks the child it has just
+// made before anyone else can find it. So Accept takes the child out of
+// the queue under the listener's mu and finishes with it after; a
+// child that ends (done) or completes its handshake takes its
+// listener's mu under its own. Churn tests guard this order
+// (emu/churn_test.go): the race detector cannot see a lock-order
+// deadlock.
 type endpoint struct {
 	tcpip.DefaultSocketOptionsHandler
 	p   *Protocol
@@ -79,12 +90,18 @@ type endpoint struct {
 	hardErr    tcpip.Error // the connection's end: reset, refused, timed out
 	shutRead   bool        // the application's SHUT_RD
 
-	// A listener's queue of established connections not yet accepted;
-	// a child knows its listener until it is accepted.
-	backlog int
-	acceptQ []*endpoint
-	pending int // children in SYN-RECV
-	parent  *endpoint
+	// A listener's children not yet accepted: pending counts those in
+	// SYN-RECV, acceptQ holds the established ones. unaccepted holds
+	// the ones a closing listener took out of acceptQ, to be reset once
+	// its mu is released. A child knows its listener (parent, under the
+	// child's mu) until it is accepted or ends; where it stands among
+	// the listener's children (place) is guarded by the listener's mu.
+	backlog    int
+	acceptQ    []*endpoint
+	pending    int
+	unaccepted []*endpoint
+	parent     *endpoint
+	place      childPlace
 
 	snd sender
 	rcv receiver
@@ -122,13 +139,28 @@ func newEndpoint(p *Protocol, wq *waiter.Queue) *endpoint {
 
 var _ tcpip.Endpoint = (*endpoint)(nil)
 
-// unlock releases mu and then signals the waiters of what changed.
+// childPlace is where a child stands among its listener's children.
+type childPlace uint8
+
+const (
+	childPending childPlace = iota // in SYN-RECV, counted by pending
+	childQueued                    // established, in acceptQ
+	childGone                      // accepted, reset or ended: the listener's no more
+)
+
+// unlock releases mu, then signals the waiters of what changed and
+// resets the children a closed listener left unaccepted.
 func (e *endpoint) unlock() {
 	n := e.notify
 	e.notify = 0
+	orphans := e.unaccepted
+	e.unaccepted = nil
 	e.mu.Unlock()
 	if n != 0 {
 		e.wq.Notify(n)
+	}
+	for _, c := range orphans {
+		c.resetUnaccepted(e)
 	}
 }
 
@@ -234,27 +266,42 @@ func (e *endpoint) Listen(backlog int) tcpip.Error {
 	return nil
 }
 
-// Accept implements tcpip.Endpoint.
+// Accept implements tcpip.Endpoint. The child leaves the queue under
+// the listener's mu and is unlinked from it under its own, after: a
+// child may meanwhile end (a reset), and is handed out all the same, as
+// Linux's accept hands out a connection already reset.
 func (e *endpoint) Accept(peer *tcpip.FullAddress) (tcpip.Endpoint, *waiter.Queue, tcpip.Error) {
-	e.mu.Lock()
-	defer e.unlock()
-	if e.state != stateListen {
-		return nil, nil, &tcpip.ErrInvalidEndpointState{}
+	c, err := e.takeAccepted()
+	if err != nil {
+		return nil, nil, err
 	}
-	if len(e.acceptQ) == 0 {
-		return nil, nil, &tcpip.ErrWouldBlock{}
-	}
-	c := e.acceptQ[0]
-	copy(e.acceptQ, e.acceptQ[1:])
-	e.acceptQ[len(e.acceptQ)-1] = nil
-	e.acceptQ = e.acceptQ[:len(e.acceptQ)-1]
 	c.mu.Lock()
-	c.parent = nil
+	if c.parent == e {
+		c.parent = nil
+	}
 	if peer != nil {
 		*peer = tcpip.FullAddress{Addr: c.remoteAddr, Port: c.remotePort}
 	}
 	c.unlock()
 	return c, c.wq, nil
+}
+
+// takeAccepted takes the first child out of the accept queue.
+func (e *endpoint) takeAccepted() (*endpoint, tcpip.Error) {
+	e.mu.Lock()
+	defer e.unlock()
+	if e.state != stateListen {
+		return nil, &tcpip.ErrInvalidEndpointState{}
+	}
+	if len(e.acceptQ) == 0 {
+		return nil, &tcpip.ErrWouldBlock{}
+	}
+	c := e.acceptQ[0]
+	copy(e.acceptQ, e.acceptQ[1:])
+	e.acceptQ[len(e.acceptQ)-1] = nil
+	e.acceptQ = e.acceptQ[:len(e.acceptQ)-1]
+	c.place = childGone
+	return c, nil
 }
 
 // Connect implements tcpip.Endpoint: it sends the SYN and returns
@@ -475,22 +522,35 @@ func (e *endpoint) Abort() {
 	e.done(nil)
 }
 
-// closeListener stops listening and resets the children nobody
-// accepted. e.mu is held.
+// closeListener stops listening; the children nobody accepted are reset
+// once e.mu is released (unlock), and those still in SYN-RECV when
+// their handshake completes (completeHandshake). e.mu is held.
 func (e *endpoint) closeListener() {
-	q := e.acceptQ
+	for _, c := range e.acceptQ {
+		c.place = childGone
+	}
+	e.unaccepted = append(e.unaccepted, e.acceptQ...)
 	e.acceptQ = nil
 	e.state = stateClosed
 	e.release()
 	e.notify |= waiter.EventHUp | waiter.ReadableEvents
-	for _, c := range q {
-		c.mu.Lock()
-		c.parent = nil
-		c.opened = false
-		c.sendReset()
-		c.done(nil)
-		c.unlock()
+}
+
+// resetUnaccepted resets a child its closed listener par never handed
+// out (inet_csk_listen_stop), unless it ended meanwhile.
+func (e *endpoint) resetUnaccepted(par *endpoint) {
+	e.mu.Lock()
+	defer e.unlock()
+	if e.parent != par {
+		return
 	}
+	e.parent = nil
+	if e.state == stateClosed {
+		return
+	}
+	e.opened = false
+	e.sendReset()
+	e.done(nil)
 }
 
 // done ends the connection: timers stop, buffers go, the port is
@@ -517,16 +577,21 @@ func (e *endpoint) done(err tcpip.Error) {
 	}
 }
 
+// removeChild forgets a child that ended before it was accepted. e.mu
+// is held.
 func (e *endpoint) removeChild(c *endpoint) {
-	for i, x := range e.acceptQ {
-		if x == c {
-			e.acceptQ = append(e.acceptQ[:i], e.acceptQ[i+1:]...)
-			return
+	switch c.place {
+	case childPending:
+		e.pending--
+	case childQueued:
+		for i, x := range e.acceptQ {
+			if x == c {
+				e.acceptQ = append(e.acceptQ[:i], e.acceptQ[i+1:]...)
+				break
+			}
 		}
 	}
-	if e.pending > 0 {
-		e.pending--
-	}
+	c.place = childGone
 }
 
 // GetLocalAddress implements tcpip.Endpoint.

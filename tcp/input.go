@@ -60,8 +60,13 @@ func (e *endpoint) handleListen(id stack.TransportEndpointID, s *segment) bool {
 		return true
 	}
 	c := newEndpoint(e.p, &waiter.Queue{})
-	c.ops.SetKeepAlive(e.ops.GetKeepAlive())
+	c.ops.SetKeepAlive(e.ops.GetKeepAlive()) // these lock c.mu
 	c.ops.SetDelayOption(e.ops.GetDelayOption())
+	// The one place a listener holds a child's mu under its own: c is
+	// locked before p.conns makes it findable, so nobody holds c.mu
+	// waiting for e.mu (see endpoint's lock order).
+	c.mu.Lock()
+	defer c.unlock()
 	c.localAddr, c.localPort = id.LocalAddress, id.LocalPort
 	c.remoteAddr, c.remotePort = id.RemoteAddress, id.RemotePort
 	c.route = r
@@ -79,9 +84,8 @@ func (e *endpoint) handleListen(id stack.TransportEndpointID, s *segment) bool {
 	p.bound[c.localPort]++
 	c.bound = true
 	p.mu.Unlock()
-	e.pending++
+	e.pending++ // c.place is childPending
 
-	c.mu.Lock()
 	c.tsOff = p.tsOffset()
 	c.acceptSyn(s)
 	c.snd.start(p.isn())
@@ -90,7 +94,6 @@ func (e *endpoint) handleListen(id stack.TransportEndpointID, s *segment) bool {
 		c.rcv.wscale = 0
 	}
 	c.snd.sendSynAck()
-	c.unlock()
 	return true
 }
 
@@ -331,6 +334,9 @@ func (e *endpoint) handleSynchronized(s *segment) {
 			return
 		}
 		e.completeHandshake(s)
+		if e.state == stateClosed {
+			return // its listener had closed
+		}
 	}
 	flag := 0
 	if len(s.payload) > 0 {
@@ -369,7 +375,9 @@ func (e *endpoint) handleSynchronized(s *segment) {
 }
 
 // completeHandshake moves a SYN-RECV child to ESTABLISHED and hands it to
-// its listener.
+// its listener. If the listener has closed meanwhile, the child is reset
+// and ends: Linux drops a request whose listener is gone and answers the
+// ACK with a reset (tcp_v4_rcv, TCP_NEW_SYN_RECV).
 func (e *endpoint) completeHandshake(s *segment) {
 	snd := &e.snd
 	e.state = stateEstablished
@@ -382,16 +390,26 @@ func (e *endpoint) completeHandshake(s *segment) {
 	e.rcv.established()
 	e.rcv.lrcvtime = e.now()
 	e.tm.resetKeepalive()
-	if par := e.parent; par != nil {
-		par.mu.Lock()
-		if par.state == stateListen {
-			if par.pending > 0 {
-				par.pending--
-			}
-			par.acceptQ = append(par.acceptQ, e)
-			par.notify |= waiter.ReadableEvents
-		}
-		par.unlock()
+	par := e.parent
+	if par == nil {
+		return
+	}
+	par.mu.Lock()
+	listening := par.state == stateListen && e.place == childPending
+	if listening {
+		par.pending--
+		par.acceptQ = append(par.acceptQ, e)
+		e.place = childQueued
+		par.notify |= waiter.ReadableEvents
+	} else {
+		par.removeChild(e)
+	}
+	par.unlock()
+	if !listening {
+		e.parent = nil
+		e.opened = false
+		e.sendReset()
+		e.done(nil)
 	}
 }
 
