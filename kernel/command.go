@@ -31,13 +31,16 @@ type Shell struct {
 	Args []string
 
 	// Ports are the host's loopback ports that Forward makes answer at
-	// ServerAddr (ForwardHost), in order; the program's NETEMU_PORTS
-	// lists them. HostPorts gives those listening now.
+	// ServerAddr (ForwardHost), in order, and no others; the program's
+	// NETEMU_PORTS lists them. HostPorts gives those listening now.
 	Ports []uint16
 
 	// Isolated keeps the program from anything beyond the server's
-	// namespace: Forward forwards Ports only, and no TCP or DNS goes on
-	// to the outside.
+	// namespace: no TCP or DNS goes on to the outside. Each of Ports is
+	// still a way to the host's service on it, and through that service
+	// (a proxy, a proxy's API) perhaps further: an isolated Shell should
+	// name only the ports its program needs, not HostPorts' every
+	// listener.
 	Isolated bool
 
 	// Resolver is the DNS server the program's queries go on to; the

@@ -123,24 +123,52 @@ func (n *Net) ForwardOutside(resolver netip.AddrPort, loopback []netip.Addr) err
 // outsideAllowed refuses the original destinations that are not the
 // outside but this host: loopback (127.0.0.0/8, which a command could
 // route over the link), 0.0.0.0/8 (this host, to connect), the link's
-// own addresses, and any address of this process's namespace's
-// interfaces. The host's loopback services are reachable only as
+// own addresses, and every address this process's namespace would
+// deliver to itself (hostRoute): its interfaces' addresses and any other
+// local route (`ip route add local 198.19.2.0/24 dev lo` makes a whole
+// prefix answer on the host's wildcard listeners, though no interface
+// lists it). The host's loopback services are reachable only as
 // ForwardHost makes them, port by port.
 func outsideAllowed(dst netip.Addr) error {
 	dst = dst.Unmap()
 	if dst.IsLoopback() || dst.IsUnspecified() || netip.MustParsePrefix("0.0.0.0/8").Contains(dst) || dst == ServerAddr || dst == ClientAddr {
 		return fmt.Errorf("kernel: %v is this host, not the outside", dst)
 	}
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return fmt.Errorf("kernel: the host's own addresses: %w", err)
-	}
-	for _, a := range addrs {
-		if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Unmap() == dst {
-			return fmt.Errorf("kernel: %v is an address of this host, not the outside", dst)
-		}
+	typ, err := hostRoute(dst)
+	switch {
+	case err != nil:
+		return fmt.Errorf("kernel: the route to %v: %w", dst, err)
+	case typ == unix.RTN_LOCAL:
+		return fmt.Errorf("kernel: %v is an address of this host, not the outside", dst)
+	case typ != unix.RTN_UNICAST && typ != unix.RTN_UNSPEC:
+		return fmt.Errorf("kernel: %v is no single host beyond this one (route type %d)", dst, typ)
 	}
 	return nil
+}
+
+// hostRoute asks the kernel what it does with a packet that this
+// thread's network namespace sends to dst: the type of the route it
+// finds (RTM_GETROUTE for dst alone, as `ip route get` asks),
+// RTN_LOCAL when the namespace delivers the packet to itself.
+// RTN_UNSPEC means no route: the packet goes nowhere.
+//
+// A lookup, rather than a list of the namespace's addresses or a read of
+// its local table, because it is the decision itself: it takes the
+// routing policy rules and every table they name, and a route added
+// since the last connection, the same way the relay's own connect does.
+// The relay's goroutines run, unlocked, on threads in this process's
+// namespace, where it dials; the answer is for that namespace.
+func hostRoute(dst netip.Addr) (int, error) {
+	routes, err := netlink.RouteGet(net.IP(dst.AsSlice()))
+	switch {
+	case errors.Is(err, unix.ENETUNREACH) || errors.Is(err, unix.EHOSTUNREACH):
+		return unix.RTN_UNSPEC, nil // a connect fails the same way
+	case err != nil:
+		return 0, err
+	case len(routes) == 0:
+		return 0, errors.New("the kernel gave no route")
+	}
+	return routes[0].Type, nil
 }
 
 // defaultRoute routes every address from the client namespace through

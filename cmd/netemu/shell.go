@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -22,8 +23,9 @@ import (
 // cmdShell runs a command in the client namespace of a kernel-mode
 // network (package kernel): its own kernel TCP crosses the link to the
 // server namespace, where the host's loopback services answer at
-// kernel.ServerAddr (every port listening on 127.0.0.1 at the start, and
-// --port). The exit status is the command's.
+// kernel.ServerAddr (the ports --port names and, unless --isolated,
+// every port listening on 127.0.0.1 at the start). The exit status is
+// the command's.
 func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	o := &options{}
 	fs := newFlagSet("shell", o)
@@ -43,7 +45,7 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if err := checkCommand(argv[0]); err != nil {
 		return err
 	}
-	fwd, err := kernel.HostPorts(sf.ports)
+	fwd, err := sf.hostPorts()
 	if err != nil {
 		return err
 	}
@@ -214,11 +216,23 @@ type shellOptions struct {
 	resolver netip.AddrPort // the zero value: the host's
 }
 
+// hostPorts are the host's loopback ports the command reaches, in
+// increasing order, each once: those --port names and, unless
+// --isolated, every port listening now. An isolated command gets only
+// what is named: any service forwarded is a way out, as a proxy or a
+// proxy's API is.
+func (o *shellOptions) hostPorts() ([]uint16, error) {
+	if o.isolated {
+		return slices.Compact(slices.Sorted(slices.Values(o.ports))), nil
+	}
+	return kernel.HostPorts(o.ports)
+}
+
 // shellFlags adds the shell's own flags to fs.
 func shellFlags(fs *flag.FlagSet) *shellOptions {
 	var o shellOptions
-	fs.Var(&o.ports, "port", "also make the host's 127.0.0.1:`PORT` reachable at "+kernel.ServerAddr.String()+":PORT (comma-separated, repeatable), for services that start later")
-	fs.BoolVar(&o.isolated, "isolated", false, "no network way out beyond the server's namespace: only the forwarded loopback ports answer (the file system, with its Unix sockets, stays the host's)")
+	fs.Var(&o.ports, "port", "make the host's 127.0.0.1:`PORT` reachable at "+kernel.ServerAddr.String()+":PORT (comma-separated, repeatable): with --isolated the only ports that are; otherwise in addition to those listening at the start, for services that start later")
+	fs.BoolVar(&o.isolated, "isolated", false, "no network way out beyond the server's namespace: only the loopback ports --port names answer, none by default (the file system, with its Unix sockets, stays the host's)")
 	fs.Func("resolver", "the DNS server `ADDR` (IP or IP:PORT) the command's queries go to (default: the host's, the first nameserver of /etc/resolv.conf)", func(s string) error {
 		a, err := netip.ParseAddrPort(s)
 		if err != nil {
@@ -240,14 +254,16 @@ func shellHelp() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nThe command runs in the client's network namespace (%v); the server's\n", kernel.ClientAddr)
 	fmt.Fprintf(&b, "(%v) passes connections on to the host's 127.0.0.1, on every port that\n", kernel.ServerAddr)
-	b.WriteString("listens there when the shell starts and on --port. NETEMU_SERVER, NETEMU_CLIENT\n")
-	b.WriteString("and NETEMU_PORTS tell the command. Its exit status is netemu's. Needs root.\n")
+	b.WriteString("listens there when the shell starts and on --port (with --isolated, on those\n")
+	b.WriteString("--port names alone). NETEMU_SERVER, NETEMU_CLIENT and NETEMU_PORTS tell the\n")
+	b.WriteString("command. Its exit status is netemu's. Needs root.\n")
 	b.WriteString("\nWhat the command can reach:\n")
 	b.WriteString("  - the host's loopback services on the ports listed, at " + kernel.ServerAddr.String() + ", across the link;\n")
 	b.WriteString("  - TCP to other addresses and DNS, across the link and on from the host's\n")
 	b.WriteString("    network, except this host's own addresses (127.0.0.0/8, 0.0.0.0/8, its\n")
-	b.WriteString("    interfaces'), which are refused; with --isolated, nothing beyond the\n")
-	b.WriteString("    server's namespace: only the forwarded ports answer;\n")
+	b.WriteString("    interfaces' and any other address it answers on), which are refused;\n")
+	b.WriteString("    with --isolated, nothing beyond the server's namespace: only the ports\n")
+	b.WriteString("    --port names answer, none by default;\n")
 	b.WriteString("  - the host's files, devices and Unix sockets, as its user: the user sudo\n")
 	b.WriteString("    names (SUDO_UID), or root without capabilities when netemu runs as root\n")
 	b.WriteString("    itself, who still owns root's files: run untrusted commands through sudo.\n")

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/internal/realclient"
+	"github.com/netemu/netemu/kernel"
 	"golang.org/x/net/dns/dnsmessage"
 	"golang.org/x/sys/unix"
 )
@@ -478,6 +479,42 @@ func TestShellOutside(t *testing.T) {
 	code, stdout, errOut = runCmd("shell", "--isolated", "--", "sh", "-c", "getent ahostsv4 page.test; curl -sS -m 5 "+direct)
 	if code == 0 || queries.Load() != 0 || !strings.Contains(errOut, "the outside: none (--isolated)") {
 		t.Errorf("--isolated: exit %d, %d queries, stdout %q, stderr %q; want curl to fail, no query", code, queries.Load(), stdout, errOut)
+	}
+}
+
+// --isolated forwards only the host's loopback ports --port names, none
+// by default: a service listening on the host's loopback when the shell
+// starts (a proxy, a proxy's API) is no way out unless it is named.
+func TestShellIsolatedForwardsOnlyNamedPorts(t *testing.T) {
+	needShell(t)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("needs curl")
+	}
+	var ports [2]string // both listening before the shell starts
+	for i := range ports {
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "host %d", i) })}
+		go srv.Serve(ln)
+		defer srv.Close()
+		ports[i] = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	}
+	server := kernel.ServerAddr.String()
+	get := func(port string) string { return "curl -sS -m 5 http://" + server + ":" + port + "/" }
+
+	code, stdout, errOut := runCmd("shell", "--isolated", "--", "sh", "-c", get(ports[0]))
+	if code == 0 || stdout != "" || !strings.Contains(errOut, "host loopback ports at "+server+": none;") {
+		t.Errorf("--isolated, no --port: exit %d, stdout %q, stderr %q; want curl to fail, no port forwarded", code, stdout, errOut)
+	}
+
+	script := get(ports[0]) + "; echo; " + get(ports[1])
+	code, stdout, errOut = runCmd("shell", "--isolated", "--port", ports[0], "--", "sh", "-c", script)
+	if code == 0 || !strings.HasPrefix(stdout, "host 0\n") || strings.Contains(stdout, "host 1") ||
+		!strings.Contains(errOut, "host loopback ports at "+server+": "+ports[0]+";") {
+		t.Errorf("--isolated --port %s: exit %d, stdout %q, stderr %q; want port %s answered, port %s (listening, not named) refused",
+			ports[0], code, stdout, errOut, ports[0], ports[1])
 	}
 }
 

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -49,6 +51,30 @@ func TestShellCommandCannotRun(t *testing.T) {
 		code, out, errOut := runCmd("shell", "--", c.cmd)
 		if code != c.code || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("shell -- %s: exit %d, stdout %q, stderr %q; want %d and one line with %q", c.cmd, code, out, errOut, c.code, c.want)
+		}
+	}
+}
+
+// With --isolated the command reaches the ports --port names, in order,
+// each once, and none when it names none: a service listening on the
+// host's loopback when the shell starts is not among them.
+func TestShellIsolatedPorts(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	listening := uint16(ln.Addr().(*net.TCPAddr).Port)
+	for _, c := range []struct {
+		named []uint16
+		want  []uint16
+	}{
+		{nil, nil},
+		{[]uint16{8080, 443, 8080}, []uint16{443, 8080}},
+	} {
+		got, err := (&shellOptions{ports: c.named, isolated: true}).hostPorts()
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("--isolated, --port %v: %v, %v; want %v (not %d, listening but not named)", c.named, got, err, c.want, listening)
 		}
 	}
 }
