@@ -3,8 +3,10 @@ package experiment
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/report/explain"
@@ -43,18 +45,67 @@ type OutputError struct {
 func (e *OutputError) Error() string { return e.Instrument + ": " + e.Err.Error() }
 func (e *OutputError) Unwrap() error { return e.Err }
 
+// A WriteError is instruments' files whose writing failed (a full disk,
+// say): Finish removed them, and the run's other files are complete.
+type WriteError struct {
+	Instruments []string // "pcap", "timeline", "mm-log-up" or "mm-log-down", each failed
+	Err         error    // the first failure, naming its instrument
+}
+
+func (e *WriteError) Error() string { return e.Err.Error() }
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// Failed reports whether instrument's file is one that failed.
+func (e *WriteError) Failed(instrument string) bool {
+	return slices.Contains(e.Instruments, instrument)
+}
+
+// An output is an instrument's file, open from Attach to Finish.
+type output struct {
+	instrument string
+	f          *os.File
+}
+
+// createOutput creates path, the file of instrument.
+func createOutput(instrument, path string) (*output, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, &OutputError{instrument, err}
+	}
+	return &output{instrument, f}, nil
+}
+
+// end closes the file after its writer ended with err, and removes it if
+// either failed: a file that failed to be written is not left behind,
+// short or empty. Only a regular file still at its path is removed,
+// never a device or a pipe the path named (--pcap /dev/stdout). It
+// returns the failure, prefixed with the instrument.
+func (o *output) end(err error) error {
+	st, serr := o.f.Stat()
+	if cerr := o.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		return nil
+	}
+	if now, nerr := os.Stat(o.f.Name()); serr == nil && nerr == nil && st.Mode().IsRegular() && os.SameFile(st, now) {
+		os.Remove(o.f.Name())
+	}
+	return fmt.Errorf("%s: %w", o.instrument, err)
+}
+
 // Watch is the instruments attached to one run. Its files are open
 // from Attach to Finish.
 type Watch struct {
-	pcapFile     *os.File
+	pcapFile     *output
 	pcapBuf      *bufio.Writer
 	pcap         *pcap.Writer
-	timelineFile *os.File
+	timelineFile *output
 	timelineBuf  *bufio.Writer
 	timelineCSV  *timeline.CSV
 	timeline     *timeline.Timeline
 	analyzer     *explain.Analyzer
-	mmFiles      []*os.File
+	mmFiles      []*output
 	mmLogs       []*mmlog.Writer
 	tally        explain.Tally
 	finished     bool  // Finish ran
@@ -68,25 +119,25 @@ func (in Instruments) Attach(c *Case) (_ *Watch, err error) {
 	w := &Watch{}
 	defer func() {
 		if err != nil {
-			w.close() // the files made before the one that failed
+			w.discard() // the files made before the one that failed
 		}
 	}()
 	observers := []link.Observer{w.tally.Observe}
 	probes := []func(tcpstack.Sample){w.tally.TCP}
 	if in.Pcap != "" {
-		if w.pcapFile, err = os.Create(in.Pcap); err != nil {
-			return nil, &OutputError{"pcap", err}
+		if w.pcapFile, err = createOutput("pcap", in.Pcap); err != nil {
+			return nil, err
 		}
-		w.pcapBuf = bufio.NewWriterSize(w.pcapFile, 1<<16)
+		w.pcapBuf = bufio.NewWriterSize(w.pcapFile.f, 1<<16)
 		if w.pcap, err = pcap.NewWriter(w.pcapBuf); err != nil {
 			return nil, err
 		}
 	}
 	if in.Timeline != "" {
-		if w.timelineFile, err = os.Create(in.Timeline); err != nil {
-			return nil, &OutputError{"timeline", err}
+		if w.timelineFile, err = createOutput("timeline", in.Timeline); err != nil {
+			return nil, err
 		}
-		w.timelineBuf = bufio.NewWriterSize(w.timelineFile, 1<<16)
+		w.timelineBuf = bufio.NewWriterSize(w.timelineFile.f, 1<<16)
 		w.timelineCSV = timeline.NewCSV(w.timelineBuf)
 		w.timelineCSV.Traces(c.Link.Trace, c.down().Trace)
 		observers = append(observers, w.timelineCSV.Observe)
@@ -109,12 +160,12 @@ func (in Instruments) Attach(c *Case) (_ *Watch, err error) {
 		if f.path == "" {
 			continue
 		}
-		file, err := os.Create(f.path)
+		file, err := createOutput(f.instrument, f.path)
 		if err != nil {
-			return nil, &OutputError{f.instrument, err}
+			return nil, err
 		}
 		w.mmFiles = append(w.mmFiles, file)
-		m := mmlog.New(file, f.dir, c.Link, f.name, in.Command)
+		m := mmlog.New(file.f, f.dir, c.Link, f.name, in.Command)
 		w.mmLogs = append(w.mmLogs, m)
 		observers = append(observers, m.Observe)
 	}
@@ -142,7 +193,8 @@ func (w *Watch) Timeline() *timeline.Timeline { return w.timeline }
 func (w *Watch) Analyzer() *explain.Analyzer { return w.analyzer }
 
 // Finish writes what the instruments collected and closes their files.
-// Later calls do nothing and return the first call's error, so that a
+// A file whose writing failed is removed, and the error is a
+// *WriteError naming each such file's instrument. Later calls do nothing and return the first call's error, so that a
 // deferred Finish can back an explicit one.
 func (w *Watch) Finish() error {
 	if w.finished {
@@ -154,45 +206,50 @@ func (w *Watch) Finish() error {
 }
 
 func (w *Watch) finish() error {
-	var err error
-	if w.pcap != nil {
-		err = w.pcap.Err()
-		if ferr := w.pcapBuf.Flush(); err == nil && ferr != nil {
-			err = fmt.Errorf("pcap: %w", ferr)
+	var werr *WriteError
+	end := func(o *output, err error) {
+		if err = o.end(err); err != nil {
+			if werr == nil {
+				werr = &WriteError{Err: err}
+			}
+			werr.Instruments = append(werr.Instruments, o.instrument)
 		}
+	}
+	// The buffer's error first: it is the file's, where the writer on
+	// top words the same error as its own (pcap: write: ...).
+	if w.pcap != nil {
+		err := w.pcapBuf.Flush()
+		if perr := w.pcap.Err(); err == nil {
+			err = perr
+		}
+		end(w.pcapFile, err)
 	}
 	if w.timelineCSV != nil {
-		terr := w.timelineCSV.Close()
-		if ferr := w.timelineBuf.Flush(); terr == nil && ferr != nil {
-			terr = fmt.Errorf("timeline: %w", ferr)
-		}
+		cerr := w.timelineCSV.Close()
+		err := w.timelineBuf.Flush()
 		if err == nil {
-			err = terr
+			err = cerr
 		}
+		end(w.timelineFile, err)
 	}
-	for _, m := range w.mmLogs {
-		if merr := m.Close(); err == nil && merr != nil {
-			err = fmt.Errorf("mm-log: %w", merr)
-		}
+	for i, m := range w.mmLogs {
+		end(w.mmFiles[i], m.Close())
 	}
-	if cerr := w.close(); err == nil {
-		err = cerr
+	w.pcapFile, w.timelineFile, w.mmFiles = nil, nil, nil
+	if werr != nil {
+		return werr
 	}
-	return err
+	return nil
 }
 
-// close closes the instruments' files.
-func (w *Watch) close() error {
-	var err error
-	for _, f := range append([]*os.File{w.pcapFile, w.timelineFile}, w.mmFiles...) {
-		if f != nil {
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
+// discard closes and removes the files Attach made, when it fails.
+func (w *Watch) discard() {
+	for _, o := range append([]*output{w.pcapFile, w.timelineFile}, w.mmFiles...) {
+		if o != nil {
+			o.end(errors.New("discarded"))
 		}
 	}
 	w.pcapFile, w.timelineFile, w.mmFiles = nil, nil, nil
-	return err
 }
 
 // Summarize adds the totals the instruments counted to rec:

@@ -15,8 +15,9 @@ import (
 )
 
 // A study file describes a sweep, so that it is versioned and can run
-// again: the workload, then any flag of the sweep by its name without
-// its dashes, a list for an axis:
+// again: the workload, then the flags that shape its runs (the command
+// that reads it says which) by their names without their dashes, a list
+// for an axis:
 //
 //	workload: bulk
 //	rtt: [10ms, 50ms, 100ms, 200ms]
@@ -26,7 +27,9 @@ import (
 //	size: 5MiB        # a flag of the workload
 //
 // ReadStudy reads one into the sweep's arguments; the file's name and
-// SHA-256 go into the records (StudyID, Record.Study).
+// SHA-256 go into the records (StudyID, Record.Study). A study file
+// someone sent can run without a look: it writes no file and picks no
+// path to write to, since only the command line gives those.
 
 // Bounds on a sweep, checked before anything is built: a typo like
 // --seeds 1-1000000 should not start a week of runs.
@@ -41,8 +44,10 @@ const maxStudyBytes = 4 << 20
 
 // A StudyFile is a study file read: the sweep it describes as the
 // arguments of the sweep's command, and what names the file in records.
-// Workload is never empty; Flags holds pairs, "--" and a key, then the
-// key's values joined by commas, in the file's order, each key once.
+// Workload is never empty and is a name, never a flag. Flags holds one
+// argument per key, "--key=values" with the values joined by commas, in
+// the file's order, each key once: a value is always its key's, so one
+// that looks like a flag (trace-once: --pcap=x) cannot become one.
 type StudyFile struct {
 	Name     string // the file's base name
 	SHA256   string // its contents' SHA-256, hex
@@ -83,11 +88,12 @@ var ErrNoWorkload = errors.New(`which workload? add a line like "workload: bulk"
 // ReadStudy reads the study file at path: one YAML document, a mapping
 // of keys to a value or a list of values, at most 4 MiB long.
 // The key "workload" names the workload, once; each other key is given
-// to check, which returns why the sweep does not take it in a study (it
-// says how the sweep runs, say) or nil. Every fault is a *StudyError
+// to check with its values, which returns why the sweep does not take
+// it in a study (it names an output file, or says how the sweep runs; a
+// switch's value is not a boolean) or nil. Every fault is a *StudyError
 // with the line it is on; no key that is not a flag's name, and no value
 // with a comma but a plain list like 10ms,50ms, reaches the arguments.
-func ReadStudy(path string, check func(key string) error) (StudyFile, error) {
+func ReadStudy(path string, check func(key string, values []string) error) (StudyFile, error) {
 	b, err := readStudyFile(path)
 	if err != nil {
 		return StudyFile{}, err
@@ -117,13 +123,16 @@ func ReadStudy(path string, check func(key string) error) (StudyFile, error) {
 			if len(vals) != 1 {
 				return StudyFile{}, studyErrorf(path, v.Line, "workload: one workload per study")
 			}
+			if !validFlagName(vals[0]) {
+				return StudyFile{}, studyErrorf(path, v.Line, "workload: %q is not a workload's name; write one like \"workload: bulk\"", vals[0])
+			}
 			s.Workload = vals[0]
 			continue
 		}
-		if err := check(key); err != nil {
+		if err := check(key, vals); err != nil {
 			return StudyFile{}, &StudyError{path, k.Line, err}
 		}
-		s.Flags = append(s.Flags, "--"+key, strings.Join(vals, ","))
+		s.Flags = append(s.Flags, "--"+key+"="+strings.Join(vals, ","))
 	}
 	if s.Workload == "" {
 		return StudyFile{}, &StudyError{path, 0, ErrNoWorkload}
@@ -132,9 +141,9 @@ func ReadStudy(path string, check func(key string) error) (StudyFile, error) {
 }
 
 // validFlagName reports whether key can be a flag's name: lower-case
-// letters, digits and inner dashes, as every netemu flag is. Anything
-// else (an "=", a leading dash, a space) would let the key smuggle a
-// flag or a value into the arguments.
+// letters, digits and inner dashes, as every netemu flag and workload
+// is. Anything else (an "=", a leading dash, a space) would let the key
+// smuggle a flag or a value into the arguments.
 func validFlagName(key string) bool {
 	if key == "" || key[0] == '-' || key[len(key)-1] == '-' {
 		return false

@@ -25,13 +25,13 @@ func TestReadStudy(t *testing.T) {
 		return p
 	}
 	text := "# a study\nrtt: [10ms, 50ms]\nworkload: bulk\nloss: 0,1%\n"
-	st, err := ReadStudy(write("s.yaml", text), func(string) error { return nil })
+	st, err := ReadStudy(write("s.yaml", text), func(string, []string) error { return nil })
 	sum := sha256.Sum256([]byte(text))
-	want := []string{"bulk", "--rtt", "10ms,50ms", "--loss", "0,1%"}
+	want := []string{"bulk", "--rtt=10ms,50ms", "--loss=0,1%"}
 	if err != nil || !slices.Equal(st.Args(), want) || st.Name != "s.yaml" || st.SHA256 != hex.EncodeToString(sum[:]) {
 		t.Fatalf("ReadStudy: %+v, %v; want the arguments %q, the name s.yaml and the contents' SHA-256", st, err, want)
 	}
-	refuse := func(key string) error {
+	refuse := func(key string, _ []string) error {
 		if key == "jobs" {
 			return errors.New("not in a study")
 		}
@@ -48,6 +48,7 @@ func TestReadStudy(t *testing.T) {
 		{"rtt: 10ms\n", 0, ErrNoWorkload, "which workload?"},
 		{"workload: bulk\nrtt: \"1ms,2ms\"\n", 2, nil, "is quoted, so it is one value"},
 		{"workload: bulk\n---\nrtt: 1ms\n", 2, nil, "a second YAML document"},
+		{"workload: --pcap=x\n", 1, nil, `"--pcap=x" is not a workload's name`},
 	} {
 		_, err := ReadStudy(write("f.yaml", c.text), refuse)
 		var se *StudyError

@@ -17,7 +17,7 @@ import (
 // cmdCompare runs each case on the emulator (virtual clock) and on kernel
 // TCP over the same link, side by side.
 func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
-	o, cases, err := parseCases("compare", args, false)
+	o, cases, err := parseCases(ctx, "compare", args, false)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -155,7 +156,7 @@ func TestKubernetesManifests(t *testing.T) {
 	// environment.
 	study := filepath.Join(t.TempDir(), "study.yaml")
 	os.WriteFile(study, []byte(cm.Data["study.yaml"]), 0o644)
-	if _, err := planSweep([]string{"--spec", study}); err != nil {
+	if _, err := planSweep(context.Background(), []string{"--spec", study}); err != nil {
 		t.Errorf("job.yaml's study: %v", err)
 	}
 	t.Setenv("JOB_COMPLETIONS", env["JOB_COMPLETIONS"])

@@ -20,7 +20,7 @@ const maxListed = 6
 // each category, the counts, and the ACKs, segments and connections
 // that explain them.
 func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
-	o, cases, err := parseCases("explain", args, false)
+	o, cases, err := parseCases(ctx, "explain", args, false)
 	if err != nil {
 		return err
 	}

@@ -111,6 +111,9 @@ func parseQdisc(s string) (tc.Qdisc, error) {
 
 // options are the parsed flags of a command.
 type options struct {
+	// ctx ends the reading of input files (--trace-up, --trace-down)
+	// early: a signal must not wait for a FIFO's writer. nil never ends.
+	ctx       context.Context
 	kind      workloads.Kind
 	build     func() ([]workloads.Workload, error) // the kind's workloads from its flags
 	rtt       *listFlag[time.Duration]
@@ -180,8 +183,8 @@ func (o *options) announce(stderr io.Writer) {
 
 // parseArgs parses "<workload> [flags]": the shared flags may come first,
 // the workload's own come after its name.
-func parseArgs(cmd string, args []string) (*options, error) {
-	o := &options{}
+func parseArgs(ctx context.Context, cmd string, args []string) (*options, error) {
+	o := &options{ctx: ctx}
 	fs := newFlagSet(cmd, o)
 	if err := parseFlags(fs, args, ""); err != nil {
 		return nil, err
@@ -340,8 +343,8 @@ func checkDir(flag, path string) error {
 }
 
 // parseCases parses "<workload> [flags]" and expands it into cases.
-func parseCases(cmd string, args []string, sweep bool) (*options, []experiment.Case, error) {
-	o, err := parseArgs(cmd, args)
+func parseCases(ctx context.Context, cmd string, args []string, sweep bool) (*options, []experiment.Case, error) {
+	o, err := parseArgs(ctx, cmd, args)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -586,7 +589,7 @@ func (o *options) parseTrace(path string) (*link.Trace, error) {
 	if t, ok := o.traces[path]; ok {
 		return t, nil
 	}
-	t, err := link.ReadTrace(path)
+	t, err := readTrace(o.ctx, path)
 	var te *link.TraceError
 	if errors.As(err, &te) {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "trace "))
@@ -599,6 +602,32 @@ func (o *options) parseTrace(path string) (*link.Trace, error) {
 	}
 	o.traces[path] = t
 	return t, nil
+}
+
+// readTrace reads the trace file path until ctx ends (nil: never).
+// Opening a FIFO that has no writer, or reading a pipe that stays
+// silent, blocks in the kernel, where nothing ends it; so the file is
+// read on a goroutine of its own, which outlives an early return until a
+// writer comes, the pipe's writer closes it or the process exits.
+func readTrace(ctx context.Context, path string) (*link.Trace, error) {
+	if ctx == nil || ctx.Done() == nil {
+		return link.ReadTrace(path)
+	}
+	type read struct {
+		t   *link.Trace
+		err error
+	}
+	done := make(chan read, 1) // the goroutine never waits to hand it over
+	go func() {
+		t, err := link.ReadTrace(path)
+		done <- read{t, err}
+	}()
+	select {
+	case r := <-done:
+		return r.t, r.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 // inputHashes returns the SHA-256 of each trace the flags read, by path
@@ -735,11 +764,14 @@ func (o *options) measure(ctx context.Context, b experiment.Backend, c experimen
 	ins := o.instruments(variant, explain)
 	r, rec, w, err := experiment.Measure(ctx, b, c, ins)
 	var oe *experiment.OutputError
+	var we *experiment.WriteError
 	if !errors.As(err, &oe) { // the files were made, complete up to the error
-		o.wrote("pcap", ins.Pcap)
-		o.wrote("timeline", ins.Timeline)
-		o.wrote("mm-log-up", ins.MMLogUp)
-		o.wrote("mm-log-down", ins.MMLogDown)
+		errors.As(err, &we)
+		for _, f := range []writtenFile{{"pcap", ins.Pcap}, {"timeline", ins.Timeline}, {"mm-log-up", ins.MMLogUp}, {"mm-log-down", ins.MMLogDown}} {
+			if we == nil || !we.Failed(f.flag) { // a file that failed is gone
+				o.wrote(f.flag, f.path)
+			}
+		}
 	}
 	switch {
 	case errors.As(err, &oe):

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,7 +47,7 @@ func FuzzFlags(f *testing.F) {
 		if sweep {
 			cmd = "sweep"
 		}
-		o, err := parseArgs(cmd, args)
+		o, err := parseArgs(context.Background(), cmd, args)
 		if err == nil {
 			var cases []experiment.Case
 			cases, err = o.cases(cmd, sweep)

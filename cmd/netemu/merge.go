@@ -53,7 +53,7 @@ func cmdMerge(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if *plot != "" {
 		margs = append(margs, "--plot", *plot)
 	}
-	s, err := planSweep(margs)
+	s, err := planSweep(ctx, margs)
 	if err != nil {
 		return usagef("merge: the parts' sweep %q: %v", strings.Join(h.Args, " "), err)
 	}

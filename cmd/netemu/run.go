@@ -13,7 +13,7 @@ import (
 // cmdRun measures each case (one, or one per workload variant), then
 // writes a table row or a JSON record, and a figure per case.
 func cmdRun(ctx context.Context, args []string, w, stderr io.Writer) error {
-	o, cases, err := parseCases("run", args, false)
+	o, cases, err := parseCases(ctx, "run", args, false)
 	if err != nil {
 		return err
 	}

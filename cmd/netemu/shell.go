@@ -27,7 +27,7 @@ import (
 // every port listening on 127.0.0.1 at the start). The exit status is
 // the command's.
 func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
-	o := &options{}
+	o := &options{ctx: ctx}
 	fs := newFlagSet("shell", o)
 	sf := shellFlags(fs)
 	if err := parseFlags(fs, args, ""); err != nil {

@@ -151,3 +151,60 @@ func TestCellsCapped(t *testing.T) {
 		}
 	}
 }
+
+// A study file gives only what shapes the runs: every flag of a file the
+// sweep writes, or of how it runs and prints, is refused in one line
+// that names it and sends it to the command line, and nothing is
+// written; a value never becomes a flag, even a switch's (trace-once:
+// --pcap=FILE), and a switch takes only true or false.
+func TestSpecOnlyShapesTheRun(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(text), 0o644)
+		return p
+	}
+	victim := write("victim.txt", "keep me\n")
+	tr := write("a.trace", "1\n")
+	target := filepath.Join(dir, "new.out")
+	for _, key := range []string{"pcap", "timeline", "mm-log-up", "mm-log-down", "plot", "waterfall", "json", "out", "jobs", "continue", "shard", "spec"} {
+		for _, val := range []string{target, victim} {
+			code, out, errOut := runCmd("sweep", "--spec", write(key+".yaml", "workload: bulk\nsize: 50KB\n"+key+": "+val+"\n"))
+			if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, key+".yaml:3: "+key) || !strings.Contains(errOut, "give --"+key+" on the command line") {
+				t.Errorf("%s: %s: exit %d, stdout %q, stderr %q; want exit 2 and one line naming %s and the command line", key, val, code, out, errOut, key)
+			}
+		}
+	}
+	for _, c := range []struct{ name, text, want string }{
+		{"once.yaml", "workload: bulk\nsize: 50KB\ntcp: netemu\ntrace-down: " + tr + "\ntrace-once: --pcap=" + victim + "\n", `once.yaml:5: trace-once is a switch: want trace-once: true or trace-once: false, not "--pcap=`},
+		{"once2.yaml", "workload: bulk\nsize: 50KB\ntcp: netemu\ntrace-down: " + tr + "\ntrace-once: --pcap=" + target + "\n", "trace-once is a switch"},
+		{"jobs.yaml", "workload: bulk\nsize: 50KB\ntrace-once: --jobs=12\n", "trace-once is a switch"},
+		{"list.yaml", "workload: bulk\nsize: 50KB\ntrace-once: [true, false]\n", `not "true,false"`},
+		{"work.yaml", "workload: --pcap=" + victim + "\n", "is not a workload's name"},
+	} {
+		code, out, errOut := runCmd("sweep", "--spec", write(c.name, c.text))
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", c.name, code, out, errOut, c.want)
+		}
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep me\n" {
+		t.Errorf("a study file overwrote %s: %q", victim, b)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Errorf("a study file wrote %s", target)
+	}
+	// Run-shaping keys run, a switch with its boolean; the files come
+	// from the command line, which may not give what the study does.
+	good := write("good.yaml", "workload: bulk\nsize: 50KB\ntcp: netemu\ntrace-down: "+tr+"\ntrace-once: false\nseeds: 1\n")
+	log := filepath.Join(dir, "down.log")
+	if got, want := runOK(t, "sweep", "--spec", good, "--mm-log-down", log), runOK(t, "sweep", "bulk", "--size", "50KB", "--tcp", "netemu", "--trace-down", tr, "--seeds", "1"); got != want {
+		t.Errorf("the study prints\n%s\nits flags print\n%s", got, want)
+	}
+	if st, err := os.Stat(log); err != nil || st.Size() == 0 {
+		t.Errorf("--mm-log-down on the command line of a study: %v", err)
+	}
+	code, _, errOut := runCmd("sweep", "--spec", good, "--trace-once")
+	if code != 2 || !strings.Contains(errOut, `"--trace-once" belongs in the study file`) || !strings.Contains(errOut, "--mm-log-down") {
+		t.Errorf("--trace-once beside a study: exit %d, %q; want exit 2, sent to the study file", code, errOut)
+	}
+}

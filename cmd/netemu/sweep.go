@@ -14,7 +14,7 @@ import (
 // cmdSweep runs every combination of the comma-separated values of the
 // list flags (the cells), each with every seed of --seeds.
 func cmdSweep(ctx context.Context, args []string, w, stderr io.Writer) error {
-	s, err := planSweep(args)
+	s, err := planSweep(ctx, args)
 	if err != nil {
 		return err
 	}
@@ -47,12 +47,12 @@ type sweep struct {
 }
 
 // planSweep parses sweep's arguments into its plan.
-func planSweep(args []string) (*sweep, error) {
+func planSweep(ctx context.Context, args []string) (*sweep, error) {
 	args, study, studyHash, err := withStudy(args)
 	if err != nil {
 		return nil, err
 	}
-	o, cases, err := parseCases("sweep", args, true)
+	o, cases, err := parseCases(ctx, "sweep", args, true)
 	if err != nil {
 		if study != "" {
 			return nil, usagef("--spec %s: %v", study, err)

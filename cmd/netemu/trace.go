@@ -41,7 +41,7 @@ func cmdTrace(ctx context.Context, args []string, w, stderr io.Writer) error {
 		if fs.NArg() != 1 {
 			return usagef("trace show: which file? netemu trace show FILE")
 		}
-		t, err := link.ReadTrace(fs.Arg(0))
+		t, err := readTrace(ctx, fs.Arg(0))
 		if err != nil {
 			return usagef("trace show: %v", err)
 		}

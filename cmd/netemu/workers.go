@@ -34,7 +34,7 @@ func workerMain(args []string, stdin io.Reader, stdout, stderr io.Writer, fault 
 		fmt.Fprintf(stderr, "netemu: %s=1 is set by netemu sweep for its worker processes; unset it\n", workerEnv)
 		return 2
 	}
-	s, err := planSweep(args[1:])
+	s, err := planSweep(context.Background(), args[1:]) // its traces are files the sweep read
 	if err != nil {
 		fmt.Fprintf(stderr, "netemu worker: %v\n", err)
 		return 2

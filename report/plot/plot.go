@@ -143,12 +143,14 @@ func SaveFile(what, path string, write func(w io.Writer, format string) error) e
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if err := write(out, ext[1:]); err != nil {
-		out.Close()
-		os.Remove(path)
-		return err
+	err = write(out, ext[1:])
+	if cerr := out.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("%s: %w", what, cerr) // a full disk may show only here
 	}
-	return out.Close()
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
 }
 
 // Write renders the figure to w as "svg" or "png".
