@@ -1,0 +1,319 @@
+// Package soak drives bounded load at a TCP listener on loopback and
+// watches what the process holds meanwhile, for the proxies' soak tests
+// and benchmarks: connections that reset, that stop half way, that send
+// a byte at a time; the peak resident memory and open descriptors.
+//
+// Every load here is bounded in count and in time by its caller; a
+// connection that does not complete within its deadline is a stall, the
+// failure these tests exist to find.
+package soak
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Peaks is what a Watch saw: the highest resident set and number of open
+// descriptors, and the heap in use after a collection at the start and
+// the end.
+type Peaks struct {
+	RSS      uint64 // bytes; 0 where the system does not say
+	FDs      int    // -1 where the system does not say
+	HeapFrom uint64 // live heap when the watch began
+	HeapTo   uint64 // live heap when it stopped
+}
+
+// Watcher samples the process every few milliseconds until Stop.
+type Watcher struct {
+	stop chan struct{}
+	done chan struct{}
+	mu   sync.Mutex
+	p    Peaks
+}
+
+// Watch starts a Watcher; its caller must Stop it.
+func Watch() *Watcher {
+	w := &Watcher{stop: make(chan struct{}), done: make(chan struct{})}
+	w.p = Peaks{FDs: -1, HeapFrom: LiveHeap()}
+	w.sample()
+	go w.run()
+	return w
+}
+
+func (w *Watcher) run() {
+	defer close(w.done)
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+			w.sample()
+		}
+	}
+}
+
+func (w *Watcher) sample() {
+	rss, fds := RSS(), FDs()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.p.RSS = max(w.p.RSS, rss)
+	w.p.FDs = max(w.p.FDs, fds)
+}
+
+// Stop ends the sampling and returns the peaks. The live heap at the
+// end is read after a collection.
+func (w *Watcher) Stop() Peaks {
+	close(w.stop)
+	<-w.done
+	w.sample()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.p.HeapTo = LiveHeap()
+	return w.p
+}
+
+// LiveHeap collects twice (the first collection's finalizers and pool
+// victims go in the second) and returns the heap in use.
+func LiveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// RSS is the process's resident set in bytes (VmRSS of
+// /proc/self/status); 0 where there is no such file.
+func RSS() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// FDs is how many descriptors the process has open; -1 where the system
+// does not list them (/proc/self/fd).
+func FDs() int {
+	f, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return -1
+	}
+	return len(names) - 1 // the directory itself
+}
+
+// Load is a bounded load: Conns connections to Addr, Parallel at a time,
+// each done by Do within PerConn.
+type Load struct {
+	Addr     string
+	Conns    int
+	Parallel int           // 0 means 1
+	PerConn  time.Duration // 0 means 10 s
+	// Do runs one connection to its end; i counts from 0. It must return
+	// once ctx ends.
+	Do func(ctx context.Context, i int, addr string) error
+}
+
+// Result is what a Load did.
+type Result struct {
+	Conns   int           // connections that completed
+	Elapsed time.Duration // for all of them
+	Err     error         // the first failure, if any
+}
+
+// PerSecond is the rate of completed connections.
+func (r Result) PerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Conns) / r.Elapsed.Seconds()
+}
+
+// Run runs the load and returns when every connection ended or ctx did.
+func (l Load) Run(ctx context.Context) Result {
+	par := max(l.Parallel, 1)
+	per := l.PerConn
+	if per == 0 {
+		per = 10 * time.Second
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		done  int
+		first error
+	)
+	start := time.Now()
+	for range par {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				cctx, ccancel := context.WithTimeout(ctx, per)
+				err := l.Do(cctx, i, l.Addr)
+				ccancel()
+				mu.Lock()
+				if err == nil {
+					done++
+				} else if first == nil {
+					first = fmt.Errorf("connection %d of %d: %w", i, l.Conns, err)
+					cancel()
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range l.Conns {
+		select {
+		case next <- i:
+			continue
+		case <-ctx.Done():
+		}
+		break
+	}
+	close(next)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if first == nil && done < l.Conns {
+		first = fmt.Errorf("%d of %d connections done: %w", done, l.Conns, context.Cause(ctx))
+	}
+	return Result{Conns: done, Elapsed: time.Since(start), Err: first}
+}
+
+// Reset connects, and closes with SO_LINGER 0: the peer sees a reset.
+func Reset(ctx context.Context, _ int, addr string) error {
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	c.(*net.TCPConn).SetLinger(0)
+	return c.Close()
+}
+
+// Echo writes a line and reads it back within ctx: the probe that shows
+// the path still carries bytes.
+func Echo(ctx context.Context, i int, addr string) error {
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if d, ok := ctx.Deadline(); ok {
+		c.SetDeadline(d)
+	}
+	msg := fmt.Sprintf("probe %d\n", i)
+	if _, err := c.Write([]byte(msg)); err != nil {
+		return err
+	}
+	got := make([]byte, len(msg))
+	for n := 0; n < len(got); {
+		k, err := c.Read(got[n:])
+		if err != nil {
+			return fmt.Errorf("echo read after %d of %d bytes: %w", n, len(got), err)
+		}
+		n += k
+	}
+	if string(got) != msg {
+		return fmt.Errorf("echo %q; want %q", got, msg)
+	}
+	return nil
+}
+
+// Hold connects and sends nothing until ctx's deadline nears or hold
+// passes: a client that never finishes its request.
+func Hold(hold time.Duration) func(ctx context.Context, i int, addr string) error {
+	return func(ctx context.Context, _ int, addr string) error {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		select {
+		case <-time.After(hold):
+		case <-ctx.Done():
+		}
+		return nil
+	}
+}
+
+// Slowloris connects and sends n bytes, one every gap, then closes.
+func Slowloris(n int, gap time.Duration) func(ctx context.Context, i int, addr string) error {
+	return func(ctx context.Context, _ int, addr string) error {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		for range n {
+			if _, err := c.Write([]byte{'x'}); err != nil {
+				return err
+			}
+			select {
+			case <-time.After(gap):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+}
+
+// SOCKSRefused asks a SOCKS5 server at addr (RFC 1928, no
+// authentication) to CONNECT to target, a loopback host:port where
+// nothing listens, and expects a reply that is not success.
+func SOCKSRefused(target netip.AddrPort) func(ctx context.Context, i int, addr string) error {
+	return func(ctx context.Context, _ int, addr string) error {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if d, ok := ctx.Deadline(); ok {
+			c.SetDeadline(d)
+		}
+		ip := target.Addr().As4()
+		req := []byte{5, 1, 0, 5, 1, 0, 1, ip[0], ip[1], ip[2], ip[3], byte(target.Port() >> 8), byte(target.Port())}
+		if _, err := c.Write(req); err != nil {
+			return err
+		}
+		var rep [12]byte // method choice (2), then the reply's head (10 for IPv4)
+		if _, err := io.ReadFull(c, rep[:4]); err != nil {
+			return fmt.Errorf("SOCKS5 reply: %w", err)
+		}
+		if rep[0] != 5 || rep[1] != 0 || rep[2] != 5 {
+			return fmt.Errorf("SOCKS5 reply % x; want 05 00 05 and a failure code", rep[:4])
+		}
+		if rep[3] == 0 {
+			return fmt.Errorf("SOCKS5 CONNECT to %v succeeded; want it refused", target)
+		}
+		return nil
+	}
+}
