@@ -85,16 +85,13 @@ func main() {
 	}
 	// SIGTERM (timeout, systemd, CI runners) is handled like SIGINT: the
 	// run stops, the files written so far are completed, and the exit
-	// status is 128 + the signal's number.
-	sigs := make(chan os.Signal, 1)
+	// status is 128 + the signal's number; a command that does not stop
+	// is cut short (stop.go).
+	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	ctx, cancel := context.WithCancelCause(context.Background())
-	go func() {
-		if s, ok := <-sigs; ok {
-			cancel(&signalError{s})
-		}
-	}()
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := runStoppable(func(ctx context.Context) int {
+		return run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	}, sigs, os.Stderr, stopLimit)
 	signal.Stop(sigs)
 	os.Exit(code)
 }

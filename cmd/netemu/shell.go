@@ -70,18 +70,20 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "netemu shell: %s across the link (%s, %s); host loopback ports at %v: %s; the outside: %s\n",
 		argv[0], linkPath(lc), n.Facts().Link, kernel.ServerAddr, orNone(fwd), outsideWords(outside))
-	return runShell(n, sh, watch, stderr)
+	return runShell(ctx, n, sh, watch, stderr)
 }
 
 // runShell runs sh's program on n, the signals netemu receives passed on
 // to it, and then says on stderr how it ended and what the link carried.
 // The error ends netemu with the program's status, or says why watch
 // could not complete its files.
-func runShell(n *kernel.Net, sh kernel.Shell, watch *experiment.Watch, stderr io.Writer) error {
+func runShell(ctx context.Context, n *kernel.Net, sh kernel.Shell, watch *experiment.Watch, stderr io.Writer) error {
 	sigs, stop := kernel.CatchSignals()
 	defer stop()
 	sh.Signals = sigs
+	release := holdStop(ctx) // the program's signals, until it ends
 	exit, err := sh.Run(n)
+	release()
 	var se *kernel.StartError
 	if errors.As(err, &se) { // a shell's status for a command it cannot run
 		return &exitError{code: 127, err: fmt.Errorf("shell: %v", se.Err)}
