@@ -522,6 +522,20 @@ func (e *endpoint) Abort() {
 	e.done(nil)
 }
 
+// abandon ends the endpoint without a segment, its stack closing
+// (Protocol.Close): a connection as if aborted, a listener as if closed.
+func (e *endpoint) abandon() {
+	e.mu.Lock()
+	defer e.unlock()
+	switch e.state {
+	case stateClosed:
+	case stateListen:
+		e.closeListener()
+	default:
+		e.done(&tcpip.ErrConnectionAborted{}) // sends nothing
+	}
+}
+
 // closeListener stops listening; the children nobody accepted are reset
 // once e.mu is released (unlock), and those still in SYN-RECV when
 // their handshake completes (completeHandshake). e.mu is held.

@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"strings"
 	"testing"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
@@ -67,5 +68,51 @@ func TestResetChildLeavesAcceptQueue(t *testing.T) {
 		t.Errorf("Accept found a connection; want none: every queued child was reset")
 	} else if _, ok := err.(*tcpip.ErrWouldBlock); !ok {
 		t.Errorf("Accept: %v; want would-block", err)
+	}
+}
+
+// When its stack closes, the protocol ends every connection and
+// listener at once, without a segment: no timer of theirs stays armed
+// (on the real clock one would keep the whole stack alive: TIME-WAIT's
+// 60 s, a retransmission's minutes), the ports are free, and a caller
+// learns of the end.
+func TestStackCloseEndsEveryConnection(t *testing.T) {
+	h := newHarness(t, Options{})
+	timeWait, _ := h.accept(linuxPeer) // the harness's listener stays open
+	if err := timeWait.ep.Shutdown(tcpip.ShutdownWrite); err != nil {
+		t.Fatal(err)
+	}
+	timeWait.saw(h.takeOne())
+	timeWait.ackUpTo(timeWait.rcvNxt)
+	timeWait.send(header.TCPFlagFin|header.TCPFlagAck, nil)
+	h.take()
+	if timeWait.state() != stateTimeWait {
+		t.Fatalf("state %v; want TIME-WAIT", timeWait.state())
+	}
+	sending, _ := h.dial(linuxPeer)
+	sending.write([]byte("unacknowledged")) // arms the retransmission timer
+	h.take()
+	if _, armed := h.clk.pending(); !armed {
+		t.Fatal("no timer armed before the close; the test checks nothing")
+	}
+
+	h.proto.Close()
+	h.none("after the stack closed")
+	if at, armed := h.clk.pending(); armed {
+		t.Errorf("a timer is still armed for %v after the stack closed; want none", at)
+	}
+	for _, c := range []*conn{timeWait, sending} {
+		if c.state() != stateClosed {
+			t.Errorf("state %v after the stack closed; want CLOSED", c.state())
+		}
+	}
+	if _, err := sending.ep.Write(strings.NewReader("more"), tcpip.WriteOptions{}); err == nil {
+		t.Errorf("a write after the stack closed succeeded")
+	}
+	h.proto.mu.Lock()
+	conns, listeners, bound := len(h.proto.conns), len(h.proto.listeners), len(h.proto.bound)
+	h.proto.mu.Unlock()
+	if conns+listeners+bound != 0 {
+		t.Errorf("%d connections, %d listeners and %d ports held after the stack closed; want none", conns, listeners, bound)
 	}
 }

@@ -252,9 +252,26 @@ func (*Protocol) Option(tcpip.GettableTransportProtocolOption) tcpip.Error {
 	return &tcpip.ErrUnknownProtocolOption{}
 }
 
-// Close implements stack.TransportProtocol: the protocol has no
-// goroutines of its own.
-func (*Protocol) Close() {}
+// Close implements stack.TransportProtocol: the stack is going away,
+// and every connection and listener ends with it, at once and without a
+// segment (the NIC is gone). The protocol has no goroutines of its own,
+// but its connections' timers are the clock's: armed, on the real clock,
+// they would keep the whole stack alive after it closed (TIME-WAIT's
+// 60 s, a retransmission's minutes, keepalive's hours).
+func (p *Protocol) Close() {
+	p.mu.Lock()
+	eps := make([]*endpoint, 0, len(p.conns)+len(p.listeners))
+	for _, e := range p.conns {
+		eps = append(eps, e)
+	}
+	for _, e := range p.listeners { // after their children, which leave them
+		eps = append(eps, e)
+	}
+	p.mu.Unlock()
+	for _, e := range eps { // no lock held: an endpoint's comes first
+		e.abandon()
+	}
+}
 
 // Wait implements stack.TransportProtocol.
 func (*Protocol) Wait() {}
