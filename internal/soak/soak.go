@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -316,4 +317,116 @@ func SOCKSRefused(target netip.AddrPort) func(ctx context.Context, i int, addr s
 		}
 		return nil
 	}
+}
+
+// Bounds are what a soak asserts of a load, chosen to hold on a loaded
+// machine: no connection stalls, and what the load took is given back.
+type Bounds struct {
+	PerConn time.Duration // for one connection, the load's or the probe's
+	// Drain is how long the server under test may take, after the load
+	// and the probe, to end its connections (settled) and close their
+	// descriptors.
+	Drain time.Duration
+	// HeapSlack is how far above its level before the load the live
+	// heap may be once every connection has ended; FDSlack how many
+	// descriptors more may stay open.
+	HeapSlack uint64
+	FDSlack   int
+}
+
+// Measure runs load, then probe, which must pass: a server that took
+// the load but carries nothing since has stalled. It then waits up to
+// b.Drain for settled (nil: always) and for the descriptors to come back,
+// fails t where a bound does not hold, and returns the load's result and
+// the peaks seen meanwhile.
+func Measure(t testing.TB, load, probe Load, settled func() bool, b Bounds) (Result, Peaks) {
+	t.Helper()
+	if settled == nil {
+		settled = func() bool { return true }
+	}
+	load.PerConn, probe.PerConn = b.PerConn, b.PerConn
+	fds := FDs()
+	w := Watch()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(load.Conns/max(load.Parallel, 1)+probe.Conns+1)*b.PerConn)
+	defer cancel()
+	r := load.Run(ctx)
+	if r.Err != nil {
+		w.Stop()
+		t.Fatalf("the load: %v", r.Err)
+	}
+	if err := probe.Run(ctx).Err; err != nil {
+		w.Stop()
+		t.Fatalf("after %d connections of the load, a probe does not cross: %v", load.Conns, err)
+	}
+	deadline := time.Now().Add(b.Drain)
+	for (!settled() || fds >= 0 && FDs() > fds+b.FDSlack) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	peaks := w.Stop()
+	if !settled() {
+		t.Errorf("connections still open %v after the load ended; want none", b.Drain)
+	}
+	if now := FDs(); fds >= 0 && now > fds+b.FDSlack {
+		t.Errorf("%d descriptors open %v after the load, %d before; want at most %d more", now, b.Drain, fds, b.FDSlack)
+	}
+	if peaks.HeapTo > peaks.HeapFrom+b.HeapSlack {
+		t.Errorf("live heap %d KiB after the load, %d KiB before; want at most %d KiB more", peaks.HeapTo>>10, peaks.HeapFrom>>10, b.HeapSlack>>10)
+	}
+	t.Logf("%d connections in %v (%.0f/s), peak RSS %d MiB, peak descriptors %d, live heap %d → %d KiB",
+		r.Conns, r.Elapsed.Round(time.Millisecond), r.PerSecond(), peaks.RSS>>20, peaks.FDs, peaks.HeapFrom>>10, peaks.HeapTo>>10)
+	return r, peaks
+}
+
+// Report adds a soak's figures to a benchmark's.
+func Report(b *testing.B, r Result, p Peaks) {
+	b.ReportMetric(r.PerSecond(), "conns/s")
+	b.ReportMetric(float64(p.RSS)/(1<<20), "peak-RSS-MiB")
+	b.ReportMetric(float64(p.FDs), "peak-fds")
+}
+
+// EchoServer listens on loopback and echoes each connection until the
+// returned stop, which closes the listener and every connection and
+// waits for their goroutines. It keeps nothing of a connection that
+// ended.
+func EchoServer() (addr string, stop func(), err error) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		open = map[net.Conn]bool{}
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			open[c] = true
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				io.Copy(c, c)
+				c.Close()
+				mu.Lock()
+				delete(open, c)
+				mu.Unlock()
+			}()
+		}
+	}()
+	return ln.Addr().String(), func() {
+		ln.Close()
+		mu.Lock()
+		for c := range open {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	}, nil
 }
