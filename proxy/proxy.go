@@ -161,6 +161,13 @@ type Config struct {
 	// Shaper) writes them as they come.
 	Shape func(*Stream) Shaper
 
+	// Loops cuts loops at connect time (LoopGuard): an upstream
+	// connection that reaches a listener of the guard's, or that a
+	// listener of the guard's accepts back. nil means a guard of the
+	// proxy's own, which knows its listeners; a caller that runs several
+	// proxies gives them one guard, and tells it of listeners of its own.
+	Loops *LoopGuard
+
 	// Observe, if set, receives every event of the network's link. The
 	// proxy counts each connection's retransmissions from those events,
 	// so New makes itself the link's observer (emu.Net.Observe) and
@@ -246,6 +253,7 @@ type listener struct {
 	ln       net.Listener
 	forward  *Forward // nil for SOCKS5
 	upstream uint16   // the forward's upstream port
+	release  func()   // forgets the listener in Config.Loops
 }
 
 // match pairs the two sides of a connection: the client host's side
@@ -283,6 +291,9 @@ func New(n *emu.Net, cfg Config) (*Proxy, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		}
 	}
+	if cfg.Loops == nil {
+		cfg.Loops = &LoopGuard{}
+	}
 	cfg.Forwards = slices.Clone(cfg.Forwards)
 	for i, f := range cfg.Forwards {
 		l, err := ListenAddr(f.Listen)
@@ -315,7 +326,7 @@ func New(n *emu.Net, cfg Config) (*Proxy, error) {
 		if err != nil {
 			return fail(fmt.Errorf("proxy: forward %s: %w", f, err))
 		}
-		p.listeners = append(p.listeners, listener{ln: ln, forward: f, upstream: port})
+		p.listeners = append(p.listeners, listener{ln: ln, forward: f, upstream: port, release: cfg.Loops.Listen(ln.Addr())})
 		if err := p.serverPort(port); err != nil {
 			return fail(fmt.Errorf("proxy: forward %s: %w", f, err))
 		}
@@ -325,7 +336,15 @@ func New(n *emu.Net, cfg Config) (*Proxy, error) {
 		if err != nil {
 			return fail(fmt.Errorf("proxy: SOCKS5: %w", err))
 		}
-		p.listeners = append(p.listeners, listener{ln: ln})
+		p.listeners = append(p.listeners, listener{ln: ln, release: cfg.Loops.Listen(ln.Addr())})
+	}
+	// The forwards as bound: a port 0 is a port now.
+	bound := make([]Forward, len(cfg.Forwards))
+	for i, f := range cfg.Forwards {
+		bound[i] = Forward{Listen: p.listeners[i].ln.Addr().String(), Upstream: f.Upstream}
+	}
+	if err := CheckLoops(ctx, bound, cfg.LookupHost); err != nil {
+		return fail(fmt.Errorf("proxy: %w", err))
 	}
 	n.Observe(p.observe)
 	p.observing = true
@@ -467,6 +486,7 @@ func (p *Proxy) stopAccepting() {
 	p.stopOnce.Do(func() {
 		for _, l := range p.listeners {
 			l.ln.Close()
+			l.release()
 		}
 	})
 	p.accepting.Wait()
@@ -576,7 +596,7 @@ func (p *Proxy) serveClient(s *session, target string, port uint16, ready func(e
 	if ready != nil {
 		upstream = make(chan dialResult, 1)
 		go func() {
-			u, err := p.dialAllowed(target)
+			u, err := p.dialAllowed(target, s.client)
 			upstream <- dialResult{u, err}
 		}()
 	}
@@ -664,7 +684,7 @@ func (p *Proxy) serveUpstream(ec *tcpstack.Conn) {
 	u := s.upstream
 	if u == nil {
 		var err error
-		if u, err = p.cfg.DialUpstream(p.ctx, "tcp", s.target); err != nil {
+		if u, err = p.cfg.Loops.Dial(p.ctx, p.cfg.DialUpstream, s.target, s.client); err != nil {
 			s.fail(fmt.Sprintf("upstream: %v", err))
 			// The client sees its connection reset, as a refused connect
 			// resets a real path's SYN.
@@ -694,9 +714,10 @@ func (e *NotAllowedError) Error() string {
 const upstreamTimeout = 15 * time.Second
 
 // dialAllowed resolves the target a SOCKS5 or CONNECT client named and
-// dials its addresses that Config.Allow allows, in order. The rule is
-// applied to the addresses dialed, so a name cannot lead past it.
-func (p *Proxy) dialAllowed(target string) (net.Conn, error) {
+// dials its addresses that Config.Allow allows, in order, for the client
+// connection from. The rule is applied to the addresses dialed, so a
+// name cannot lead past it; none may be the proxy's own (Config.Loops).
+func (p *Proxy) dialAllowed(target string, from net.Conn) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(p.ctx, upstreamTimeout)
 	defer cancel()
 	host, port, err := net.SplitHostPort(target)
@@ -721,8 +742,12 @@ func (p *Proxy) dialAllowed(target string) (net.Conn, error) {
 	}
 	for _, a := range allowed {
 		var u net.Conn
-		if u, err = p.cfg.DialUpstream(ctx, "tcp", net.JoinHostPort(a.String(), port)); err == nil {
+		if u, err = p.cfg.Loops.Dial(ctx, p.cfg.DialUpstream, net.JoinHostPort(a.String(), port), from); err == nil {
 			return u, nil
+		}
+		var le *LoopError
+		if errors.As(err, &le) {
+			return nil, err
 		}
 	}
 	return nil, err

@@ -80,10 +80,11 @@ func handshake(c net.Conn) (target string, reply func(error) error, err error) {
 func socksCode(err error) byte {
 	var dns *net.DNSError
 	var na *NotAllowedError
+	var le *LoopError
 	switch {
 	case err == nil:
 		return socksOK
-	case errors.As(err, &na):
+	case errors.As(err, &na), errors.As(err, &le):
 		return socksNotAllowed
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return socksRefused
@@ -207,9 +208,10 @@ func httpConnect(c net.Conn, first byte) (string, func(error) error, error) {
 	}
 	return f[1], func(err error) error {
 		var na *NotAllowedError
+		var le *LoopError
 		msg := "HTTP/1.1 200 Connection established\r\n\r\n"
 		switch {
-		case errors.As(err, &na):
+		case errors.As(err, &na), errors.As(err, &le):
 			msg = "HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n"
 		case isTimeout(err):
 			msg = "HTTP/1.1 504 Gateway Timeout\r\nConnection: close\r\n\r\n"

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 
 	"github.com/netemu/netemu/proxy"
@@ -13,7 +12,9 @@ import (
 
 // The handlers, in toxiproxy's order of checks: the proxy, then the
 // body, then the fields (toxiproxy's api.go is the reference for which
-// error wins). Each runs under Server.mu.
+// error wins). Each runs under Server.mu, released with Server.unlock,
+// after which what may wait on a network runs; names are resolved before
+// the lock is taken.
 
 var errClosed = errors.New("the server is closed")
 
@@ -28,7 +29,7 @@ func (s *Server) lock() error {
 }
 
 // lockProxy takes Server.mu and returns the proxy named in the request's
-// path; on an error the lock is not held.
+// path; on an error the lock is not held. Release it with Server.unlock.
 func (s *Server) lockProxy(r *http.Request) (*proxyState, error) {
 	if err := s.lock(); err != nil {
 		return nil, err
@@ -62,7 +63,7 @@ func (s *Server) proxyIndex(w http.ResponseWriter, r *http.Request) error {
 	if err := s.lock(); err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	out := map[string]proxyJSON{}
 	for name, px := range s.proxies {
 		out[name] = px.json()
@@ -75,10 +76,14 @@ func (s *Server) proxyCreate(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &in); err != nil {
 		return err
 	}
+	var res resolved
+	if in.Name != "" && in.Upstream != "" {
+		res = resolveProxy(in.Listen, in.Upstream)
+	}
 	if err := s.lock(); err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	switch {
 	case in.Name == "":
 		return apiErr(errMissingField, errors.New("name"))
@@ -87,7 +92,7 @@ func (s *Server) proxyCreate(w http.ResponseWriter, r *http.Request) error {
 	case s.proxies[in.Name] != nil:
 		return errProxyExists
 	}
-	px := s.newProxy(in)
+	px := s.newProxy(in, res)
 	if px.enabled {
 		if err := px.start(); err != nil {
 			return err
@@ -121,10 +126,16 @@ func (s *Server) Populate(r io.Reader) error {
 // populateAll checks every proxy of in, then makes them in order; it
 // stops at the first that fails, keeping those made.
 func (s *Server) populateAll(in []proxyInput) ([]proxyJSON, error) {
+	res := make([]resolved, len(in))
+	for i, p := range in {
+		if p.Name != "" && p.Upstream != "" {
+			res[i] = resolveProxy(p.Listen, p.Upstream)
+		}
+	}
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	for i, p := range in {
 		switch {
 		case p.Name == "":
@@ -134,9 +145,9 @@ func (s *Server) populateAll(in []proxyInput) ([]proxyJSON, error) {
 		}
 	}
 	var done []proxyJSON
-	for _, p := range in {
+	for i, p := range in {
 		if old := s.proxies[p.Name]; old != nil {
-			differs, err := old.differs(p.Listen, p.Upstream)
+			differs, err := old.differs(res[i], p.Upstream)
 			if err != nil {
 				return done, err
 			}
@@ -147,7 +158,7 @@ func (s *Server) populateAll(in []proxyInput) ([]proxyJSON, error) {
 			old.stop()
 			delete(s.proxies, p.Name)
 		}
-		px := s.newProxy(p)
+		px := s.newProxy(p, res[i])
 		if px.enabled {
 			if err := px.start(); err != nil {
 				return done, err
@@ -167,8 +178,8 @@ func (s *Server) populated(w http.ResponseWriter, r *http.Request, done []proxyJ
 			Proxies []proxyJSON `json:"proxies"`
 		}{done})
 	}
-	ae := asAPIError(err)
-	s.cfg.Logf("%s %s: %d %s", r.Method, r.URL.Path, ae.Status, ae.Message)
+	ae := clipped(asAPIError(err))
+	s.cfg.Logf("%s %s: %d %s", r.Method, proxy.Clip(r.URL.Path), ae.Status, ae.Message)
 	return writeJSON(w, ae.Status, struct {
 		Error   string      `json:"error"`
 		Status  int         `json:"status"`
@@ -181,31 +192,51 @@ func (s *Server) proxyShow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	return writeJSON(w, http.StatusOK, px.json())
 }
 
 func (s *Server) proxyUpdate(w http.ResponseWriter, r *http.Request) error {
+	// The body is read over the proxy's settings; the addresses it names
+	// are resolved without the lock, then the proxy is looked up again.
 	px, err := s.lockProxy(r)
 	if err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
 	enabled := px.enabled
 	in := proxyInput{Listen: px.listen, Upstream: px.upstream, Enabled: &enabled}
-	if err := decode(r, &in); err != nil {
+	err = decode(r, &in)
+	s.unlock()
+	if err != nil {
 		return err
 	}
 	if in.Enabled == nil { // "enabled": null
 		in.Enabled = &enabled
 	}
-	differs, err := px.differs(in.Listen, in.Upstream)
+	res := resolveProxy(in.Listen, in.Upstream)
+	if px, err = s.lockProxy(r); err != nil {
+		return err
+	}
+	defer s.unlock()
+	differs, err := px.differs(res, in.Upstream)
 	if err != nil {
 		return err
 	}
 	if differs {
+		// A loop is refused before anything changes; a port 0 shows its
+		// loop, if any, once bound (start).
+		if *in.Enabled {
+			listens := res.listens
+			if res.port0 {
+				listens = nil
+			}
+			if err := s.checkLoop(px, in.Upstream, res.upstreams, listens); err != nil {
+				return err
+			}
+		}
 		px.stop()
 		px.listen, px.upstream = in.Listen, in.Upstream
+		px.upstreamAddrs = res.upstreams
 	}
 	if *in.Enabled != px.enabled {
 		if *in.Enabled {
@@ -224,7 +255,7 @@ func (s *Server) proxyDelete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	px.stop()
 	delete(s.proxies, px.name)
 	w.WriteHeader(http.StatusNoContent)
@@ -237,14 +268,14 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) error {
 	if err := s.lock(); err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	for _, px := range s.proxies {
 		if !px.enabled {
 			if err := px.start(); err != nil {
 				return err
 			}
 		}
-		px.setToxics(nil)
+		px.setToxics(nil, nil)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
@@ -255,7 +286,7 @@ func (s *Server) toxicIndex(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	return writeJSON(w, http.StatusOK, px.ordered())
 }
 
@@ -264,7 +295,7 @@ func (s *Server) toxicCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	in := struct {
 		Name       string          `json:"name"`
 		Type       string          `json:"type"`
@@ -295,11 +326,19 @@ func (s *Server) toxicCreate(w http.ResponseWriter, r *http.Request) error {
 	}
 	t := &toxic{name: in.Name, kind: k, stream: in.Stream, dir: dir, toxicity: in.Toxicity, attrs: attrs,
 		id: s.nextToxic.Add(1), version: s.nextToxic.Add(1)}
-	list := append(px.list(), t)
-	if err := s.checkLink(list); err != nil {
-		return err
+	// The toxics before, all applied, with t: one step, not one per toxic.
+	set := px.toxics.Load()
+	all, err := set.all, set.allErr
+	if err == nil && t.kind.onLink {
+		err = all.apply(t)
 	}
-	px.setToxics(list)
+	if err == nil {
+		_, err = all.config()
+	}
+	if err != nil {
+		return &apiError{"invalid toxics: " + err.Error(), http.StatusBadRequest}
+	}
+	px.setToxics(append(px.list(), t), t)
 	return writeJSON(w, http.StatusOK, t)
 }
 
@@ -317,7 +356,7 @@ func (s *Server) toxicShow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	t := px.toxic(r.PathValue("toxic"))
 	if t == nil {
 		return errToxicNotFound
@@ -330,7 +369,7 @@ func (s *Server) toxicUpdate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	old := px.toxic(r.PathValue("toxic"))
 	if old == nil {
 		return errToxicNotFound
@@ -360,7 +399,7 @@ func (s *Server) toxicUpdate(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkLink(list); err != nil {
 		return err
 	}
-	px.setToxics(list)
+	px.setToxics(list, nil)
 	return writeJSON(w, http.StatusOK, &t)
 }
 
@@ -369,7 +408,7 @@ func (s *Server) toxicDelete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.unlock()
 	old := px.toxic(r.PathValue("toxic"))
 	if old == nil {
 		return errToxicNotFound
@@ -380,7 +419,7 @@ func (s *Server) toxicDelete(w http.ResponseWriter, r *http.Request) error {
 			list = append(list, t)
 		}
 	}
-	px.setToxics(list)
+	px.setToxics(list, nil)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -425,13 +464,12 @@ func (px *proxyState) ordered() []*toxic {
 	return out
 }
 
-// differs says whether listen and upstream differ from px's, as
-// toxiproxy compares them: the listen address resolved (a port 0 always
-// differs), the upstream as written.
-func (px *proxyState) differs(listen, upstream string) (bool, error) {
-	a, err := net.ResolveTCPAddr("tcp", listen)
-	if err != nil {
-		return false, err
+// differs says whether listen (res, resolved) and upstream differ from
+// px's, as toxiproxy compares them: the listen address resolved (a port
+// 0 always differs), the upstream as written.
+func (px *proxyState) differs(res resolved, upstream string) (bool, error) {
+	if res.listenErr != nil {
+		return false, res.listenErr
 	}
-	return a.String() != px.listen || a.Port == 0 || upstream != px.upstream, nil
+	return res.listen != px.listen || res.port0 || upstream != px.upstream, nil
 }

@@ -26,6 +26,9 @@ type conn struct {
 	rng     *rand.Rand        // toxicity's rolls and the slicer's sizes
 	rolled  map[uint64]*stage // by toxic id: the toxics seen, rolled
 	dirs    [2]*direction     // by proxy.Direction
+	gen     uint64            // the toxicSet.gen applied
+	links   linkDirs          // the base link with the link toxics that act here
+	linkErr error             // why links could not follow the last change: it is the one before
 	n       *emu.Net
 	p       *proxy.Proxy
 	aborted bool
@@ -53,7 +56,7 @@ type direction struct {
 func newConn(r *run, c net.Conn) *conn {
 	id := r.px.srv.nextConn.Add(1)
 	cn := &conn{r: r, client: c, id: id, rolled: map[uint64]*stage{},
-		rng: rand.New(rand.NewPCG(r.px.srv.cfg.Seed, id))}
+		rng: rand.New(rand.NewPCG(r.px.srv.cfg.Seed, id)), links: baseDirs(r.px.srv.cfg.Link)}
 	for i := range cn.dirs {
 		cn.dirs[i] = &direction{c: cn, wake: make(chan struct{})}
 	}
@@ -63,10 +66,16 @@ func newConn(r *run, c net.Conn) *conn {
 // start builds the connection's network and carries it.
 func (c *conn) start() {
 	srv := c.r.px.srv
-	list := *c.r.px.toxics.Load()
 	c.mu.Lock()
-	lc, err := linkConfig(srv.cfg.Link, list, c.roll)
-	c.sync(list)
+	// An update may have come first (conn.update).
+	if set := c.r.px.toxics.Load(); set.gen > c.gen {
+		c.sync(set.list)
+		c.gen = set.gen
+	}
+	lc, err := c.links.config()
+	if c.linkErr != nil {
+		err = c.linkErr
+	}
 	seed := c.rng.Uint64()
 	c.mu.Unlock()
 	var n *emu.Net
@@ -75,13 +84,13 @@ func (c *conn) start() {
 	}
 	var p *proxy.Proxy
 	if err == nil {
-		p, err = proxy.New(n, proxy.Config{Shape: c.shape, OnEnd: c.ended, DialUpstream: srv.upstreamDial(), FirstID: c.id,
+		p, err = proxy.New(n, proxy.Config{Shape: c.shape, OnEnd: c.ended, DialUpstream: srv.upstreamDial(), FirstID: c.id, Loops: &srv.loops,
 			Logf: func(format string, args ...any) { srv.cfg.Logf("proxy "+c.r.px.name+": "+format, args...) }})
 	}
 	if err != nil {
 		srv.cfg.Logf("proxy %s: connection from %s: %v", c.r.px.name, c.client.RemoteAddr(), err)
 		if n != nil {
-			n.Close()
+			srv.closeNet(n)
 		}
 		c.client.Close()
 		c.r.remove(c)
@@ -117,7 +126,7 @@ func (c *conn) teardown() {
 	p, n := c.p, c.n
 	c.mu.Unlock()
 	p.Close()
-	n.Close()
+	c.r.px.srv.closeNet(n)
 	c.r.remove(c)
 }
 
@@ -168,14 +177,27 @@ func (c *conn) roll(t *toxic) bool {
 
 // update applies a change of the proxy's toxics to the open connection,
 // as toxiproxy applies them: rolled again where they changed, the byte
-// toxics at once; the link toxics through relink.
-func (c *conn) update(list []*toxic) {
+// toxics at once; the link toxics through relink. A set older than the
+// one applied is passed over (two changes may reach a connection out of
+// order); a set that adds one toxic to the one applied costs that
+// toxic alone (add), any other change every toxic (sync).
+func (c *conn) update(set *toxicSet) {
 	c.mu.Lock()
-	closeNow, linkChanged := c.sync(list)
+	if set.gen <= c.gen {
+		c.mu.Unlock()
+		return
+	}
+	var closeNow, linkChanged bool
+	if set.added != nil && set.gen == c.gen+1 {
+		linkChanged = c.add(set.added)
+	} else {
+		closeNow, linkChanged = c.sync(set.list)
+	}
+	c.gen = set.gen
 	var lc link.Config
-	var err error
-	if linkChanged {
-		lc, err = linkConfig(c.r.px.srv.cfg.Link, list, func(t *toxic) bool { return c.rolled[t.id].active })
+	err := c.linkErr
+	if linkChanged && err == nil {
+		lc, err = c.links.config()
 	}
 	c.mu.Unlock()
 	if linkChanged && err == nil {
@@ -184,6 +206,33 @@ func (c *conn) update(list []*toxic) {
 	if closeNow {
 		c.close()
 	}
+}
+
+// add applies one toxic added after those applied: rolled, its stage
+// after the others of its direction, or its link added. It returns
+// whether the link changed. Called with c.mu held.
+func (c *conn) add(t *toxic) (linkChanged bool) {
+	c.r.px.srv.reapplied.Add(1)
+	active := c.roll(t)
+	if active && (!t.kind.onLink || t.kind.name == "bandwidth") {
+		d := c.dirs[t.dir]
+		d.stages = append(d.stages, c.rolled[t.id])
+		if _, ok := t.attrs.(*timeoutAttrs); ok {
+			d.arm()
+		}
+	}
+	for _, d := range c.dirs {
+		close(d.wake)
+		d.wake = make(chan struct{})
+	}
+	if !t.kind.onLink || !active || c.linkErr != nil {
+		return false
+	}
+	if err := c.links.apply(t); err != nil {
+		c.linkErr = err
+		return false
+	}
+	return true
 }
 
 // relink gives the open connection's link the configuration cfg
@@ -205,10 +254,12 @@ func (c *conn) relink(cfg link.Config) {
 
 // sync brings the connection's stages to list: each toxic rolled if new
 // or changed, each direction's active byte toxics in order, the timeout
-// timers, the stalls woken. closeNow: an acting timeout toxic was
-// removed, which closes the connection in toxiproxy. linkChanged: a link
-// toxic came, went or changed. Called with c.mu held.
+// timers, the stalls woken, and, if a link toxic came, went or changed
+// (linkChanged), the link's toxics applied again. closeNow: an acting
+// timeout toxic was removed, which closes the connection in toxiproxy.
+// Called with c.mu held.
 func (c *conn) sync(list []*toxic) (closeNow, linkChanged bool) {
+	c.r.px.srv.reapplied.Add(uint64(len(list)))
 	seen := make(map[uint64]bool, len(list))
 	for _, d := range c.dirs {
 		d.stages = d.stages[:0]
@@ -242,6 +293,13 @@ func (c *conn) sync(list []*toxic) (closeNow, linkChanged bool) {
 		d.arm()
 		close(d.wake)
 		d.wake = make(chan struct{})
+	}
+	if linkChanged {
+		links, err := linkDirsOf(c.r.px.srv.cfg.Link, list, func(t *toxic) bool { return c.rolled[t.id].active })
+		if err == nil {
+			c.links = links
+		}
+		c.linkErr = err
 	}
 	return closeNow, linkChanged
 }

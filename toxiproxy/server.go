@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/proxy"
 	"github.com/netemu/netemu/tcpstack"
@@ -61,19 +62,41 @@ type Config struct {
 // Server serves toxiproxy's HTTP API and the proxies it makes. It is an
 // http.Handler: Start serves it on Config.Listen; a caller may serve it
 // on a listener of its own instead. Close stops every proxy.
+//
+// Server.mu is held for bookkeeping only, and for the syscalls on the
+// proxies' own listening sockets (listen, close: local, immediate). What
+// may wait on a network is never done under it: names are resolved
+// before it is taken; connections are told of a change of toxics, and
+// stopped proxies' connections reset and their networks closed, after
+// it is released (later), the networks in the background with a bounded
+// wait (end). So every request is answered whatever a network does.
 type Server struct {
 	cfg Config
 	mux *http.ServeMux
 
-	mu      sync.Mutex // guards proxies, the proxies' settings and toxics, hs and closed
-	proxies map[string]*proxyState
-	closed  bool
-	hs      *http.Server
-	ln      net.Listener
+	mu       sync.Mutex // guards proxies, the proxies' settings and toxics, byPort, ending, after, hs and closed
+	proxies  map[string]*proxyState
+	byPort   map[uint16]map[*run]struct{} // the listening proxies, by port: the check of loops
+	ending   map[*run]struct{}            // stopped proxies whose connections have not all ended
+	after    []func()                     // what waits for mu's release (later)
+	closed   bool
+	hs       *http.Server
+	ln       net.Listener
+	loops    proxy.LoopGuard // the proxies' listeners and upstream connections: loops cut at connect time
+	closeNet func(n *emu.Net) error
+	// closeWait bounds the wait for a stopped proxy's connections to end
+	// before the log says which are stuck, and Close's wait.
+	closeWait time.Duration
 
 	nextToxic atomic.Uint64 // toxic ids and versions
 	nextConn  atomic.Uint64
+	reapplied atomic.Uint64 // toxics applied to connections, one by one: the cost of changes
 }
+
+// CloseWait is how long Close waits for the connections of the proxies
+// it stops to end (their networks to close) before it gives up on them
+// and says which are stuck.
+const CloseWait = 10 * time.Second
 
 // New checks cfg and returns a Server that serves nothing yet.
 func New(cfg Config) (*Server, error) {
@@ -92,7 +115,8 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.TCP.Validate(); err != nil {
 		return nil, fmt.Errorf("toxiproxy: %w", err)
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), proxies: map[string]*proxyState{}}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), proxies: map[string]*proxyState{}, byPort: map[uint16]map[*run]struct{}{},
+		ending: map[*run]struct{}{}, closeNet: (*emu.Net).Close, closeWait: CloseWait}
 	s.routes()
 	return s, nil
 }
@@ -128,22 +152,94 @@ func (s *Server) Addr() net.Addr {
 }
 
 // Close stops the API, closes every proxy's listener and resets every
-// connection, and returns once they are gone. It is idempotent.
+// connection, and returns once they are gone, or after 10 s at most:
+// then the error says how many connections of which proxies are still
+// closing (their networks are stuck). It is idempotent.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil
 	}
 	s.closed = true
-	if s.hs != nil {
-		s.hs.Close()
-	}
+	hs := s.hs
 	for name, px := range s.proxies {
 		px.stop()
 		delete(s.proxies, name)
 	}
+	s.unlock()
+	if hs != nil {
+		hs.Close()
+	}
+	return s.waitEnding(time.Now().Add(s.closeWait))
+}
+
+// waitEnding waits until the stopped proxies' connections have ended, or
+// deadline; then the error names those left.
+func (s *Server) waitEnding(deadline time.Time) error {
+	s.mu.Lock()
+	runs := make([]*run, 0, len(s.ending))
+	for r := range s.ending {
+		runs = append(runs, r)
+	}
+	s.mu.Unlock()
+	late := make(chan struct{})
+	t := time.AfterFunc(time.Until(deadline), func() { close(late) })
+	defer t.Stop()
+	var stuck []string
+	for _, r := range runs {
+		select {
+		case <-r.done:
+			continue
+		case <-late:
+		}
+		if n := r.open(); n > 0 {
+			stuck = append(stuck, fmt.Sprintf("proxy %s: %d", proxy.Clip(r.px.name), n))
+		}
+	}
+	if len(stuck) > 0 {
+		err := fmt.Errorf("toxiproxy: connections still closing after %v, their networks stuck: %s", s.closeWait, strings.Join(stuck, ", "))
+		s.cfg.Logf("%v", err)
+		return err
+	}
 	return nil
+}
+
+// later has f run once Server.mu is released (unlock). Called with
+// Server.mu held.
+func (s *Server) later(f func()) { s.after = append(s.after, f) }
+
+// unlock releases Server.mu, then runs what waited for it, in order.
+func (s *Server) unlock() {
+	after := s.after
+	s.after = nil
+	s.mu.Unlock()
+	for _, f := range after {
+		f()
+	}
+}
+
+// end resets the connections of r, a stopped proxy's run, and lets their
+// networks close in the background; if they have not all ended within
+// closeWait, the log says how many are stuck. Called without Server.mu.
+func (s *Server) end(r *run) {
+	s.mu.Lock()
+	s.ending[r] = struct{}{}
+	s.mu.Unlock()
+	warn := time.AfterFunc(s.closeWait, func() {
+		s.cfg.Logf("proxy %s: %d connections still closing %v after the proxy stopped: their networks are stuck", proxy.Clip(r.px.name), r.open(), s.closeWait)
+	})
+	// Each connection is reset on its own goroutine: one whose network
+	// is stuck holds up none of the others.
+	r.each(func(c *conn) { go c.abort() })
+	go func() {
+		r.wg.Wait()
+		warn.Stop()
+		s.mu.Lock()
+		delete(s.ending, r)
+		s.mu.Unlock()
+		close(r.done)
+	}()
 }
 
 // apiError is toxiproxy's error body: {"error":"…","status":N}.
@@ -169,6 +265,13 @@ var (
 // apiErr is base with err's text after it, as toxiproxy joins them.
 func apiErr(base *apiError, err error) *apiError {
 	return &apiError{base.Message + ": " + err.Error(), base.Status}
+}
+
+// clipped is ae with every long word of its message clipped
+// (proxy.ClipWords): a value a client sent comes back as its first
+// bytes and its length, not whole.
+func clipped(ae *apiError) *apiError {
+	return &apiError{proxy.ClipWords(ae.Message), ae.Status}
 }
 
 // asAPIError is err as the API answers it: other errors (a listen that
@@ -216,7 +319,7 @@ func (s *Server) routes() {
 // toxiproxy refuses them, so that a web page cannot drive the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.UserAgent(), "Mozilla/") {
-		s.cfg.Logf("%s %s: 403: a browser's request (User-Agent %q) is refused", r.Method, r.URL.Path, r.UserAgent())
+		s.cfg.Logf("%s %s: 403: a browser's request (User-Agent %q) is refused", r.Method, proxy.Clip(r.URL.Path), proxy.Clip(r.UserAgent()))
 		http.Error(w, "User agent not allowed", http.StatusForbidden)
 		return
 	}
@@ -244,8 +347,8 @@ const maxBody = 1 << 20
 // fail writes err as toxiproxy does, JSON in a text/plain body, and logs
 // one line.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	ae := asAPIError(err)
-	s.cfg.Logf("%s %s: %d %s", r.Method, r.URL.Path, ae.Status, ae.Message)
+	ae := clipped(asAPIError(err))
+	s.cfg.Logf("%s %s: %d %s", r.Method, proxy.Clip(r.URL.Path), ae.Status, ae.Message)
 	b, _ := json.Marshal(ae)
 	http.Error(w, string(b), ae.Status)
 }

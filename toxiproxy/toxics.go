@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/netemu/netemu/link"
@@ -205,27 +206,78 @@ func decodeAttrs(k *kind, old any, raw json.RawMessage) (any, error) {
 // upstream is the client's direction (link.AtoB), downstream the
 // server's (link.BtoA).
 func linkConfig(base link.Config, toxics []*toxic, on func(*toxic) bool) (link.Config, error) {
+	d, err := linkDirsOf(base, toxics, on)
+	if err != nil {
+		return link.Config{}, err
+	}
+	return d.config()
+}
+
+// linkDirs is a link's two directions as toxics are added to them in
+// turn: upstream's (link.AtoB) and downstream's (link.BtoA).
+type linkDirs struct{ up, down link.Config }
+
+// baseDirs is base's two directions, before any toxic.
+func baseDirs(base link.Config) linkDirs {
 	up := base
 	up.BtoA = nil
 	down := up
 	if base.BtoA != nil {
 		down = *base.BtoA
 	}
+	return linkDirs{up, down}
+}
+
+// linkDirsOf is base with the link toxics of toxics that apply (on(t))
+// added in order.
+func linkDirsOf(base link.Config, toxics []*toxic, on func(*toxic) bool) (linkDirs, error) {
+	d := baseDirs(base)
 	for _, t := range toxics {
-		if !t.kind.onLink || !on(t) {
-			continue
-		}
-		d := &up
-		if t.dir == proxy.Down {
-			d = &down
-		}
-		if err := applyLinkToxic(d, t.attrs); err != nil {
-			return link.Config{}, fmt.Errorf("toxic %s: %v", t.name, err)
+		if t.kind.onLink && on(t) {
+			if err := d.apply(t); err != nil {
+				return linkDirs{}, err
+			}
 		}
 	}
-	cfg := up.WithBtoA(down)
+	return d, nil
+}
+
+// apply adds link toxic t to its direction; on an error d is as it was.
+func (d *linkDirs) apply(t *toxic) error {
+	x := &d.up
+	if t.dir == proxy.Down {
+		x = &d.down
+	}
+	c := *x
+	if err := applyLinkToxic(&c, t.attrs); err != nil {
+		return fmt.Errorf("toxic %s: %v", t.name, err)
+	}
+	*x = c
+	return nil
+}
+
+// config is the link of both directions, checked.
+func (d linkDirs) config() (link.Config, error) {
+	cfg := d.up.WithBtoA(d.down)
 	return cfg, cfg.Validate()
 }
+
+// toxicSet is a proxy's toxics at one moment, never changed once stored.
+type toxicSet struct {
+	list  []*toxic // in the order added, both streams
+	gen   uint64   // counts the changes of the proxy's toxics, from 1
+	added *toxic   // not nil when list is gen-1's list with this toxic added at the end
+
+	// all is the base link with every link toxic of list applied (not
+	// rolled): what an add checks (Server.checkLink), kept as toxics are
+	// added so that an add does not apply them all again; allErr, the
+	// first toxic that did not apply.
+	all    linkDirs
+	allErr error
+}
+
+// atomicToxics holds a proxy's current toxicSet.
+type atomicToxics = atomic.Pointer[toxicSet]
 
 // applyLinkToxic adds a link toxic's attributes to one direction's
 // config d. Toxics add up as toxiproxy's do: latencies and jitters add,

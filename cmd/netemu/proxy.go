@@ -53,12 +53,13 @@ type proxyCommand struct {
 func (pc proxyCommand) run(ctx context.Context, args []string, w, stderr io.Writer) error {
 	// Connections report their failures from their own goroutines.
 	stderr = &lockedWriter{w: stderr}
-	o := &options{}
+	o := &options{ctx: ctx}
 	fs := newFlagSet("proxy", o)
 	po := proxyFlags(fs)
 	if err := parseFlags(fs, args, ""); err != nil {
 		return err
 	}
+	allowStop(ctx, po.grace) // the drain's, after the first interrupt
 	if fs.NArg() > 0 {
 		return usagef("proxy: unexpected argument %q; flags look like --forward 127.0.0.1:8080=127.0.0.1:80", fs.Arg(0))
 	}
@@ -135,7 +136,8 @@ func (o *options) proxySummary(w, stderr io.Writer, p *proxy.Proxy, n *emu.Net) 
 }
 
 // checkProxy refuses the proxy's own flags that say nothing to listen
-// on, or do not apply, and the output files that cannot be written; with
+// on, or do not apply, forwards that lead back to the proxy (a loop),
+// and the output files that cannot be written; with
 // --check it connects to each forward's upstream once.
 func (o *options) checkProxy(ctx context.Context, po *proxyOptions) error {
 	if len(po.forwards) == 0 && po.socks == "" {
@@ -149,6 +151,10 @@ func (o *options) checkProxy(ctx context.Context, po *proxyOptions) error {
 	}
 	if err := o.checkOutputs(); err != nil {
 		return err
+	}
+	// Before --check: a forward to itself would be found refusing.
+	if err := proxy.CheckLoops(ctx, po.forwards, nil); err != nil {
+		return usagef("proxy: --%v", err)
 	}
 	for _, f := range po.forwards {
 		if !po.check {

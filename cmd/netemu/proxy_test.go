@@ -334,3 +334,29 @@ func TestProxyRetransmitTotalsAgree(t *testing.T) {
 		})
 	}
 }
+
+// A forward that leads back to the proxy is refused at the start, in
+// one line, with nothing left listening.
+func TestProxyForwardLoop(t *testing.T) {
+	a, b := freeAddr(t), freeAddr(t)
+	_, port, _ := net.SplitHostPort(a)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"proxy", "--forward", a + "=" + a}, "proxy: --forward " + a + "=" + a + ": upstream " + a + " is its own listen address: a loop"},
+		{[]string{"proxy", "--forward", a + "=localhost:" + port}, "is its own listen address: a loop"},
+		{[]string{"proxy", "--forward", a + "=" + b, "--forward", b + "=" + a}, "upstream " + b + " is the listen address of forward " + b + "=" + a + ", whose upstream is this one's listen address: a loop"},
+	} {
+		code, _, stderr := runCmd(c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and one line with %q", c.args, code, stderr, c.want)
+		}
+		for _, addr := range []string{a, b} {
+			if conn, err := net.Dial("tcp4", addr); err == nil {
+				conn.Close()
+				t.Errorf("%q: %s accepts after the refusal", c.args, addr)
+			}
+		}
+	}
+}

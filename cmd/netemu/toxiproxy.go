@@ -18,7 +18,7 @@ import (
 // its own, the base link of the flags with the proxy's toxics.
 func cmdToxiproxy(ctx context.Context, args []string, _, stderr io.Writer) error {
 	stderr = &lockedWriter{w: stderr} // requests and connections log from their goroutines
-	o := &options{}
+	o := &options{ctx: ctx}
 	fs := newFlagSet("toxiproxy", o)
 	to := toxiproxyFlags(fs)
 	if err := parseFlags(fs, args, ""); err != nil {
@@ -56,8 +56,11 @@ func cmdToxiproxy(ctx context.Context, args []string, _, stderr io.Writer) error
 		logf("warning: the API listens beyond loopback, without authentication: whoever reaches %s makes proxies to any address", s.Addr())
 	}
 	logf("interrupt (Ctrl-C) to stop")
+	allowStop(ctx, toxiproxy.CloseWait) // Close gives up on stuck networks after it, and names them
 	<-ctx.Done()
-	s.Close()
+	if err := s.Close(); err != nil {
+		logf("%s", strings.TrimPrefix(err.Error(), "toxiproxy: "))
+	}
 	return interrupted(ctx)
 }
 

@@ -287,3 +287,21 @@ func TestToxiproxyCurl(t *testing.T) {
 		t.Errorf("the body took %v after its first byte; want a round trip at least (slow start: 200 KB is more than an initial window)", total-first)
 	}
 }
+
+// A --config file whose proxies make a loop is refused in one line.
+func TestToxiproxyConfigLoop(t *testing.T) {
+	a := freeAddr(t)
+	file := filepath.Join(t.TempDir(), "proxies.json")
+	if err := os.WriteFile(file, []byte(`[{"name":"self","listen":"`+a+`","upstream":"`+a+`"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCmd("toxiproxy", "--listen", freeAddr(t), "--config", file)
+	want := "proxy self's upstream " + a + " is its own listen address: a loop"
+	if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("a looping --config: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", code, out, errOut, want)
+	}
+	if c, err := net.Dial("tcp4", a); err == nil {
+		c.Close()
+		t.Errorf("%s accepts after the refusal", a)
+	}
+}
