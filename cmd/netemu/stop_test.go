@@ -15,6 +15,7 @@ import (
 // goroutine holds, as a network whose lock order went wrong does.
 type wedge struct {
 	mu      sync.Mutex
+	locked  int // times lockAgain got the lock
 	release chan struct{}
 }
 
@@ -31,7 +32,8 @@ func (w *wedge) run(ctx context.Context) int {
 
 func (w *wedge) lockAgain() {
 	w.mu.Lock()
-	w.mu.Unlock()
+	defer w.mu.Unlock()
+	w.locked++
 }
 
 // A signal ends a command that does not stop within the limit, with the
