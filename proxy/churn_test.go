@@ -2,7 +2,6 @@ package proxy_test
 
 import (
 	"context"
-	"net"
 	"net/netip"
 	"testing"
 	"time"
@@ -53,18 +52,6 @@ func soakLoads(refused netip.AddrPort) []soakLoad {
 	}
 }
 
-// refusedPort is a loopback port where nothing listens.
-func refusedPort(t testing.TB) netip.AddrPort {
-	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ap := netip.MustParseAddrPort(ln.Addr().String())
-	ln.Close()
-	return ap
-}
-
 // soakProxy starts a proxy with netemu's TCP on a 1 ms, 1 Gbit/s link:
 // a forward to an echo upstream and a SOCKS5 listener.
 func soakProxy(t testing.TB) (p *proxy.Proxy, forward, socks string) {
@@ -81,7 +68,7 @@ func TestSoak(t *testing.T) {
 		t.Skip("-short: the soak takes about half a minute")
 	}
 	p, forward, socks := soakProxy(t)
-	for _, l := range soakLoads(refusedPort(t)) {
+	for _, l := range soakLoads(netip.MustParseAddrPort(soak.FreeAddr(t))) {
 		t.Run(l.name, func(t *testing.T) {
 			runSoak(t, p, l, forward, socks)
 		})
@@ -105,7 +92,7 @@ func runSoak(t testing.TB, p *proxy.Proxy, l soakLoad, forward, socks string) (s
 //
 //	go test -run X -bench Soak -benchtime 1x ./proxy
 func BenchmarkSoak(b *testing.B) {
-	for _, l := range soakLoads(refusedPort(b)) {
+	for _, l := range soakLoads(netip.MustParseAddrPort(soak.FreeAddr(b))) {
 		b.Run(l.name, func(b *testing.B) {
 			p, forward, socks := soakProxy(b)
 			var r soak.Result

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netemu/netemu/internal/soak"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/proxy"
 	xproxy "golang.org/x/net/proxy"
@@ -84,21 +85,10 @@ func TestCheckLoops(t *testing.T) {
 	}
 }
 
-// freePort is a loopback address nothing listens on, for a moment.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // New refuses a forward to itself, and leaves nothing listening.
 func TestNewRefusesLoop(t *testing.T) {
 	n := newNet(t, link.Config{})
-	a := freePort(t)
+	a := soak.FreeAddr(t)
 	_, err := proxy.New(n, proxy.Config{Forwards: []proxy.Forward{{Listen: a, Upstream: a}}, LookupHost: stubLookup})
 	if err == nil || !strings.Contains(err.Error(), "a loop") {
 		t.Fatalf("New with a forward to itself: %v; want a loop refused", err)
@@ -180,7 +170,7 @@ func TestLoopGuard(t *testing.T) {
 // the first turn.
 func TestLoopsAtConnect(t *testing.T) {
 	n := newNet(t, link.Config{})
-	self := freePort(t)
+	self := soak.FreeAddr(t)
 	_, port, _ := net.SplitHostPort(self)
 	redirect := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if addr == "elsewhere.test:1" {

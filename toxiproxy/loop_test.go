@@ -10,19 +10,9 @@ import (
 	"time"
 
 	tpclient "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/netemu/netemu/internal/soak"
 	"github.com/netemu/netemu/toxiproxy"
 )
-
-// freeAddr is a loopback address nothing listens on, for a moment.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // refuses checks that nothing listens on addr.
 func refuses(t *testing.T, addr string) {
@@ -38,7 +28,7 @@ func refuses(t *testing.T, addr string) {
 // nothing left listening.
 func TestLoopRefused(t *testing.T) {
 	s, cl, log := serve(t, toxiproxy.Config{})
-	a := freeAddr(t)
+	a := soak.FreeAddr(t)
 	_, port, _ := net.SplitHostPort(a)
 	for _, up := range []string{a, "localhost:" + port, "0.0.0.0:" + port} {
 		code, _, body := raw(t, s, "POST", "/proxies", `{"name":"self","listen":"`+a+`","upstream":"`+up+`"}`)
@@ -59,7 +49,7 @@ func TestLoopRefused(t *testing.T) {
 	}
 	refuses(t, a)
 	// Three, through /populate; the proxies before the loop are made.
-	c := freeAddr(t)
+	c := soak.FreeAddr(t)
 	code, _, body = raw(t, s, "POST", "/populate", `[{"name":"c","listen":"`+c+`","upstream":"`+b.Listen+`"},{"name":"a","listen":"`+a+`","upstream":"`+c+`"}]`)
 	if code != 400 || !strings.Contains(body, "proxy a's upstream "+c+" is proxy c's listen address, whose upstream is proxy b's, whose upstream is proxy a's: a loop") {
 		t.Errorf("a three-proxy loop: %d %s", code, body)

@@ -430,3 +430,15 @@ func EchoServer() (addr string, stop func(), err error) {
 		wg.Wait()
 	}, nil
 }
+
+// FreeAddr is a loopback host:port where nothing listens, for a moment:
+// a refused upstream, or an address to listen on next.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
