@@ -34,56 +34,79 @@ var soakBounds = soak.Bounds{
 	FDSlack: 8,
 }
 
-// soakLoad is one load of the soak; conns is its size in the test.
+// soakFixture is a proxy under soak: a forward to an echo upstream, a
+// forward to a port where nothing listens, and a SOCKS5 listener.
+type soakFixture struct {
+	p                    *proxy.Proxy
+	echo, refused, socks string         // the proxy's listeners
+	refusedUp            netip.AddrPort // the refused forward's upstream
+}
+
+// soakLoad is one load of the soak: conns connections, parallel at a
+// time, each done by do against the fixture.
 type soakLoad struct {
 	name     string
 	conns    int
 	parallel int
-	do       func(target string) func(ctx context.Context, i int, addr string) error
-	via      string // "forward" or "socks"
+	do       func(f soakFixture) (addr string, do func(ctx context.Context, i int, addr string) error)
 }
 
-func soakLoads(refused netip.AddrPort) []soakLoad {
-	return []soakLoad{
-		{"reset-churn", 2000, 4, func(string) func(context.Context, int, string) error { return soak.Reset }, "forward"},
-		{"socks-refused", 500, 4, func(string) func(context.Context, int, string) error { return soak.SOCKSRefused(refused) }, "socks"},
-		{"idle", 200, 200, func(string) func(context.Context, int, string) error { return soak.Hold(2 * time.Second) }, "forward"},
-		{"slowloris", 100, 100, func(string) func(context.Context, int, string) error { return soak.Slowloris(20, 100*time.Millisecond) }, "forward"},
-	}
+var soakLoads = []soakLoad{
+	{"reset-churn", 2000, 4, func(f soakFixture) (string, func(context.Context, int, string) error) {
+		return f.echo, soak.Reset
+	}},
+	// Resets to one forward while another carries echoes, past the
+	// client host's 28,232 ephemeral ports so that each is used again:
+	// a port reused by a new connection must not be taken for the old
+	// one's (each echo here must cross, none reset).
+	{"reset-churn-beside", 30000, 4, func(f soakFixture) (string, func(context.Context, int, string) error) {
+		return f.refused, func(ctx context.Context, i int, addr string) error {
+			if i%20 == 0 {
+				return soak.Echo(ctx, i, f.echo)
+			}
+			return soak.Reset(ctx, i, addr)
+		}
+	}},
+	{"socks-refused", 500, 4, func(f soakFixture) (string, func(context.Context, int, string) error) {
+		return f.socks, soak.SOCKSRefused(f.refusedUp)
+	}},
+	{"idle", 200, 200, func(f soakFixture) (string, func(context.Context, int, string) error) {
+		return f.echo, soak.Hold(2 * time.Second)
+	}},
+	{"slowloris", 100, 100, func(f soakFixture) (string, func(context.Context, int, string) error) {
+		return f.echo, soak.Slowloris(20, 100*time.Millisecond)
+	}},
 }
 
-// soakProxy starts a proxy with netemu's TCP on a 1 ms, 1 Gbit/s link:
-// a forward to an echo upstream and a SOCKS5 listener.
-func soakProxy(t testing.TB) (p *proxy.Proxy, forward, socks string) {
+// soakProxy starts a proxy with netemu's TCP on a 1 ms, 1 Gbit/s link.
+func soakProxy(t testing.TB) soakFixture {
 	t.Helper()
 	up := upstream(t, echo)
+	refused := soak.FreeAddr(t)
 	n := newNetTCP(t, link.Config{Delay: 500 * time.Microsecond, Rate: 1e9}, tcpstack.Netemu)
-	p = start(t, n, proxy.Config{Forwards: []proxy.Forward{{Listen: "127.0.0.1:0", Upstream: up}}, SOCKS5: "127.0.0.1:0"})
+	p := start(t, n, proxy.Config{Forwards: []proxy.Forward{{Listen: "127.0.0.1:0", Upstream: up}, {Listen: "127.0.0.1:0", Upstream: refused}}, SOCKS5: "127.0.0.1:0"})
 	a := p.Addrs()
-	return p, a[0].String(), a[1].String()
+	return soakFixture{p: p, echo: a[0].String(), refused: a[1].String(), socks: a[2].String(), refusedUp: netip.MustParseAddrPort(refused)}
 }
 
 func TestSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the soak takes about half a minute")
 	}
-	p, forward, socks := soakProxy(t)
-	for _, l := range soakLoads(netip.MustParseAddrPort(soak.FreeAddr(t))) {
+	f := soakProxy(t)
+	for _, l := range soakLoads {
 		t.Run(l.name, func(t *testing.T) {
-			runSoak(t, p, l, forward, socks)
+			runSoak(t, f, l)
 		})
 	}
 }
 
-func runSoak(t testing.TB, p *proxy.Proxy, l soakLoad, forward, socks string) (soak.Result, soak.Peaks) {
+func runSoak(t testing.TB, f soakFixture, l soakLoad) (soak.Result, soak.Peaks) {
 	t.Helper()
-	addr := forward
-	if l.via == "socks" {
-		addr = socks
-	}
-	load := soak.Load{Addr: addr, Conns: l.conns, Parallel: l.parallel, Do: l.do(addr)}
-	probe := soak.Load{Addr: forward, Conns: 5, Do: soak.Echo}
-	return soak.Measure(t, load, probe, func() bool { return p.Active() == 0 }, soakBounds)
+	addr, do := l.do(f)
+	load := soak.Load{Addr: addr, Conns: l.conns, Parallel: l.parallel, Do: do}
+	probe := soak.Load{Addr: f.echo, Conns: 5, Do: soak.Echo}
+	return soak.Measure(t, load, probe, func() bool { return f.p.Active() == 0 }, soakBounds)
 }
 
 // BenchmarkSoak runs each load of TestSoak once per iteration and
@@ -92,13 +115,13 @@ func runSoak(t testing.TB, p *proxy.Proxy, l soakLoad, forward, socks string) (s
 //
 //	go test -run X -bench Soak -benchtime 1x ./proxy
 func BenchmarkSoak(b *testing.B) {
-	for _, l := range soakLoads(netip.MustParseAddrPort(soak.FreeAddr(b))) {
+	for _, l := range soakLoads {
 		b.Run(l.name, func(b *testing.B) {
-			p, forward, socks := soakProxy(b)
+			f := soakProxy(b)
 			var r soak.Result
 			var peaks soak.Peaks
 			for b.Loop() {
-				r, peaks = runSoak(b, p, l, forward, socks)
+				r, peaks = runSoak(b, f, l)
 			}
 			soak.Report(b, r, peaks)
 		})

@@ -234,7 +234,7 @@ type Proxy struct {
 
 	mu          sync.Mutex
 	serverPorts map[uint16]*tcpstack.Listener // the server host's listeners, by port
-	pending     map[uint16]*match             // connections the server side has not claimed, by the client host's port
+	pending     map[flowKey]*match            // connections the server side has not claimed, by their ports
 	live        map[*session]struct{}
 	records     []Record // the last KeptRecords, a ring from next
 	next        int
@@ -257,7 +257,12 @@ type listener struct {
 }
 
 // match pairs the two sides of a connection: the client host's side
-// registers the session under its port, the server host's side claims it.
+// registers the session under the connection's two ports, the server
+// host's side claims it. Ports are reused as soon as a connection is
+// gone, so a side that outlived its connection must not take a newer
+// one's session: a registration whose session has ended is taken by no
+// claim and replaced by the next, and a claim whose own connection has
+// ended gives up (claim).
 type match struct {
 	s     *session
 	ready chan struct{} // closed when s is set
@@ -311,7 +316,7 @@ func New(n *emu.Net, cfg Config) (*Proxy, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{n: n, cfg: cfg, ctx: ctx, cancel: cancel, nextID: max(cfg.FirstID, 1) - 1,
-		serverPorts: map[uint16]*tcpstack.Listener{}, pending: map[uint16]*match{}, live: map[*session]struct{}{}}
+		serverPorts: map[uint16]*tcpstack.Listener{}, pending: map[flowKey]*match{}, live: map[*session]struct{}{}}
 	fail := func(err error) (*Proxy, error) {
 		p.Close()
 		return nil, err
@@ -647,8 +652,8 @@ func (p *Proxy) serveClient(s *session, target string, port uint16, ready func(e
 		}
 		s.upstream = r.c
 	}
-	p.register(local, s)
-	defer p.unregister(local, s)
+	p.register(flowKey{local, port}, s)
+	defer p.unregister(flowKey{local, port}, s)
 	if ready != nil && !ready(nil) {
 		s.abort("")
 		return
@@ -672,7 +677,8 @@ func (p *Proxy) serveUpstream(ec *tcpstack.Conn) {
 		abort(ec) // reset already: its client side has ended
 		return
 	}
-	s := p.claim(uint16(ra.Port))
+	la := ec.LocalAddr().(*net.TCPAddr)
+	s := p.claim(flowKey{uint16(ra.Port), uint16(la.Port)}, ec)
 	if s == nil {
 		abort(ec)
 		return
@@ -753,28 +759,36 @@ func (p *Proxy) dialAllowed(target string, from net.Conn) (net.Conn, error) {
 	return nil, err
 }
 
-// register hands the session to the server side of the connection from
-// the client host's port.
-func (p *Proxy) register(port uint16, s *session) {
+// register hands s to the server side of the connection k. An
+// unclaimed registration under k is a connection gone (its ports are in
+// use again): it is replaced, its session's server share ended.
+func (p *Proxy) register(k flowKey, s *session) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	s.sides.Add(1) // the server side's share, ended by it or by unregister
-	m := p.pending[port]
+	m := p.pending[k]
+	var stale *session
+	if m != nil && m.s != nil {
+		stale, m = m.s, nil
+	}
 	if m == nil {
 		m = &match{ready: make(chan struct{})}
-		p.pending[port] = m
+		p.pending[k] = m
 	}
 	m.s = s
 	close(m.ready)
+	p.mu.Unlock()
+	if stale != nil {
+		stale.end()
+	}
 }
 
 // unregister ends the server side's share of s if it never claimed it.
-func (p *Proxy) unregister(port uint16, s *session) {
+func (p *Proxy) unregister(k flowKey, s *session) {
 	p.mu.Lock()
-	m := p.pending[port]
+	m := p.pending[k]
 	unclaimed := m != nil && m.s == s
 	if unclaimed {
-		delete(p.pending, port)
+		delete(p.pending, k)
 	}
 	p.mu.Unlock()
 	if unclaimed {
@@ -782,30 +796,60 @@ func (p *Proxy) unregister(port uint16, s *session) {
 	}
 }
 
-// claim waits for the session of the connection from the client host's
-// port; nil if none comes.
-func (p *Proxy) claim(port uint16) *session {
-	timer := time.NewTimer(claimTimeout)
-	defer timer.Stop()
-	p.mu.Lock()
-	m := p.pending[port]
-	if m == nil {
-		m = &match{ready: make(chan struct{})}
-		p.pending[port] = m
+// claimPoll is how often a waiting claim looks at its own connection.
+const claimPoll = 20 * time.Millisecond
+
+// claim waits for the session of ec, the server host's side of the
+// connection k; nil if none comes, or if ec ends first (a reset while
+// it waited: whatever registers under k next is a newer connection's).
+// A registration whose session has ended already is left to be
+// replaced, never taken.
+func (p *Proxy) claim(k flowKey, ec *tcpstack.Conn) *session {
+	deadline := time.NewTimer(claimTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(claimPoll)
+	defer tick.Stop()
+	for {
+		p.mu.Lock()
+		m := p.pending[k]
+		if m != nil && m.s != nil && !m.s.ended() && !ec.Ended() {
+			delete(p.pending, k)
+			p.mu.Unlock()
+			return m.s
+		}
+		var ready chan struct{}
+		if m == nil || m.s == nil {
+			if m == nil {
+				m = &match{ready: make(chan struct{})}
+				p.pending[k] = m
+			}
+			ready = m.ready
+		}
+		p.mu.Unlock()
+		if ec.Ended() {
+			p.forget(k, m)
+			return nil
+		}
+		select {
+		case <-ready: // nil while a stale registration waits to be replaced
+		case <-tick.C:
+		case <-deadline.C:
+			p.forget(k, m)
+			return nil
+		case <-p.ctx.Done():
+			p.forget(k, m)
+			return nil
+		}
 	}
-	p.mu.Unlock()
-	select {
-	case <-m.ready:
-	case <-timer.C:
-	case <-p.ctx.Done():
-	}
+}
+
+// forget drops a claim's wait for k, if it is still m and still waits.
+func (p *Proxy) forget(k flowKey, m *match) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.pending[port] != m {
-		return nil // unregistered: the client side has ended
+	if p.pending[k] == m && m.s == nil {
+		delete(p.pending, k)
 	}
-	delete(p.pending, port)
-	return m.s
 }
 
 // finish files the record of an ended session.

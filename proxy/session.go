@@ -146,6 +146,17 @@ func (s *session) stop() {
 	})
 }
 
+// ended reports whether the session has stopped: aborted, closed or
+// ended. It takes no lock.
+func (s *session) ended() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // end ends one side's share; the last one files the record.
 func (s *session) end() {
 	if s.sides.Add(-1) == 0 {

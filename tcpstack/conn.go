@@ -222,6 +222,12 @@ func newConn(h *Host, ep tcpip.Endpoint, wq *waiter.Queue) *Conn {
 	return c
 }
 
+// Ended reports whether the connection has ended, without reading from
+// it: reset, or closed both ways.
+func (c *Conn) Ended() bool {
+	return c.ep.Readiness(waiter.EventHUp|waiter.EventErr) != 0
+}
+
 // Endpoint returns the gVisor endpoint, for inspection.
 func (c *Conn) Endpoint() tcpip.Endpoint { return c.ep }
 

@@ -10,6 +10,7 @@ package soak
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -210,8 +212,14 @@ func (l Load) Run(ctx context.Context) Result {
 }
 
 // Reset connects, and closes with SO_LINGER 0: the peer sees a reset.
+// A connection the server reset first (a proxy whose upstream refuses
+// resets its client) counts as done, even when the reset comes before
+// the connect has returned.
 func Reset(ctx context.Context, _ int, addr string) error {
 	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if errors.Is(err, syscall.ECONNRESET) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
