@@ -59,6 +59,34 @@ type proxyInput struct {
 	Enabled  *bool  `json:"enabled"`
 }
 
+// Lengths a name or an address may have. toxiproxy sets none; a proxy's
+// name and addresses go into every line its connections log, so a
+// megabyte of them would be written again per connection. A host name
+// is at most 253 bytes (RFC 1035 section 2.3.4), with a port 261.
+const (
+	maxName = 255
+	maxAddr = 261
+)
+
+// tooLong refuses value, given as field, if it is longer than max
+// bytes; at, if not empty, says which proxy of a list it is in.
+func tooLong(field, value string, max int, at string) error {
+	if len(value) <= max {
+		return nil
+	}
+	return &apiError{fmt.Sprintf("%s is %d bytes%s: at most %d", field, len(value), at, max), http.StatusBadRequest}
+}
+
+// check refuses in's name and addresses if they are too long.
+func (in proxyInput) check(at string) error {
+	for _, err := range []error{tooLong("name", in.Name, maxName, at), tooLong("listen", in.Listen, maxAddr, at), tooLong("upstream", in.Upstream, maxAddr, at)} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *Server) proxyIndex(w http.ResponseWriter, r *http.Request) error {
 	if err := s.lock(); err != nil {
 		return err
@@ -74,6 +102,9 @@ func (s *Server) proxyIndex(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) proxyCreate(w http.ResponseWriter, r *http.Request) error {
 	var in proxyInput
 	if err := decode(r, &in); err != nil {
+		return err
+	}
+	if err := in.check(""); err != nil {
 		return err
 	}
 	var res resolved
@@ -127,6 +158,11 @@ func (s *Server) Populate(r io.Reader) error {
 // stops at the first that fails, keeping those made.
 func (s *Server) populateAll(in []proxyInput) ([]proxyJSON, error) {
 	res := make([]resolved, len(in))
+	for i, p := range in {
+		if err := p.check(fmt.Sprintf(" at proxy %d", i+1)); err != nil {
+			return nil, err
+		}
+	}
 	for i, p := range in {
 		if p.Name != "" && p.Upstream != "" {
 			res[i] = resolveProxy(p.Listen, p.Upstream)
@@ -212,6 +248,9 @@ func (s *Server) proxyUpdate(w http.ResponseWriter, r *http.Request) error {
 	}
 	if in.Enabled == nil { // "enabled": null
 		in.Enabled = &enabled
+	}
+	if err := in.check(""); err != nil {
+		return err
 	}
 	res := resolveProxy(in.Listen, in.Upstream)
 	if px, err = s.lockProxy(r); err != nil {
@@ -309,6 +348,9 @@ func (s *Server) toxicCreate(w http.ResponseWriter, r *http.Request) error {
 	dir, ok := parseStream(in.Stream)
 	if !ok {
 		return errInvalidStream
+	}
+	if err := tooLong("name", in.Name, maxName, ""); err != nil {
+		return err
 	}
 	if in.Name == "" {
 		in.Name = in.Type + "_" + in.Stream

@@ -137,7 +137,7 @@ func (px *proxyState) start() error {
 	if !proxy.Loopback(px.listen) {
 		px.srv.cfg.Logf("proxy %s listens on %s, beyond loopback: whoever reaches this machine reaches %s", px.name, px.listen, proxy.Clip(px.upstream))
 	}
-	r := &run{px: px, ln: ln, bound: bound, upstream: px.upstream, conns: map[*conn]struct{}{}, done: make(chan struct{}),
+	r := &run{px: px, ln: ln, bound: bound, upstream: px.upstream, conns: map[*conn]struct{}{}, done: make(chan struct{}), quit: make(chan struct{}),
 		release: px.srv.loops.Listen(ln.Addr())}
 	px.srv.listening(r, true)
 	r.wg.Add(1)
@@ -157,6 +157,7 @@ func (px *proxyState) stop() {
 		r.mu.Lock()
 		r.closed = true
 		r.mu.Unlock()
+		close(r.quit)
 		px.srv.later(func() { px.srv.end(r) })
 	}
 	px.run, px.enabled = nil, false
@@ -253,17 +254,30 @@ type run struct {
 	release  func()         // forgets ln in Server.loops
 	wg       sync.WaitGroup // the accept loop and every connection
 	done     chan struct{}  // closed once wg is done, after stop
+	quit     chan struct{}  // closed by stop: the accept loop waits for no slot
 
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
 	closed bool
 }
 
+// Each connection takes one of the server's slots (Config.MaxConns)
+// before it is accepted and gives it back once its network is closed
+// (remove): when the connections come faster than networks are built
+// and torn down, the rest wait in the kernel's listen backlog rather
+// than in memory.
 func (r *run) accept() {
 	defer r.wg.Done()
+	slots := r.px.srv.slots
 	for {
+		select {
+		case slots <- struct{}{}:
+		case <-r.quit:
+			return
+		}
 		c, err := r.ln.Accept()
 		if err != nil {
+			<-slots
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
@@ -273,6 +287,7 @@ func (r *run) accept() {
 		r.mu.Lock()
 		if r.closed {
 			r.mu.Unlock()
+			<-slots
 			c.Close()
 			continue
 		}
@@ -309,5 +324,6 @@ func (r *run) remove(c *conn) {
 	r.mu.Lock()
 	delete(r.conns, c)
 	r.mu.Unlock()
+	<-r.px.srv.slots
 	r.wg.Done()
 }

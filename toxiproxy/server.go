@@ -57,7 +57,18 @@ type Config struct {
 	// DialUpstream opens the connections to upstreams; nil means a
 	// net.Dialer with a 10-second timeout.
 	DialUpstream func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	// MaxConns bounds the connections open at once across the server's
+	// proxies, each with a network of its own (about 100 KB idle, more
+	// with data in flight); the next ones wait in the kernel's listen
+	// backlog until one ends. 0 means DefaultMaxConns.
+	MaxConns int
 }
+
+// DefaultMaxConns is Config.MaxConns's default: a few hundred MB of
+// networks at the most, and far more connections than a test suite
+// holds open.
+const DefaultMaxConns = 1024
 
 // Server serves toxiproxy's HTTP API and the proxies it makes. It is an
 // http.Handler: Start serves it on Config.Listen; a caller may serve it
@@ -91,6 +102,8 @@ type Server struct {
 	nextToxic atomic.Uint64 // toxic ids and versions
 	nextConn  atomic.Uint64
 	reapplied atomic.Uint64 // toxics applied to connections, one by one: the cost of changes
+
+	slots chan struct{} // one per open connection, Config.MaxConns of them (run.accept)
 }
 
 // CloseWait is how long Close waits for the connections of the proxies
@@ -115,8 +128,14 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.TCP.Validate(); err != nil {
 		return nil, fmt.Errorf("toxiproxy: %w", err)
 	}
+	if cfg.MaxConns < 0 {
+		return nil, fmt.Errorf("toxiproxy: MaxConns %d: want 0 (%d) or more", cfg.MaxConns, DefaultMaxConns)
+	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), proxies: map[string]*proxyState{}, byPort: map[uint16]map[*run]struct{}{},
-		ending: map[*run]struct{}{}, closeNet: (*emu.Net).Close, closeWait: CloseWait}
+		ending: map[*run]struct{}{}, closeNet: (*emu.Net).Close, closeWait: CloseWait, slots: make(chan struct{}, cfg.MaxConns)}
 	s.routes()
 	return s, nil
 }

@@ -28,6 +28,9 @@ func cmdToxiproxy(ctx context.Context, args []string, _, stderr io.Writer) error
 		return usagef("toxiproxy: unexpected argument %q; flags look like --listen 127.0.0.1:8474", fs.Arg(0))
 	}
 	o.set = setFlags(fs)
+	if to.maxConns < 1 {
+		return usagef("toxiproxy: --max-conns %d: want 1 or more (default %d)", to.maxConns, toxiproxy.DefaultMaxConns)
+	}
 	addr, err := to.listenAddr(o.set)
 	if err != nil {
 		return err
@@ -37,7 +40,7 @@ func cmdToxiproxy(ctx context.Context, args []string, _, stderr io.Writer) error
 		return err
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "netemu toxiproxy: "+format+"\n", args...) }
-	s, err := toxiproxy.New(toxiproxy.Config{Listen: addr, Version: "netemu " + moduleVersion(), Link: lc, TCP: tcp, Seed: o.seed, Logf: logf})
+	s, err := toxiproxy.New(toxiproxy.Config{Listen: addr, Version: "netemu " + moduleVersion(), Link: lc, TCP: tcp, Seed: o.seed, Logf: logf, MaxConns: to.maxConns})
 	if err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "toxiproxy: "))
 	}
@@ -109,6 +112,7 @@ func (to *toxiproxyOptions) populate(s *toxiproxy.Server) error {
 type toxiproxyOptions struct {
 	listen, host, port, config string
 	metrics                    bool // toxiproxy-server's -proxy-metrics, -runtime-metrics: no /metrics here
+	maxConns                   int
 }
 
 // toxiproxyFlags adds the command's own flags to fs.
@@ -117,6 +121,7 @@ func toxiproxyFlags(fs *flag.FlagSet) *toxiproxyOptions {
 	fs.StringVar(&to.listen, "listen", toxiproxy.DefaultListen, "the API's address (toxiproxy's port; a port alone is loopback); another address than loopback lets whoever reaches it make proxies")
 	fs.StringVar(&to.host, "host", "", "toxiproxy-server's flag: the API's host, in place of --listen's")
 	fs.StringVar(&to.port, "port", "", "toxiproxy-server's flag: the API's port, in place of --listen's")
+	fs.IntVar(&to.maxConns, "max-conns", toxiproxy.DefaultMaxConns, "at most this many connections open at once across the proxies, each with a link of its own; the next wait in the listen backlog")
 	fs.StringVar(&to.config, "config", "", "toxiproxy-server's flag: make the proxies of this JSON file (an array, as POST /populate takes) before the API listens")
 	fs.BoolVar(&to.metrics, "proxy-metrics", false, "toxiproxy-server's flag, taken and ignored: netemu serves no /metrics")
 	fs.BoolVar(&to.metrics, "runtime-metrics", false, "toxiproxy-server's flag, taken and ignored: netemu serves no /metrics")
@@ -129,7 +134,7 @@ func toxiproxyHelp() string {
 	var b strings.Builder
 	b.WriteString("\nToxiproxy flags:\n")
 	ownFlagsTable(&b, func(fs *flag.FlagSet) { toxiproxyFlags(fs) }, func(f *flag.Flag) string {
-		return " " + map[string]string{"listen": f.DefValue, "host": "HOST", "port": "PORT", "config": "FILE"}[f.Name]
+		return " " + map[string]string{"listen": f.DefValue, "host": "HOST", "port": "PORT", "config": "FILE", "max-conns": "N"}[f.Name]
 	})
 	b.WriteString(`
 Toxiproxy 2.x's API and clients, on the emulated link: every connection a

@@ -71,6 +71,7 @@ func TestToxiproxyBadInput(t *testing.T) {
 		{[]string{"toxiproxy", "--rtt", "10ms,20ms"}, "--rtt has 2 values"},
 		{[]string{"toxiproxy", "--pcap", "x.pcap"}, "--pcap does not apply"},
 		{[]string{"toxiproxy", "extra"}, `unexpected argument "extra"`},
+		{[]string{"toxiproxy", "--max-conns", "0"}, "--max-conns 0: want 1 or more"},
 	} {
 		code, out, errOut := runCmd(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
