@@ -73,6 +73,9 @@ var soakLoads = []soakLoad{
 	{"idle", 200, 200, func(f soakFixture) (string, func(context.Context, int, string) error) {
 		return f.echo, soak.Hold(2 * time.Second)
 	}},
+	{"half-closed", 200, 200, func(f soakFixture) (string, func(context.Context, int, string) error) {
+		return f.echo, soak.HalfClose(2 * time.Second)
+	}},
 	{"slowloris", 100, 100, func(f soakFixture) (string, func(context.Context, int, string) error) {
 		return f.echo, soak.Slowloris(20, 100*time.Millisecond)
 	}},

@@ -89,6 +89,7 @@ type toxiLoad struct {
 var toxiLoads = []toxiLoad{
 	{"reset-churn", 3000, 3, soak.Reset},
 	{"idle", 200, 200, soak.Hold(2 * time.Second)},
+	{"half-closed", 200, 200, soak.HalfClose(2 * time.Second)},
 	{"slowloris", 100, 100, soak.Slowloris(20, 100*time.Millisecond)},
 }
 

@@ -273,6 +273,30 @@ func Hold(hold time.Duration) func(ctx context.Context, i int, addr string) erro
 	}
 }
 
+// HalfClose connects, sends a line and its end (a FIN), then reads
+// nothing until hold passes: a client gone quiet with its half of the
+// connection closed, whose reply waits unread.
+func HalfClose(hold time.Duration) func(ctx context.Context, i int, addr string) error {
+	return func(ctx context.Context, _ int, addr string) error {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte("half\n")); err != nil {
+			return err
+		}
+		if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+			return err
+		}
+		select {
+		case <-time.After(hold):
+		case <-ctx.Done():
+		}
+		return nil
+	}
+}
+
 // Slowloris connects and sends n bytes, one every gap, then closes.
 func Slowloris(n int, gap time.Duration) func(ctx context.Context, i int, addr string) error {
 	return func(ctx context.Context, _ int, addr string) error {
