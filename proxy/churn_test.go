@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"context"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,5 +129,34 @@ func BenchmarkSoak(b *testing.B) {
 			}
 			soak.Report(b, r, peaks)
 		})
+	}
+}
+
+// A client that resets while its connection's handshake crosses the
+// link frees its socket at once, not after the handshake: under churn
+// the sockets of clients gone would otherwise pile up to the
+// descriptor limit.
+func TestResetDuringLinkHandshake(t *testing.T) {
+	up := upstream(t, echo)
+	// The handshake across this link takes a round trip: 4 s.
+	n := newNetTCP(t, link.Config{Delay: 2 * time.Second}, tcpstack.Netemu)
+	p := start(t, n, proxy.Config{Forwards: []proxy.Forward{{Listen: "127.0.0.1:0", Upstream: up}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := soak.Reset(ctx, 0, p.Addrs()[0].String()); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for p.Active() == 0 && time.Since(start) < time.Second {
+		time.Sleep(time.Millisecond) // until the proxy has accepted it
+	}
+	for p.Active() > 0 && time.Since(start) < 3*time.Second {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if a := p.Active(); a > 0 {
+		t.Fatalf("%d connection still open %v after its client reset, its handshake across the link under way; want it ended", a, time.Since(start).Round(time.Millisecond))
+	}
+	if r := p.Records(); len(r) != 1 || !strings.Contains(r[0].Err, "the client reset the connection first") {
+		t.Errorf("records %+v; want one, ended by the client's reset", r)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"slices"
@@ -622,7 +623,7 @@ func (p *Proxy) serveClient(s *session, target string, port uint16, ready func(e
 		refuse(err)
 		return
 	}
-	ec, err := p.n.Client().Dial(p.ctx, p.n.Server().AddrPort(port))
+	ec, err := p.dialLink(s, port)
 	if err != nil {
 		s.fail(fmt.Sprintf("across the link: %v", err))
 		refuse(err)
@@ -659,6 +660,32 @@ func (p *Proxy) serveClient(s *session, target string, port uint16, ready func(e
 		return
 	}
 	s.join(s.client, ec, "client", "link", nil, &s.down, nil, s.shaper(Down))
+}
+
+// dialLink dials the server host's port across the link for s, and
+// gives up when the client resets meanwhile: a connection reset at once
+// (a client that churns) must not hold its socket through the link's
+// handshake, which may take seconds of SYN retransmissions.
+func (p *Proxy) dialLink(s *session, port uint16) (*tcpstack.Conn, error) {
+	ctx, cancel := context.WithCancel(p.ctx)
+	defer cancel()
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		// nil: the client has sent data, and is there. A deadline is
+		// this function's own, ending the watch.
+		if err := waitRead(s.client); err != nil && !errors.Is(err, io.EOF) && !isTimeout(err) {
+			cancel()
+		}
+	}()
+	ec, err := p.n.Client().Dial(ctx, p.n.Server().AddrPort(port))
+	s.client.SetReadDeadline(time.Unix(1, 0)) // ends the watch
+	<-watched
+	s.client.SetReadDeadline(time.Time{})
+	if err != nil && ctx.Err() != nil && p.ctx.Err() == nil {
+		err = fmt.Errorf("the client reset the connection first: %w", err)
+	}
+	return ec, err
 }
 
 // dialResult is an upstream dial's outcome.
