@@ -15,18 +15,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/netemu/netemu/internal/soak"
 )
 
 // freeAddr returns a loopback address nobody listens on (for a moment).
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func freeAddr(t testing.TB) string { return soak.FreeAddr(t) }
 
 // echoUpstream is a loopback echo server for the test.
 func echoUpstream(t *testing.T) string {

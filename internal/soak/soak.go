@@ -139,7 +139,7 @@ type Load struct {
 	PerConn  time.Duration // 0 means 10 s
 	// Do runs one connection to its end; i counts from 0. It must return
 	// once ctx ends.
-	Do func(ctx context.Context, i int, addr string) error
+	Do Do
 }
 
 // Result is what a Load did.
@@ -256,73 +256,80 @@ func Echo(ctx context.Context, i int, addr string) error {
 	return nil
 }
 
-// Hold connects and sends nothing until ctx's deadline nears or hold
-// passes: a client that never finishes its request.
-func Hold(hold time.Duration) func(ctx context.Context, i int, addr string) error {
-	return func(ctx context.Context, _ int, addr string) error {
-		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		select {
-		case <-time.After(hold):
-		case <-ctx.Done():
-		}
+// A Do is what a Load does with one connection.
+type Do = func(ctx context.Context, i int, addr string) error
+
+// connected dials addr and runs f on the connection, which it closes
+// after.
+func connected(ctx context.Context, addr string, f func(c net.Conn) error) error {
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return f(c)
+}
+
+// pause waits d, or less if ctx ends first: then it returns ctx's error.
+func pause(ctx context.Context, d time.Duration) error {
+	select {
+	case <-time.After(d):
 		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Hold connects and sends nothing until hold passes or ctx ends: a
+// client that never finishes its request.
+func Hold(hold time.Duration) Do {
+	return func(ctx context.Context, _ int, addr string) error {
+		return connected(ctx, addr, func(net.Conn) error {
+			pause(ctx, hold)
+			return nil
+		})
 	}
 }
 
 // HalfClose connects, sends a line and its end (a FIN), then reads
-// nothing until hold passes: a client gone quiet with its half of the
-// connection closed, whose reply waits unread.
-func HalfClose(hold time.Duration) func(ctx context.Context, i int, addr string) error {
+// nothing until hold passes or ctx ends: a client gone quiet with its
+// half of the connection closed, whose reply waits unread.
+func HalfClose(hold time.Duration) Do {
 	return func(ctx context.Context, _ int, addr string) error {
-		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if _, err := c.Write([]byte("half\n")); err != nil {
-			return err
-		}
-		if err := c.(*net.TCPConn).CloseWrite(); err != nil {
-			return err
-		}
-		select {
-		case <-time.After(hold):
-		case <-ctx.Done():
-		}
-		return nil
+		return connected(ctx, addr, func(c net.Conn) error {
+			if _, err := c.Write([]byte("half\n")); err != nil {
+				return err
+			}
+			if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+				return err
+			}
+			pause(ctx, hold)
+			return nil
+		})
 	}
 }
 
 // Slowloris connects and sends n bytes, one every gap, then closes.
-func Slowloris(n int, gap time.Duration) func(ctx context.Context, i int, addr string) error {
+func Slowloris(n int, gap time.Duration) Do {
 	return func(ctx context.Context, _ int, addr string) error {
-		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		for range n {
-			if _, err := c.Write([]byte{'x'}); err != nil {
-				return err
+		return connected(ctx, addr, func(c net.Conn) error {
+			for range n {
+				if _, err := c.Write([]byte{'x'}); err != nil {
+					return err
+				}
+				if err := pause(ctx, gap); err != nil {
+					return err
+				}
 			}
-			select {
-			case <-time.After(gap):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		return nil
+			return nil
+		})
 	}
 }
 
 // SOCKSRefused asks a SOCKS5 server at addr (RFC 1928, no
 // authentication) to CONNECT to target, a loopback host:port where
 // nothing listens, and expects a reply that is not success.
-func SOCKSRefused(target netip.AddrPort) func(ctx context.Context, i int, addr string) error {
+func SOCKSRefused(target netip.AddrPort) Do {
 	return func(ctx context.Context, _ int, addr string) error {
 		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
 		if err != nil {
