@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netemu/netemu/clock/clocktest"
 	"github.com/netemu/netemu/link"
 )
 
@@ -55,7 +56,7 @@ func BenchmarkLinkPacket(b *testing.B) {
 		{"shaped", link.Config{Rate: 1e9, Delay: time.Millisecond, DelayedACK: link.LinuxDelayedACK}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			clk := newManualClock()
+			clk := &clocktest.Manual{}
 			delivered := 0
 			l, err := link.New(bc.cfg, clk, func(link.Dir, []byte) { delivered++ })
 			if err != nil {
@@ -65,7 +66,7 @@ func BenchmarkLinkPacket(b *testing.B) {
 			const iss, irs = 1000, 5000
 			l.Send(link.AtoB, tcpPacket(ipA, ipB, 40000, 80, iss, 0, flagSYN, 0))
 			l.Send(link.BtoA, tcpPacket(ipB, ipA, 80, 40000, irs, iss+1, flagSYN|flagACK, 0))
-			clk.advance(time.Second)
+			clk.Advance(time.Second)
 			// One data packet and its ACK per operation.
 			data := tcpPacket(ipA, ipB, 40000, 80, iss+1, irs+1, flagACK, mss)
 			ack := tcpPacket(ipB, ipA, 80, 40000, irs+1, iss+1, flagACK, 0)
@@ -76,7 +77,7 @@ func BenchmarkLinkPacket(b *testing.B) {
 				seq += mss
 				binary.BigEndian.PutUint32(ack[28:32], seq)
 				l.Send(link.BtoA, ack)
-				clk.advance(2 * time.Millisecond)
+				clk.Advance(2 * time.Millisecond)
 			}
 			for range 100 { // warm the buffers and the ring
 				op()

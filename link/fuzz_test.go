@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netemu/netemu/clock"
+	"github.com/netemu/netemu/clock/clocktest"
 )
 
 // Fuzz tests for everything the link parses. Their seed corpora live in
@@ -89,7 +89,7 @@ func FuzzSegmentFields(f *testing.F) {
 // one superseded.
 func FuzzLinkSend(f *testing.F) {
 	f.Fuzz(func(t *testing.T, script []byte) {
-		clk := newManualClock()
+		clk := &clocktest.Manual{}
 		cfg := Config{Delay: 3 * time.Millisecond, Rate: 1e6, Qdisc: Qdisc{Limit: 8}, MTU: 1500,
 			DelayedACK: LinuxDelayedACK, Outages: []Outage{{Start: 300 * time.Millisecond, End: 400 * time.Millisecond}}}
 		l, err := New(cfg, clk, func(Dir, []byte) {})
@@ -103,11 +103,11 @@ func FuzzLinkSend(f *testing.F) {
 			dir, wait, n := Dir(script[0]&1), time.Duration(script[0]>>1)*time.Millisecond, int(script[1])
 			script = script[2:]
 			n = min(n, len(script))
-			clk.advance(wait)
+			clk.Advance(wait)
 			l.Send(dir, script[:n])
 			script = script[n:]
 		}
-		clk.advance(time.Second)
+		clk.Advance(time.Second)
 		l.Close()
 		for dir, st := range l.Stats() {
 			if st.SentPackets != st.Packets+st.Drops.Total()+st.ACKsSuperseded {
@@ -221,67 +221,4 @@ func buildSegment(seq, ack uint32, flags uint8, n int, ipOpts, tcpOpts []byte, p
 		b[total+i] = 0xee
 	}
 	return b
-}
-
-// manualClock is a clock.Clock that moves only when told to, firing due
-// timers in order on the caller's goroutine: a fuzz target must not
-// depend on a scheduler.
-type manualClock struct {
-	now    time.Duration
-	seq    uint64
-	timers []*manualTimer
-}
-
-type manualTimer struct {
-	c       *manualClock
-	f       func()
-	when    time.Duration
-	seq     uint64
-	pending bool
-}
-
-func newManualClock() *manualClock { return &manualClock{} }
-
-func (c *manualClock) Now() time.Time { return clock.Epoch.Add(c.now) }
-func (c *manualClock) Wake(f func())  { f() }
-func (c *manualClock) AfterFunc(d time.Duration, f func()) clock.Timer {
-	t := &manualTimer{c: c, f: f}
-	c.timers = append(c.timers, t)
-	t.Reset(d)
-	return t
-}
-
-func (t *manualTimer) Stop() bool {
-	was := t.pending
-	t.pending = false
-	return was
-}
-
-func (t *manualTimer) Reset(d time.Duration) bool {
-	was := t.pending
-	t.when, t.pending = t.c.now+max(d, 0), true
-	t.c.seq++
-	t.seq = t.c.seq
-	return was
-}
-
-// advance moves time forward by d, firing each timer due by then at its
-// instant, earliest first (ties in the order they were set).
-func (c *manualClock) advance(d time.Duration) {
-	end := c.now + d
-	for {
-		var next *manualTimer
-		for _, t := range c.timers {
-			if t.pending && t.when <= end && (next == nil || t.when < next.when || (t.when == next.when && t.seq < next.seq)) {
-				next = t
-			}
-		}
-		if next == nil {
-			break
-		}
-		c.now = max(c.now, next.when)
-		next.pending = false
-		next.f()
-	}
-	c.now = end
 }

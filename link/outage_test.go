@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netemu/netemu/clock/clocktest"
 )
 
 // During an outage every packet offered in either direction is dropped
@@ -117,17 +119,17 @@ func TestOutageAllocatesNothing(t *testing.T) {
 		if down {
 			o = Outage{Start: 0, End: time.Hour}
 		}
-		clk := newManualClock()
+		clk := &clocktest.Manual{}
 		l, err := New(Config{Outages: []Outage{{Start: 3 * time.Hour, End: 4 * time.Hour}, o}}, clk, func(Dir, []byte) {})
 		if err != nil {
 			t.Fatal(err)
 		}
 		pkt := rawPkt(1500)
 		l.Send(AtoB, pkt)
-		clk.advance(time.Millisecond)
+		clk.Advance(time.Millisecond)
 		allocs := testing.AllocsPerRun(1000, func() {
 			l.Send(AtoB, pkt)
-			clk.advance(0)
+			clk.Advance(0)
 		})
 		if allocs != 0 {
 			t.Errorf("down %v: %.1f allocations per packet; want 0", down, allocs)

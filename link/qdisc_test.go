@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netemu/netemu/clock/clocktest"
 )
 
 func TestQdiscValidate(t *testing.T) {
@@ -27,7 +29,7 @@ func TestQdiscValidate(t *testing.T) {
 		}
 	}
 	// A link's own Config, defaults filled in, is valid again.
-	l, err := New(Config{Rate: 1e6, Qdisc: Qdisc{Kind: CoDel}, BtoA: &Config{Rate: 1e6, Qdisc: Qdisc{Kind: FQCoDel}}}, newManualClock(), func(Dir, []byte) {})
+	l, err := New(Config{Rate: 1e6, Qdisc: Qdisc{Kind: CoDel}, BtoA: &Config{Rate: 1e6, Qdisc: Qdisc{Kind: FQCoDel}}}, &clocktest.Manual{}, func(Dir, []byte) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +41,7 @@ func TestQdiscValidate(t *testing.T) {
 // Per direction: BtoA may have its own qdisc.
 func TestQdiscPerDirection(t *testing.T) {
 	cfg := Config{Rate: 10e6, BtoA: &Config{Rate: 10e6, Qdisc: Qdisc{Kind: CoDel}}}
-	l, err := New(cfg, newManualClock(), func(Dir, []byte) {})
+	l, err := New(cfg, &clocktest.Manual{}, func(Dir, []byte) {})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,7 +156,7 @@ func runFuzz(t *testing.T, b []byte) {
 	if left > 0 {
 		t.Fatalf("%d connections left 3000 s after everything closed and the peer fell silent, in %v", left, states)
 	}
-	if due, ok := h.clk.pending(); ok {
+	if due, ok := h.clk.Pending(); ok {
 		t.Fatalf("a timer is still armed, due at %v, with every connection gone", due)
 	}
 }

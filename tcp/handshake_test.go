@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/clock"
+	"github.com/netemu/netemu/clock/clocktest"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
@@ -264,7 +265,7 @@ func TestClockPhaseMovesTimestamps(t *testing.T) {
 		t.Errorf("SYN TSval %d at phase 0 and %d at phase 1.5ms; want one millisecond apart", ts[0], ts[1])
 	}
 	for _, bad := range []time.Duration{-1, time.Second} {
-		if err := (Options{Clock: &manualClock{}, ClockPhase: bad}).Validate(); err == nil {
+		if err := (Options{Clock: &clocktest.Manual{}, ClockPhase: bad}).Validate(); err == nil {
 			t.Errorf("Validate accepted ClockPhase %v; want an error", bad)
 		}
 	}

@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/netemu/netemu/clock"
+	"github.com/netemu/netemu/clock/clocktest"
 	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/checksum"
@@ -27,83 +26,6 @@ import (
 // stack emits with its instant and lets a test inject crafted segments
 // from a peer. Nothing runs by itself: time moves only in advance, which
 // fires the timers due in order, each at its own instant.
-
-// manualClock is a clock.Clock whose time moves only when told.
-type manualClock struct {
-	mu     sync.Mutex
-	now    time.Duration
-	seq    uint64
-	timers []*manualTimer
-}
-
-type manualTimer struct {
-	c      *manualClock
-	due    time.Duration
-	seq    uint64 // order of setting, for ties
-	f      func()
-	active bool
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return clock.Epoch.Add(c.now)
-}
-
-func (c *manualClock) Wake(f func()) { f() }
-
-func (c *manualClock) AfterFunc(d time.Duration, f func()) clock.Timer {
-	t := &manualTimer{c: c, f: f}
-	t.Reset(d)
-	c.mu.Lock()
-	c.timers = append(c.timers, t)
-	c.mu.Unlock()
-	return t
-}
-
-func (t *manualTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := t.active
-	t.active = false
-	return was
-}
-
-func (t *manualTimer) Reset(d time.Duration) bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := t.active
-	t.active = true
-	t.due = t.c.now + max(d, 0)
-	t.c.seq++
-	t.seq = t.c.seq
-	return was
-}
-
-// nextDue returns the earliest active timer due at or before limit.
-func (c *manualClock) nextDue(limit time.Duration) *manualTimer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var best *manualTimer
-	for _, t := range c.timers {
-		if !t.active || t.due > limit {
-			continue
-		}
-		if best == nil || t.due < best.due || t.due == best.due && t.seq < best.seq {
-			best = t
-		}
-	}
-	return best
-}
-
-// pending is the earliest active timer's due time.
-func (c *manualClock) pending() (time.Duration, bool) {
-	t := c.nextDue(1<<62 - 1)
-	if t == nil {
-		return 0, false
-	}
-	return t.due, true
-}
 
 // out is one segment the stack emitted.
 type out struct {
@@ -137,7 +59,7 @@ func segEnd(o out) seqnum.Value { return o.seq.Add(seqnum.Size(len(o.payload))) 
 // the peer, 10.0.0.2.
 type harness struct {
 	t     *testing.T
-	clk   *manualClock
+	clk   *clocktest.Manual
 	proto *Protocol
 	st    *stack.Stack
 	link  *channel.Endpoint
@@ -154,7 +76,7 @@ var (
 // newHarness builds the host; opts.Clock is set by the harness.
 func newHarness(t *testing.T, opts Options) *harness {
 	t.Helper()
-	h := &harness{t: t, clk: &manualClock{}}
+	h := &harness{t: t, clk: &clocktest.Manual{}}
 	opts.Clock = h.clk
 	factory := NewProtocol(opts)
 	h.st = stack.New(stack.Options{
@@ -182,7 +104,7 @@ func newHarness(t *testing.T, opts Options) *harness {
 }
 
 // now is the harness clock's time from its start.
-func (h *harness) now() time.Duration { return h.clk.Now().Sub(clock.Epoch) }
+func (h *harness) now() time.Duration { return h.clk.At() }
 
 // collect moves what the stack emitted into h.outs, stamped now.
 func (h *harness) collect() {
@@ -257,21 +179,10 @@ func outsString(o []out) string {
 func (h *harness) advance(d time.Duration) {
 	h.collect()
 	limit := h.now() + d
-	for {
-		t := h.clk.nextDue(limit)
-		if t == nil {
-			break
-		}
-		h.clk.mu.Lock()
-		h.clk.now = max(h.clk.now, t.due)
-		t.active = false
-		h.clk.mu.Unlock()
-		t.f()
+	for h.clk.Step(limit) {
 		h.collect()
 	}
-	h.clk.mu.Lock()
-	h.clk.now = limit
-	h.clk.mu.Unlock()
+	h.clk.Advance(limit - h.now())
 }
 
 // advanceUntilOut moves time until the stack emits something (at most
@@ -284,12 +195,12 @@ func (h *harness) advanceUntilOut(limit time.Duration) []out {
 	}
 	end := h.now() + limit
 	for {
-		t := h.clk.nextDue(end)
-		if t == nil {
+		due, ok := h.clk.Pending()
+		if !ok || due > end {
 			h.advance(end - h.now())
 			return h.take()
 		}
-		h.advance(t.due - h.now())
+		h.advance(due - h.now())
 		if len(h.outs) > 0 {
 			return h.take()
 		}

@@ -92,13 +92,13 @@ func TestStackCloseEndsEveryConnection(t *testing.T) {
 	sending, _ := h.dial(linuxPeer)
 	sending.write([]byte("unacknowledged")) // arms the retransmission timer
 	h.take()
-	if _, armed := h.clk.pending(); !armed {
+	if _, armed := h.clk.Pending(); !armed {
 		t.Fatal("no timer armed before the close; the test checks nothing")
 	}
 
 	h.proto.Close()
 	h.none("after the stack closed")
-	if at, armed := h.clk.pending(); armed {
+	if at, armed := h.clk.Pending(); armed {
 		t.Errorf("a timer is still armed for %v after the stack closed; want none", at)
 	}
 	for _, c := range []*conn{timeWait, sending} {
