@@ -138,8 +138,8 @@ func BenchmarkSoak(b *testing.B) {
 // descriptor limit.
 func TestResetDuringLinkHandshake(t *testing.T) {
 	up := upstream(t, echo)
-	// The handshake across this link takes a round trip: 4 s.
-	n := newNetTCP(t, link.Config{Delay: 2 * time.Second}, tcpstack.Netemu)
+	// The handshake across this link takes a round trip: 20 s.
+	n := newNetTCP(t, link.Config{Delay: 10 * time.Second}, tcpstack.Netemu)
 	p := start(t, n, proxy.Config{Forwards: []proxy.Forward{{Listen: "127.0.0.1:0", Upstream: up}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -150,7 +150,7 @@ func TestResetDuringLinkHandshake(t *testing.T) {
 	for p.Active() == 0 && time.Since(start) < time.Second {
 		time.Sleep(time.Millisecond) // until the proxy has accepted it
 	}
-	for p.Active() > 0 && time.Since(start) < 3*time.Second {
+	for p.Active() > 0 && time.Since(start) < 10*time.Second {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if a := p.Active(); a > 0 {

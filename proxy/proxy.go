@@ -669,12 +669,14 @@ func (p *Proxy) serveClient(s *session, target string, port uint16, ready func(e
 func (p *Proxy) dialLink(s *session, port uint16) (*tcpstack.Conn, error) {
 	ctx, cancel := context.WithCancel(p.ctx)
 	defer cancel()
+	var reset error // the client's, which the watch's peek took
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
 		// nil: the client has sent data, and is there. A deadline is
 		// this function's own, ending the watch.
 		if err := waitRead(s.client); err != nil && !errors.Is(err, io.EOF) && !isTimeout(err) {
+			reset = err
 			cancel()
 		}
 	}()
@@ -682,8 +684,11 @@ func (p *Proxy) dialLink(s *session, port uint16) (*tcpstack.Conn, error) {
 	s.client.SetReadDeadline(time.Unix(1, 0)) // ends the watch
 	<-watched
 	s.client.SetReadDeadline(time.Time{})
-	if err != nil && ctx.Err() != nil && p.ctx.Err() == nil {
-		err = fmt.Errorf("the client reset the connection first: %w", err)
+	if reset != nil { // also when the dial won the race: the reset is gone from the socket
+		if ec != nil {
+			abort(ec)
+		}
+		return nil, fmt.Errorf("the client reset the connection first: %w", reset)
 	}
 	return ec, err
 }

@@ -29,16 +29,17 @@ var soakBounds = soak.Bounds{
 	FDSlack:   8, // the runtime's own, and the API client's keep-alives
 }
 
-// soakServer starts a server with one proxy, "soak", to an echo
+// soakServer starts a server with two proxies: "soak", to an echo
 // upstream, with a latency toxic so that every connection crosses a
-// shaped link.
-func soakServer(t testing.TB) (*toxiproxy.Server, *tpclient.Client, string) {
+// shaped link, and "refused", to a port where nothing listens. It
+// returns their listen addresses.
+func soakServer(t testing.TB) (s *toxiproxy.Server, cl *tpclient.Client, echo, refused string) {
 	t.Helper()
 	up, stop, err := soak.EchoServer()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := toxiproxy.New(toxiproxy.Config{Listen: "127.0.0.1:0"})
+	s, err = toxiproxy.New(toxiproxy.Config{Listen: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func soakServer(t testing.TB) (*toxiproxy.Server, *tpclient.Client, string) {
 		stop()
 		http.DefaultClient.CloseIdleConnections()
 	})
-	cl := tpclient.NewClient(s.Addr().String())
+	cl = tpclient.NewClient(s.Addr().String())
 	p, err := cl.CreateProxy("soak", "127.0.0.1:0", up)
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +59,17 @@ func soakServer(t testing.TB) (*toxiproxy.Server, *tpclient.Client, string) {
 	if _, err := p.AddToxic("rtt", "latency", "downstream", 1, tpclient.Attributes{"latency": 1}); err != nil {
 		t.Fatal(err)
 	}
-	return s, cl, p.Listen
+	r, err := cl.CreateProxy("refused", "127.0.0.1:0", soak.FreeAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, cl, p.Listen, r.Listen
+}
+
+// settled reports whether s has no connection open: one network stuck
+// fails a soak.
+func settled(s *toxiproxy.Server) func() bool {
+	return func() bool { return toxiproxy.OpenConns(s) == 0 }
 }
 
 // apiAnswers fails t unless the API lists its proxies within the bound.
@@ -83,31 +94,43 @@ type toxiLoad struct {
 	name     string
 	conns    int
 	parallel int
-	do       func(ctx context.Context, i int, addr string) error
+	do       soak.Do
+	refused  bool // to the proxy whose upstream refuses
 }
 
 var toxiLoads = []toxiLoad{
-	{"reset-churn", 3000, 3, soak.Reset},
-	{"idle", 200, 200, soak.Hold(2 * time.Second)},
-	{"half-closed", 200, 200, soak.HalfClose(2 * time.Second)},
-	{"slowloris", 100, 100, soak.Slowloris(20, 100*time.Millisecond)},
+	{"reset-churn", 3000, 3, soak.Reset, false},
+	{"reset-churn-refused", 3000, 3, soak.Reset, true},
+	{"idle", 200, 200, soak.Hold(2 * time.Second), false},
+	{"half-closed", 200, 200, soak.HalfClose(2 * time.Second), false},
+	{"slowloris", 100, 100, soak.Slowloris(20, 100*time.Millisecond), false},
 }
 
 func TestSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the soak takes about half a minute")
 	}
-	_, cl, addr := soakServer(t)
+	s, cl, echo, refused := soakServer(t)
 	for _, l := range toxiLoads {
 		t.Run(l.name, func(t *testing.T) {
-			soak.Measure(t, soak.Load{Addr: addr, Conns: l.conns, Parallel: l.parallel, Do: l.do},
-				soak.Load{Addr: addr, Conns: 5, Do: soak.Echo}, nil, soakBounds)
+			runToxiLoad(t, s, l, echo, refused)
 			apiAnswers(t, cl)
 		})
 	}
 	t.Run("proxies-come-and-go", func(t *testing.T) {
-		proxiesComeAndGo(t, cl, addr)
+		proxiesComeAndGo(t, cl, echo)
 	})
+}
+
+// runToxiLoad runs l through s's proxies, then a probe echo; every
+// connection must end, its network with it.
+func runToxiLoad(t testing.TB, s *toxiproxy.Server, l toxiLoad, echo, refused string) (soak.Result, soak.Peaks) {
+	addr := echo
+	if l.refused {
+		addr = refused
+	}
+	return soak.Measure(t, soak.Load{Addr: addr, Conns: l.conns, Parallel: l.parallel, Do: l.do},
+		soak.Load{Addr: echo, Conns: 5, Do: soak.Echo}, settled(s), soakBounds)
 }
 
 // proxiesComeAndGo creates and deletes proxies, each carrying a
@@ -209,18 +232,17 @@ func comeAndGo(cl *tpclient.Client, name, up string) error {
 func BenchmarkSoak(b *testing.B) {
 	for _, l := range toxiLoads {
 		b.Run(l.name, func(b *testing.B) {
-			_, _, addr := soakServer(b)
+			s, _, echo, refused := soakServer(b)
 			var r soak.Result
 			var peaks soak.Peaks
 			for b.Loop() {
-				r, peaks = soak.Measure(b, soak.Load{Addr: addr, Conns: l.conns, Parallel: l.parallel, Do: l.do},
-					soak.Load{Addr: addr, Conns: 5, Do: soak.Echo}, nil, soakBounds)
+				r, peaks = runToxiLoad(b, s, l, echo, refused)
 			}
 			soak.Report(b, r, peaks)
 		})
 	}
 	b.Run("proxies-come-and-go", func(b *testing.B) {
-		_, cl, addr := soakServer(b)
+		_, cl, addr, _ := soakServer(b)
 		var r soak.Result
 		var peaks soak.Peaks
 		for b.Loop() {

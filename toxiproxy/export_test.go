@@ -14,3 +14,7 @@ func SetCloseNet(s *Server, f func(n *emu.Net) error, wait time.Duration) {
 
 // Reapplied is how many toxics s has applied to connections, one by one.
 func Reapplied(s *Server) uint64 { return s.reapplied.Load() }
+
+// OpenConns is how many connections s has open, each with its network:
+// the slots they hold (Config.MaxConns).
+func OpenConns(s *Server) int { return len(s.slots) }

@@ -83,3 +83,23 @@ func TestLongNamesRefused(t *testing.T) {
 		}
 	}
 }
+
+// An idle proxy holds no slot: with more proxies than MaxConns, each
+// still serves.
+func TestMaxConnsIdleProxiesHoldNoSlot(t *testing.T) {
+	up, stop, err := soak.EchoServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	_, cl, _ := serve(t, toxiproxy.Config{MaxConns: 2})
+	var last string
+	for _, name := range []string{"a", "b", "c"} {
+		p, err := cl.CreateProxy(name, "127.0.0.1:0", up)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = p.Listen
+	}
+	roundTrip(t, dial(t, last), "third")
+}

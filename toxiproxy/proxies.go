@@ -158,6 +158,7 @@ func (px *proxyState) stop() {
 		r.closed = true
 		r.mu.Unlock()
 		close(r.quit)
+		px.srv.ending[r] = struct{}{} // now, so that a Close that follows waits for it
 		px.srv.later(func() { px.srv.end(r) })
 	}
 	px.run, px.enabled = nil, false
@@ -262,27 +263,28 @@ type run struct {
 }
 
 // Each connection takes one of the server's slots (Config.MaxConns)
-// before it is accepted and gives it back once its network is closed
-// (remove): when the connections come faster than networks are built
-// and torn down, the rest wait in the kernel's listen backlog rather
-// than in memory.
+// once it is accepted, before anything is built for it, and gives it
+// back once its network is closed (remove): when the connections come
+// faster than networks are built and torn down, each proxy holds one
+// accepted socket waiting for a slot and the rest wait in the kernel's
+// listen backlog, rather than in memory. An idle proxy holds no slot.
 func (r *run) accept() {
 	defer r.wg.Done()
 	slots := r.px.srv.slots
 	for {
-		select {
-		case slots <- struct{}{}:
-		case <-r.quit:
-			return
-		}
 		c, err := r.ln.Accept()
 		if err != nil {
-			<-slots
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
 			time.Sleep(5 * time.Millisecond) // out of descriptors, say
 			continue
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-r.quit:
+			c.Close()
+			return
 		}
 		r.mu.Lock()
 		if r.closed {

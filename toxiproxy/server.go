@@ -242,9 +242,6 @@ func (s *Server) unlock() {
 // networks close in the background; if they have not all ended within
 // closeWait, the log says how many are stuck. Called without Server.mu.
 func (s *Server) end(r *run) {
-	s.mu.Lock()
-	s.ending[r] = struct{}{}
-	s.mu.Unlock()
 	warn := time.AfterFunc(s.closeWait, func() {
 		s.cfg.Logf("proxy %s: %d connections still closing %v after the proxy stopped: their networks are stuck", proxy.Clip(r.px.name), r.open(), s.closeWait)
 	})

@@ -82,6 +82,11 @@ func runShell(ctx context.Context, n *kernel.Net, sh kernel.Shell, watch *experi
 	defer stop()
 	sh.Signals = sigs
 	release := holdStop(ctx) // the program's signals, until it ends
+	if ctx.Err() != nil {
+		// A signal came first: the program never starts.
+		release()
+		return interrupted(ctx)
+	}
 	exit, err := sh.Run(n)
 	release()
 	var se *kernel.StartError
