@@ -18,7 +18,10 @@ import (
 // netemu's TCP (the server's default), then a probe that must cross and
 // an API that must answer. Three clients resetting at once froze a
 // proxy's network (a lock-order deadlock in the TCP); a DELETE then
-// blocked the whole API behind it.
+// blocked the whole API behind it. With a network per connection that
+// race is rare (tens of thousands of connections); emu's
+// TestResetChurnRealClock and proxy's TestSoak find it in a bounded run,
+// this soak what the server makes of many networks.
 var soakBounds = soak.Bounds{
 	PerConn: 20 * time.Second, // for one connection, however loaded the machine
 	Drain:   20 * time.Second, // for the server to end its connections' networks
