@@ -120,3 +120,53 @@ func (e churnError) Error() string {
 	}
 	return fmt.Sprintf("dial %d: %v", e.i, e.err)
 }
+
+// Conn.Ended tells a connection reset from one the peer only half
+// closed, with either TCP (gVisor's adds a read-hang-up event to any
+// readiness answer once the peer's FIN is in).
+func TestConnEnded(t *testing.T) {
+	for _, impl := range []tcpstack.Impl{tcpstack.Netemu, tcpstack.GVisor} {
+		t.Run(string(impl), func(t *testing.T) {
+			n, err := New(Config{Clock: Real, TCP: tcpstack.TCPConfig{Impl: impl}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer n.Close()
+			ln, err := n.Listen(80)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			c, err := n.Dial(context.Background(), 80)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := ln.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := s.(*tcpstack.Conn)
+			if sc.Ended() {
+				t.Fatal("an open connection has ended")
+			}
+			c.CloseWrite()
+			s.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, err := s.Read(make([]byte, 1)); err == nil {
+				t.Fatal("read data; want the end of the stream")
+			}
+			if sc.Ended() {
+				t.Error("a connection the peer half closed has ended; want it open")
+			}
+			c.(*tcpstack.Conn).SetLinger(0)
+			c.Close()
+			deadline := time.Now().Add(10 * time.Second)
+			for !sc.Ended() && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			if !sc.Ended() {
+				t.Error("a connection the peer reset has not ended")
+			}
+			s.Close()
+		})
+	}
+}

@@ -225,7 +225,10 @@ func newConn(h *Host, ep tcpip.Endpoint, wq *waiter.Queue) *Conn {
 // Ended reports whether the connection has ended, without reading from
 // it: reset, or closed both ways.
 func (c *Conn) Ended() bool {
-	return c.ep.Readiness(waiter.EventHUp|waiter.EventErr) != 0
+	// Masked again: gVisor's TCP adds EventRdHUp to any answer once the
+	// peer's FIN is in, and a half-closed connection has not ended.
+	const ended = waiter.EventHUp | waiter.EventErr
+	return c.ep.Readiness(ended)&ended != 0
 }
 
 // Endpoint returns the gVisor endpoint, for inspection.
