@@ -205,12 +205,13 @@ func TestLoopsAtConnect(t *testing.T) {
 	} else if !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatal(err)
 	}
-	// One connection from the client, at most one more come back; none
-	// further.
+	// One connection from the client, and its turns come back: the first
+	// is cut once its dial shows where it led; the turn it made may reach
+	// its own dial before that is recorded, and is then cut at the next.
 	time.Sleep(200 * time.Millisecond)
-	// Three SOCKS5 clients, the forward's, and its turn come back.
-	if tot := p.Totals().Conns + p.Active(); tot > 5 {
-		t.Errorf("%d connections after 4 clients'; want 5 at most: the loop cut at its first turn", tot)
+	// Three SOCKS5 clients, the forward's, and at most two turns.
+	if tot := p.Totals().Conns + p.Active(); tot > 6 {
+		t.Errorf("%d connections after 4 clients'; want 6 at most: the loop cut within two turns", tot)
 	}
 	recs := p.Records()
 	if len(recs) == 0 || !strings.Contains(recs[len(recs)-1].Err+recs[0].Err, "a loop") {
