@@ -17,7 +17,7 @@ import (
 // out. CheckLoops refuses such forwards before they listen; what only
 // shows at connect time (a name that resolves to a listener, a SOCKS5
 // destination that is the proxy's own address) a LoopGuard cuts at the
-// first turn.
+// first turn, or the second (LoopGuard).
 
 // LoopError is a connection, or a forward, that would lead back to a
 // listener of the same proxy.
@@ -189,7 +189,9 @@ func loopMessage(f Forward, forwards []Forward, path []int) error {
 // upstream connections come back (the client's two ends are one of
 // them, seen from the other side: a listener the address check missed,
 // reached by a route only the kernel knows). Either way the loop ends
-// at its first turn. The zero value is ready; one guard may serve
+// at its first turn; where a name led to the listener, the connection
+// its dial made may reach its own dial before the refusal is recorded,
+// and that loop ends at its second. The zero value is ready; one guard may serve
 // several proxies of a process, which is what makes a loop through
 // another of them visible.
 type LoopGuard struct {
