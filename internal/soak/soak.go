@@ -230,6 +230,28 @@ func Reset(ctx context.Context, _ int, addr string) error {
 // Echo writes a line and reads it back within ctx: the probe that shows
 // the path still carries bytes.
 func Echo(ctx context.Context, i int, addr string) error {
+	return connected(ctx, addr, func(c net.Conn) error {
+		msg := fmt.Sprintf("probe %d\n", i)
+		if _, err := c.Write([]byte(msg)); err != nil {
+			return err
+		}
+		got := make([]byte, len(msg))
+		if _, err := io.ReadFull(c, got); err != nil {
+			return fmt.Errorf("echo read: %w", err)
+		}
+		if string(got) != msg {
+			return fmt.Errorf("echo %q; want %q", got, msg)
+		}
+		return nil
+	})
+}
+
+// A Do is what a Load does with one connection.
+type Do = func(ctx context.Context, i int, addr string) error
+
+// connected dials addr and runs f on the connection, which ctx's
+// deadline bounds and which it closes after.
+func connected(ctx context.Context, addr string, f func(c net.Conn) error) error {
 	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return err
@@ -238,35 +260,6 @@ func Echo(ctx context.Context, i int, addr string) error {
 	if d, ok := ctx.Deadline(); ok {
 		c.SetDeadline(d)
 	}
-	msg := fmt.Sprintf("probe %d\n", i)
-	if _, err := c.Write([]byte(msg)); err != nil {
-		return err
-	}
-	got := make([]byte, len(msg))
-	for n := 0; n < len(got); {
-		k, err := c.Read(got[n:])
-		if err != nil {
-			return fmt.Errorf("echo read after %d of %d bytes: %w", n, len(got), err)
-		}
-		n += k
-	}
-	if string(got) != msg {
-		return fmt.Errorf("echo %q; want %q", got, msg)
-	}
-	return nil
-}
-
-// A Do is what a Load does with one connection.
-type Do = func(ctx context.Context, i int, addr string) error
-
-// connected dials addr and runs f on the connection, which it closes
-// after.
-func connected(ctx context.Context, addr string, f func(c net.Conn) error) error {
-	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
 	return f(c)
 }
 
@@ -331,31 +324,28 @@ func Slowloris(n int, gap time.Duration) Do {
 // nothing listens, and expects a reply that is not success.
 func SOCKSRefused(target netip.AddrPort) Do {
 	return func(ctx context.Context, _ int, addr string) error {
-		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if d, ok := ctx.Deadline(); ok {
-			c.SetDeadline(d)
-		}
-		ip := target.Addr().As4()
-		req := []byte{5, 1, 0, 5, 1, 0, 1, ip[0], ip[1], ip[2], ip[3], byte(target.Port() >> 8), byte(target.Port())}
-		if _, err := c.Write(req); err != nil {
-			return err
-		}
-		var rep [12]byte // method choice (2), then the reply's head (10 for IPv4)
-		if _, err := io.ReadFull(c, rep[:4]); err != nil {
-			return fmt.Errorf("SOCKS5 reply: %w", err)
-		}
-		if rep[0] != 5 || rep[1] != 0 || rep[2] != 5 {
-			return fmt.Errorf("SOCKS5 reply % x; want 05 00 05 and a failure code", rep[:4])
-		}
-		if rep[3] == 0 {
-			return fmt.Errorf("SOCKS5 CONNECT to %v succeeded; want it refused", target)
-		}
-		return nil
+		return connected(ctx, addr, func(c net.Conn) error { return socksRefused(c, target) })
 	}
+}
+
+// socksRefused is SOCKSRefused on a connection to the server.
+func socksRefused(c net.Conn, target netip.AddrPort) error {
+	ip := target.Addr().As4()
+	req := []byte{5, 1, 0, 5, 1, 0, 1, ip[0], ip[1], ip[2], ip[3], byte(target.Port() >> 8), byte(target.Port())}
+	if _, err := c.Write(req); err != nil {
+		return err
+	}
+	var rep [4]byte // the method chosen (2 bytes), then the reply's version and code
+	if _, err := io.ReadFull(c, rep[:]); err != nil {
+		return fmt.Errorf("SOCKS5 reply: %w", err)
+	}
+	if rep[0] != 5 || rep[1] != 0 || rep[2] != 5 {
+		return fmt.Errorf("SOCKS5 reply % x; want 05 00 05 and a failure code", rep)
+	}
+	if rep[3] == 0 {
+		return fmt.Errorf("SOCKS5 CONNECT to %v succeeded; want it refused", target)
+	}
+	return nil
 }
 
 // Bounds are what a soak asserts of a load, chosen to hold on a loaded
