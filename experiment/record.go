@@ -223,7 +223,7 @@ func newRecord(backend string, c Case, r workloads.Result, st link.Stats) Record
 	mtu := lc.WithDefaults().MTU
 	cc := c.TCP.CongestionControl
 	if cc == "" {
-		cc = tcpstack.Cubic
+		cc = tcpstack.DefaultCongestionControl
 	}
 	impl := string(c.TCP.Impl.OrDefault())
 	if backend == "kernel" {

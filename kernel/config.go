@@ -15,6 +15,7 @@ package kernel
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/netemu/netemu/emu"
@@ -41,8 +42,9 @@ type Config struct {
 	// Via is Auto (default), TUN or Netem.
 	Via Via
 
-	// CongestionControl is pinned on both sides' routes: "cubic"
-	// (default) or "reno".
+	// CongestionControl is pinned on both sides' routes: one netemu's
+	// TCP runs (tcpstack.Netemu.CongestionControls), "cubic" (default)
+	// or "reno".
 	CongestionControl tcpstack.CongestionControl
 
 	// Probe, if set, receives the sender state of every connection the
@@ -63,10 +65,13 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("kernel: link %q is unknown; want auto, tun or netem", c.Via)
 	}
-	switch c.CongestionControl {
-	case "", tcpstack.Cubic, tcpstack.Reno:
-	default:
-		return fmt.Errorf("kernel: congestion control %q is unknown; want cubic or reno", c.CongestionControl)
+	// Kernel mode pins the congestion controls netemu's TCP runs, so that
+	// a kernel run compares with an emulated one. The registry knows more
+	// (bbr) that the kernel may have, and a connection can pick them
+	// (trackedConn.SetCongestionControl), but kernel mode does not pin
+	// them yet.
+	if cc := c.CongestionControl; cc != "" && !slices.Contains(tcpstack.Netemu.CongestionControls(), cc) {
+		return fmt.Errorf("kernel: congestion control %q is unknown; want %s", cc, tcpstack.Netemu.CongestionControlChoices())
 	}
 	return nil
 }

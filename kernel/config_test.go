@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -20,6 +21,22 @@ func TestConfigValidate(t *testing.T) {
 	} {
 		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("New(%+v) = %v; want an error containing %q", c.cfg, err, c.want)
+		}
+	}
+}
+
+// Kernel mode pins the congestion controls netemu's TCP runs and refuses
+// others, bbr included, in words that list those it takes.
+func TestConfigCongestionControl(t *testing.T) {
+	for _, cc := range []tcpstack.CongestionControl{"", tcpstack.Cubic, tcpstack.Reno} {
+		if err := (Config{CongestionControl: cc}).Validate(); err != nil {
+			t.Errorf("Config{CongestionControl: %q}.Validate() = %v; want nil", cc, err)
+		}
+	}
+	for _, cc := range []tcpstack.CongestionControl{"bbr", "vegas"} {
+		want := `kernel: congestion control "` + string(cc) + `" is unknown; want cubic or reno`
+		if err := (Config{CongestionControl: cc}).Validate(); err == nil || err.Error() != want {
+			t.Errorf("Config{CongestionControl: %q}.Validate() = %v; want %q", cc, err, want)
 		}
 	}
 }

@@ -147,7 +147,7 @@ func New(cfg Config) (_ *Net, err error) {
 		return nil, err
 	}
 	if cfg.CongestionControl == "" {
-		cfg.CongestionControl = tcpstack.Cubic
+		cfg.CongestionControl = tcpstack.DefaultCongestionControl
 	}
 	cfg.Link.DelayedACK = 0
 	if cfg.Link.MTU == 0 {

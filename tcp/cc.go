@@ -1,7 +1,6 @@
 package tcp
 
 import (
-	"fmt"
 	"time"
 
 	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
@@ -74,7 +73,7 @@ const defaultHZ = 250
 
 // congestion is one algorithm's state for one connection (tcp_congestion_ops + its private ca struct).
 type congestion interface {
-	name() string                                         // "cubic", "reno"
+	name() string                                         // the registry's name: "cubic", "reno"
 	init(c *ccConn)                                       // .init
 	ssthresh(c *ccConn) uint32                            // .ssthresh: new ssthresh on loss/ECN
 	congAvoid(c *ccConn, ack seqnum.Value, acked uint32)  // .cong_avoid: acked = packets newly delivered
@@ -82,17 +81,6 @@ type congestion interface {
 	cwndEvent(c *ccConn, ev caEvent)                      // .cwnd_event
 	pktsAcked(c *ccConn, acked uint32, rtt time.Duration) // .pkts_acked; rtt < 0 when there is no sample
 	undoCwnd(c *ccConn) uint32                            // .undo_cwnd
-}
-
-// newCongestion returns a fresh instance: "cubic" or "reno"; another name is an error that lists both.
-func newCongestion(name string) (congestion, error) {
-	switch name {
-	case "cubic":
-		return &cubic{}, nil
-	case "reno":
-		return &reno{}, nil
-	}
-	return nil, fmt.Errorf("unknown congestion control %q: use cubic or reno", name)
 }
 
 // inSlowStart is tcp_in_slow_start (include/net/tcp.h): slow start while
@@ -132,6 +120,13 @@ func tcpCongAvoidAI(c *ccConn, w, acked uint32) {
 		c.cwnd += delta
 	}
 	c.cwnd = min(c.cwnd, c.cwndClamp)
+}
+
+// renoControl is Reno's entry in the registry (ccregistry.go).
+var renoControl = CongestionControl{
+	Name:  "reno",
+	About: "Reno: slow start, then one packet more per window of ACKs; half the window on loss (RFC 5681)",
+	fresh: func() congestion { return &reno{} },
 }
 
 // reno is Linux's tcp_reno (net/ipv4/tcp_cong.c), RFC 5681 §3.1: slow start

@@ -48,6 +48,13 @@ const (
 	cubeFactor uint64 = (1 << (10 + 3*bictcpHZ)) / (cubicBicScale * 10)
 )
 
+// cubicControl is CUBIC's entry in the registry (ccregistry.go).
+var cubicControl = CongestionControl{
+	Name:  "cubic",
+	About: "CUBIC with HyStart, Linux's default: the window follows a cubic of the time since the last loss (RFC 9438)",
+	fresh: func() congestion { return &cubic{} },
+}
+
 // cubic is struct bictcp with the HyStart fields, plus priorCwnd.
 type cubic struct {
 	// Cleared by bictcp_reset (everything up to bictcp.unused).

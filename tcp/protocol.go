@@ -41,7 +41,9 @@ type Options struct {
 	// floors). 0 means DefaultHZ.
 	HZ int
 
-	// CongestionControl is "cubic" or "reno". "" means cubic.
+	// CongestionControl names an algorithm of the registry that netemu's
+	// TCP runs (CongestionControls, CongestionControl.Runs). "" means
+	// DefaultCongestionControl, cubic.
 	CongestionControl string
 
 	// ReceiveBuffer and MaxReceiveBuffer are tcp_rmem[1] and [2]: the
@@ -80,7 +82,7 @@ func (o Options) WithDefaults() Options {
 		o.HZ = DefaultHZ
 	}
 	if o.CongestionControl == "" {
-		o.CongestionControl = "cubic"
+		o.CongestionControl = DefaultCongestionControl
 	}
 	if o.ReceiveBuffer == 0 {
 		o.ReceiveBuffer = DefaultReceiveBuffer

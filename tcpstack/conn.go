@@ -243,11 +243,14 @@ func (c *Conn) SetNoDelay(noDelay bool) error {
 }
 
 // SetCongestionControl picks the connection's congestion control, as
-// Linux's TCP_CONGESTION socket option does: cubic or reno (gVisor has
-// no other). Another name is an error that wraps errors.ErrUnsupported.
+// Linux's TCP_CONGESTION socket option does: one the host's TCP runs
+// (Impl.CongestionControls), cubic or reno. Another name is an error that
+// wraps errors.ErrUnsupported.
 func (c *Conn) SetCongestionControl(name string) error {
-	if cc := CongestionControl(name); cc != Cubic && cc != Reno {
-		return fmt.Errorf("tcpstack: congestion control %q: gVisor has %s and %s: %w", name, Cubic, Reno, errors.ErrUnsupported)
+	if !c.h.cfg.TCP.Impl.runs(CongestionControl(name)) {
+		// The refusal names gVisor's list whichever TCP the host runs:
+		// its words predate netemu's TCP, whose list is the same today.
+		return fmt.Errorf("tcpstack: congestion control %q: gVisor has %s: %w", name, joinList(gVisorCongestionControls, "%s", "and"), errors.ErrUnsupported)
 	}
 	o := tcpip.CongestionControlOption(name)
 	if err := c.ep.SetSockOpt(&o); err != nil {

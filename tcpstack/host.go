@@ -7,6 +7,8 @@ import (
 	"math/rand"
 	randv2 "math/rand/v2"
 	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,14 +26,68 @@ import (
 	netemutcp "github.com/netemu/netemu/tcp"
 )
 
-// CongestionControl names a congestion-control algorithm.
+// CongestionControl names a congestion-control algorithm, by the name of
+// package tcp's registry (tcp.CongestionControls).
 type CongestionControl string
 
-// Congestion-control algorithms.
+// The congestion controls both TCPs run, by name.
 const (
 	Cubic CongestionControl = "cubic"
 	Reno  CongestionControl = "reno"
 )
+
+// DefaultCongestionControl is the congestion control a host runs when its
+// TCPConfig leaves it "": the registry's default, cubic.
+const DefaultCongestionControl CongestionControl = netemutcp.DefaultCongestionControl
+
+// gVisorCongestionControls are the congestion controls gVisor's TCP has
+// (its transport/tcp registers cubic and reno, nothing else): a fact about
+// gVisor, in the registry's order.
+var gVisorCongestionControls = []CongestionControl{Cubic, Reno}
+
+// CongestionControls returns the names of the congestion controls i runs,
+// in the registry's order: for Netemu those package tcp's registry says it
+// runs, for GVisor gVisor's two; none for an unknown Impl. "" is
+// DefaultImpl.
+func (i Impl) CongestionControls() []CongestionControl {
+	switch i.OrDefault() {
+	case Netemu:
+		var out []CongestionControl
+		for _, c := range netemutcp.CongestionControls() {
+			if c.Runs() {
+				out = append(out, CongestionControl(c.Name))
+			}
+		}
+		return out
+	case GVisor:
+		return slices.Clone(gVisorCongestionControls)
+	}
+	return nil
+}
+
+// CongestionControlChoices lists the congestion controls i runs for a
+// message: "cubic or reno".
+func (i Impl) CongestionControlChoices() string {
+	return joinList(i.CongestionControls(), "%s", "or")
+}
+
+// runs reports whether i runs cc.
+func (i Impl) runs(cc CongestionControl) bool {
+	return slices.Contains(i.CongestionControls(), cc)
+}
+
+// joinList joins ccs, each formatted by verb, as "a, b or c" with conj
+// before the last.
+func joinList(ccs []CongestionControl, verb, conj string) string {
+	words := make([]string, len(ccs))
+	for k, cc := range ccs {
+		words[k] = fmt.Sprintf(verb, cc)
+	}
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " " + conj + " " + words[len(words)-1]
+}
 
 // Impl names a TCP implementation: the transport protocol registered
 // with the host's gVisor stack.
@@ -104,8 +160,9 @@ type TCPConfig struct {
 	// link's delayed-ACK stage is for gVisor's TCP only.
 	Impl Impl
 
-	// CongestionControl is Cubic or Reno. "" means Cubic (Linux's usual
-	// default; gVisor's own default is Reno).
+	// CongestionControl is one Impl runs (Impl.CongestionControls):
+	// cubic or reno with either. "" means DefaultCongestionControl, cubic
+	// (Linux's usual default; gVisor's own default is Reno).
 	CongestionControl CongestionControl
 
 	// SendBuffer is the initial send buffer in bytes and ReceiveBuffer
@@ -138,7 +195,7 @@ func (c TCPConfig) withDefaults() TCPConfig {
 		return c
 	}
 	if c.CongestionControl == "" {
-		c.CongestionControl = Cubic
+		c.CongestionControl = DefaultCongestionControl
 	}
 	if c.SendBuffer == 0 {
 		c.SendBuffer = tcp.DefaultSendBufferSize
@@ -161,8 +218,8 @@ func (c TCPConfig) Validate() error {
 	if d.Impl != GVisor && d.Impl != Netemu {
 		return fmt.Errorf("tcpstack: Impl %q is unknown; want %q or %q (\"\" means %q)", c.Impl, Netemu, GVisor, DefaultImpl)
 	}
-	if d.CongestionControl != Cubic && d.CongestionControl != Reno {
-		return fmt.Errorf("tcpstack: CongestionControl %q is unknown; want %q or %q (\"\" means %q)", c.CongestionControl, Cubic, Reno, Cubic)
+	if !d.Impl.runs(d.CongestionControl) {
+		return fmt.Errorf("tcpstack: CongestionControl %q is unknown; want %s (\"\" means %q)", c.CongestionControl, joinList(d.Impl.CongestionControls(), "%q", "or"), DefaultCongestionControl)
 	}
 	for _, b := range []struct {
 		name string

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/tcp"
 )
 
 // Share's defaults: two flows for 10 seconds.
@@ -18,9 +18,33 @@ const (
 	DefaultShareDuration = 10 * time.Second
 )
 
-// shareCCs are the congestion controls --ccs accepts: gVisor's two, and
-// bbr, which kernel TCP has where the kernel has tcp_bbr.
-var shareCCs = []string{"cubic", "reno", "bbr"}
+// shareCCs returns the names of the congestion controls --ccs accepts,
+// in the order of package tcp's registry: every one the registry knows;
+// of those, the ones netemu's TCP runs, and the others, known by name
+// only (bbr), which a flow runs on kernel TCP where the kernel has them
+// (Needs).
+func shareCCs() (known, running, kernelOnly []string) {
+	for _, c := range tcp.CongestionControls() {
+		known = append(known, c.Name)
+		if c.Runs() {
+			running = append(running, c.Name)
+		} else {
+			kernelOnly = append(kernelOnly, c.Name)
+		}
+	}
+	return known, running, kernelOnly
+}
+
+// shareCCsHelp is --ccs's list for its help text: "cubic,reno (bbr in
+// kernel mode)".
+func shareCCsHelp() string {
+	_, running, kernelOnly := shareCCs()
+	help := strings.Join(running, ",")
+	if len(kernelOnly) > 0 {
+		help += " (" + orList(kernelOnly) + " in kernel mode)"
+	}
+	return help
+}
 
 var shareKind = Kind{
 	Name:    "share",
@@ -28,7 +52,7 @@ var shareKind = Kind{
 	Details: true,
 	Flags: func(fs *flag.FlagSet) func() ([]Workload, error) {
 		flows := positive(fs, "flows", DefaultShareFlows, "bulk flows, each on its own connection")
-		ccs := fs.String("ccs", "", "congestion control of each flow's sender, in flow order and repeated: cubic,reno (bbr in kernel mode); empty means --cc's")
+		ccs := fs.String("ccs", "", "congestion control of each flow's sender, in flow order and repeated: "+shareCCsHelp()+"; empty means --cc's")
 		dirs := variants(fs, "direction", string(Down), "which way the flows send: down (server→client), up or both", Down, Up)
 		dur := duration(fs, "duration", DefaultShareDuration, 100*time.Millisecond, "10s", "how long the flows run")
 		return func() ([]Workload, error) {
@@ -65,12 +89,9 @@ func checkCCs(list string) error {
 		return nil
 	}
 	for _, cc := range strings.Split(list, ",") {
-		known := false
-		for _, k := range shareCCs {
-			known = known || cc == k
-		}
-		if !known {
-			return fmt.Errorf("%q is not one netemu knows; want a list of %s, like cubic,reno", cc, orList(shareCCs))
+		if _, ok := tcp.LookupCongestionControl(cc); !ok {
+			known, _, _ := shareCCs()
+			return fmt.Errorf("%q is not one netemu knows; want a list of %s, like cubic,reno", cc, orList(known))
 		}
 	}
 	return nil
@@ -200,13 +221,25 @@ func (s Share) Model(path Path) Model {
 	return m
 }
 
-// Needs implements Needer: a flow with bbr, which the emulated hosts
-// (gVisor) do not have, needs kernel TCP.
+// Needs implements Needer: a flow with a congestion control the registry
+// knows but netemu's TCP does not run (bbr) needs kernel TCP.
 func (s Share) Needs() []Need {
-	if slices.Contains(strings.Split(s.CCs, ","), "bbr") {
-		return []Need{{Of: KernelTCP, Param: "ccs", Value: s.CCs, Why: "the emulated hosts (netemu's TCP and gVisor's) have cubic and reno; bbr runs on kernel TCP"}}
+	for _, cc := range strings.Split(s.CCs, ",") {
+		if c, ok := tcp.LookupCongestionControl(cc); ok && !c.Runs() {
+			_, running, _ := shareCCs()
+			why := fmt.Sprintf("the emulated hosts (netemu's TCP and gVisor's) have %s; %s runs on kernel TCP", andList(running), cc)
+			return []Need{{Of: KernelTCP, Param: "ccs", Value: s.CCs, Why: why}}
+		}
 	}
 	return nil
+}
+
+// andList joins words as "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // ccs is the flows' congestion controls, one per flow; nil where CCs is
