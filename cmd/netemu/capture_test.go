@@ -23,7 +23,7 @@ func TestPcapTimelinePlot(t *testing.T) {
 	}
 	for _, run := range []string{"a", "b"} {
 		p, c, s := files(run)
-		code, _, errOut := runCmd("run", "bulk", "--size", "300KB", "--rtt", "20ms", "--rate", "20mbit", "--queue", "20", "--pcap", p, "--timeline", c, "--plot", s)
+		code, _, errOut := runNetemu("run", "bulk", "--size", "300KB", "--rtt", "20ms", "--rate", "20mbit", "--queue", "20", "--pcap", p, "--timeline", c, "--plot", s)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
@@ -133,7 +133,7 @@ func svgText(svg []byte) string {
 // chart and the TCP senders' alike, never by their ports.
 func TestLoadedPlotNamesFlows(t *testing.T) {
 	svg := filepath.Join(t.TempDir(), "l.svg")
-	if code, _, errOut := runCmd("run", "loaded", "--duration", "1s", "--rtt", "20ms", "--rate", "20mbit", "--qdisc", "fq_codel", "--plot", svg); code != 0 {
+	if code, _, errOut := runNetemu("run", "loaded", "--duration", "1s", "--rtt", "20ms", "--rate", "20mbit", "--qdisc", "fq_codel", "--plot", svg); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	b, err := os.ReadFile(svg)
@@ -155,21 +155,21 @@ func TestLoadedPlotNamesFlows(t *testing.T) {
 func TestSweepAndComparePlots(t *testing.T) {
 	dir := t.TempDir()
 	png := filepath.Join(dir, "sweep.png")
-	if code, _, errOut := runCmd("sweep", "page", "--rtt", "10ms,100ms", "--rate", "10mbit", "--plot", png); code != 0 {
+	if code, _, errOut := runNetemu("sweep", "page", "--rtt", "10ms,100ms", "--rate", "10mbit", "--plot", png); code != 0 {
 		t.Fatal(errOut)
 	}
 	if st, err := os.Stat(png); err != nil || st.Size() < 10_000 {
 		t.Errorf("sweep plot: %v", err)
 	}
-	if code, _, errOut := runCmd("run", "bulk", "--plot", filepath.Join(dir, "x.gif")); code != 2 || !strings.Contains(errOut, ".svg or .png") {
+	if code, _, errOut := runNetemu("run", "bulk", "--plot", filepath.Join(dir, "x.gif")); code != 2 || !strings.Contains(errOut, ".svg or .png") {
 		t.Errorf("--plot x.gif: exit %d, %q", code, errOut)
 	}
-	if code, _, errOut := runCmd("reproduce", "--pcap", filepath.Join(dir, "r.pcap")); code != 2 || !strings.Contains(errOut, "--pcap does not apply") {
+	if code, _, errOut := runNetemu("reproduce", "--pcap", filepath.Join(dir, "r.pcap")); code != 2 || !strings.Contains(errOut, "--pcap does not apply") {
 		t.Errorf("reproduce --pcap: exit %d, %q", code, errOut)
 	}
 	needRoot(t)
 	svg := filepath.Join(dir, "compare.svg")
-	if code, _, errOut := runCmd("compare", "bulk", "--size", "200KB", "--rtt", "10ms", "--rate", "20mbit", "--plot", svg, "--pcap", filepath.Join(dir, "c.pcap")); code != 0 {
+	if code, _, errOut := runNetemu("compare", "bulk", "--size", "200KB", "--rtt", "10ms", "--rate", "20mbit", "--plot", svg, "--pcap", filepath.Join(dir, "c.pcap")); code != 0 {
 		t.Fatal(errOut)
 	}
 	b, _ := os.ReadFile(svg)
@@ -187,7 +187,7 @@ func TestSweepAndComparePlots(t *testing.T) {
 }
 
 func TestExplainNagle(t *testing.T) {
-	code, out, errOut := runCmd("explain", "nagle", "--rtt", "0", "--rate", "0", "--nodelay", "false", "--json")
+	code, out, errOut := runNetemu("explain", "nagle", "--rtt", "0", "--rate", "0", "--nodelay", "false", "--json")
 	if code != 0 {
 		t.Fatal(errOut)
 	}
@@ -197,7 +197,7 @@ func TestExplainNagle(t *testing.T) {
 	if held := ms["delayed-ACK holds"].(float64); held < 0.9*rec["elapsed_ms"].(float64) {
 		t.Errorf("delayed-ACK holds %v ms of %v", held, rec["elapsed_ms"])
 	}
-	code, out, _ = runCmd("explain", "nagle", "--rtt", "0", "--rate", "0", "--nodelay", "false")
+	code, out, _ = runNetemu("explain", "nagle", "--rtt", "0", "--rate", "0", "--nodelay", "false")
 	for _, want := range []string{"delayed-ACK holds", "100.0%", "delayed ACKs (first 6 of 49)", "held 44.0 ms, sent by its own delayed-ACK timer", "4 bytes from 198.18.0.1"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("explain output lacks %q:\n%s", want, out)
@@ -206,7 +206,7 @@ func TestExplainNagle(t *testing.T) {
 }
 
 func TestNoProgressWhenNotATerminal(t *testing.T) {
-	code, _, errOut := runCmd("sweep", "keepalive", "--rtt", "10ms,20ms", "--rate", "0", "--requests", "2")
+	code, _, errOut := runNetemu("sweep", "keepalive", "--rtt", "10ms,20ms", "--rate", "0", "--requests", "2")
 	if code != 0 || errOut != "" {
 		t.Errorf("exit %d, stderr %q; want nothing on stderr when it is not a terminal", code, errOut)
 	}
@@ -218,7 +218,7 @@ func TestNoProgressWhenNotATerminal(t *testing.T) {
 func TestWaterfall(t *testing.T) {
 	dir := t.TempDir()
 	w := filepath.Join(dir, "w.svg")
-	if code, _, errOut := runCmd("run", "page", "--proto", "h1,h2", "--resources", "8", "--waterfall", w); code != 0 {
+	if code, _, errOut := runNetemu("run", "page", "--proto", "h1,h2", "--resources", "8", "--waterfall", w); code != 0 {
 		t.Fatal(errOut)
 	}
 	for _, name := range []string{"w-rtt50.0ms-10mbit.svg", "w-rtt50.0ms-10mbit-h2-tls-1.3.svg"} {
@@ -232,7 +232,7 @@ func TestWaterfall(t *testing.T) {
 			}
 		}
 	}
-	if code, out, _ := runCmd("run", "keepalive", "--requests", "3", "--mode", "reuse", "--waterfall", filepath.Join(dir, "k.png"), "--json"); code != 0 || strings.Count(out, `"path"`) != 3 {
+	if code, out, _ := runNetemu("run", "keepalive", "--requests", "3", "--mode", "reuse", "--waterfall", filepath.Join(dir, "k.png"), "--json"); code != 0 || strings.Count(out, `"path"`) != 3 {
 		t.Errorf("keepalive --waterfall --json: exit %d, %s", code, out)
 	}
 	for _, c := range []struct {
@@ -244,7 +244,7 @@ func TestWaterfall(t *testing.T) {
 		{[]string{"compare", "page", "--waterfall", w}, "--waterfall does not apply"},
 		{[]string{"run", "page", "--plot", w, "--waterfall", w}, "--plot and --waterfall both write"},
 	} {
-		code, out, errOut := runCmd(c.args...)
+		code, out, errOut := runNetemu(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("netemu %s: exit %d, stderr %q; want exit 2 and one line containing %q", strings.Join(c.args, " "), code, errOut, c.want)
 		}

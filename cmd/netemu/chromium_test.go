@@ -53,7 +53,7 @@ type chromiumLoad struct {
 // comparison starts when the browser asks for its first resource.
 func chromiumPage(tb testing.TB, loads int) (float64, []chromiumLoad) {
 	realclient.Chromium(tb)
-	code, out, errOut := runCmd(append([]string{"run", "page", "--json"}, chromiumLink...)...)
+	code, out, errOut := runNetemu(append([]string{"run", "page", "--json"}, chromiumLink...)...)
 	if code != 0 {
 		tb.Fatalf("netemu run page: exit %d, %s", code, errOut)
 	}
@@ -181,7 +181,7 @@ func TestChromiumPage(t *testing.T) {
 
 // BenchmarkChromiumPage measures how long Chromium takes for the page's
 // resources through netemu proxy, one load per iteration, against netemu
-// run page on the same link; README.md has the figures:
+// run page on the same link; docs/PROXY.md has the figures:
 //
 //	go test -run XXX -bench ChromiumPage -benchtime 9x ./cmd/netemu
 func BenchmarkChromiumPage(b *testing.B) {

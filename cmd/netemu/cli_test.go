@@ -21,7 +21,7 @@ import (
 // exit 0; each command's help names its example and flags.
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "run"}, {"run", "--help"}, {"run", "bulk", "-h"}, {"help", "reproduce"}, {"reproduce", "--help"}, {"help", "nagle"}, {"version", "--help"}} {
-		code, out, errOut := runCmd(args...)
+		code, out, errOut := runNetemu(args...)
 		if code != 0 || errOut != "" || out == "" {
 			t.Errorf("netemu %s: exit %d, stderr %q, %d bytes on stdout; want help on stdout and exit 0", strings.Join(args, " "), code, errOut, len(out))
 		}
@@ -29,7 +29,7 @@ func TestHelp(t *testing.T) {
 			t.Errorf("netemu %s has no example:\n%s", strings.Join(args, " "), out)
 		}
 	}
-	if code, _, errOut := runCmd("help", "video"); code != 2 || !strings.Contains(errOut, `help "video"`) {
+	if code, _, errOut := runNetemu("help", "video"); code != 2 || !strings.Contains(errOut, `help "video"`) {
 		t.Errorf("help video: exit %d, %q", code, errOut)
 	}
 }
@@ -37,16 +37,16 @@ func TestHelp(t *testing.T) {
 // version, --version and -v print the same: the module's version, the
 // commit, and the Go and gVisor versions.
 func TestVersion(t *testing.T) {
-	code, out, _ := runCmd("version")
+	code, out, _ := runNetemu("version")
 	if code != 0 || !strings.HasPrefix(out, "netemu ") || !strings.Contains(out, "\ncommit ") || !strings.Contains(out, "go1.") || !strings.Contains(out, "gvisor.dev/gvisor ") {
 		t.Errorf("version: exit %d, %q", code, out)
 	}
 	for _, flag := range []string{"--version", "-version", "-v"} {
-		if c, o, e := runCmd(flag); c != 0 || o != out || e != "" {
+		if c, o, e := runNetemu(flag); c != 0 || o != out || e != "" {
 			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want what netemu version prints", flag, c, o, e)
 		}
 	}
-	if c, _, e := runCmd("--version", "extra"); c != 2 || !strings.Contains(e, `unexpected argument "extra"`) {
+	if c, _, e := runNetemu("--version", "extra"); c != 2 || !strings.Contains(e, `unexpected argument "extra"`) {
 		t.Errorf("netemu --version extra: exit %d, %q", c, e)
 	}
 }
@@ -69,7 +69,7 @@ func TestVersionText(t *testing.T) {
 
 // help help explains help, like help of any command.
 func TestHelpHelp(t *testing.T) {
-	code, out, errOut := runCmd("help", "help")
+	code, out, errOut := runNetemu("help", "help")
 	if code != 0 || errOut != "" || !strings.HasPrefix(out, "netemu help [command|workload]") || !strings.Contains(out, "Example:") {
 		t.Errorf("help help: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
@@ -90,7 +90,7 @@ func TestUnknownFlagSuggests(t *testing.T) {
 		{[]string{"proxy", "--forwrd", "127.0.0.1:0=127.0.0.1:1"}, "unknown flag --forwrd; did you mean --forward?"},
 		{[]string{"run", "bulk", "--bogus"}, "unknown flag --bogus (see netemu help run)"},
 	} {
-		code, out, errOut := runCmd(c.args...)
+		code, out, errOut := runNetemu(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", strings.Join(c.args, " "), code, out, errOut, c.want)
 		}
@@ -102,7 +102,7 @@ func TestUnknownFlagSuggests(t *testing.T) {
 func TestWrittenFilesAnnounced(t *testing.T) {
 	dir := t.TempDir()
 	plot, pcap := filepath.Join(dir, "n.svg"), filepath.Join(dir, "n.pcap")
-	code, _, errOut := runCmd("run", "nagle", "--rtt", "0", "--rounds", "3", "--nodelay", "both", "--plot", plot, "--pcap", pcap)
+	code, _, errOut := runNetemu("run", "nagle", "--rtt", "0", "--rounds", "3", "--nodelay", "both", "--plot", plot, "--pcap", pcap)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -139,7 +139,7 @@ func TestNotes(t *testing.T) {
 		{[]string{"run", "bulk", "--size", "100KB", "--netem-up", "rate 1mbit delay 5ms", "--netem-down", "rate 20mbit delay 30ms"}, nil},
 		{[]string{"sweep", "bulk", "--size", "100KB", "--rtt", "10ms,20ms", "--jobs", itoa(availableCPUs() + 1)}, []string{"is more than the " + itoa(availableCPUs()) + " CPUs this process may use", "no faster"}},
 	} {
-		code, _, errOut := runCmd(c.args...)
+		code, _, errOut := runNetemu(c.args...)
 		if code != 0 {
 			t.Fatalf("netemu %s: exit %d: %s", strings.Join(c.args, " "), code, errOut)
 		}
@@ -169,7 +169,7 @@ func TestOutputsCheckedFirst(t *testing.T) {
 		{[]string{"explain", "bulk", "--timeline", "/no/such/x.csv"}, "--timeline /no/such/x.csv"},
 		{[]string{"run", "page", "--pcap", same, "--timeline", same}, "--pcap and --timeline both write"},
 	} {
-		code, out, errOut := runCmd(c.args...)
+		code, out, errOut := runNetemu(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", strings.Join(c.args, " "), code, out, errOut, c.want)
 		}
@@ -198,7 +198,7 @@ func TestLostOutputIsAnError(t *testing.T) {
 
 // A rate in tc's bytes-per-second units gets a note saying what it means.
 func TestBytesPerSecondNote(t *testing.T) {
-	code, _, errOut := runCmd("run", "bulk", "--size", "100KB", "--rate", "10Mbps")
+	code, _, errOut := runNetemu("run", "bulk", "--size", "100KB", "--rate", "10Mbps")
 	if code != 0 || !strings.Contains(errOut, "--rate 10Mbps is bytes per second") || !strings.Contains(errOut, "80mbit") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
@@ -267,7 +267,7 @@ func TestSIGTERM(t *testing.T) {
 // A link on which no connection can open is refused up front, in the
 // user's terms: which setting, and what would work.
 func TestRTTTooLongForAHandshake(t *testing.T) {
-	code, out, errOut := runCmd("run", "page", "--rtt", "10h")
+	code, out, errOut := runNetemu("run", "page", "--rtt", "10h")
 	if code != 2 || out != "" || !strings.Contains(errOut, "10h0m0s cannot complete a TCP handshake") || !strings.Contains(errOut, "want an RTT under 2m7s") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
@@ -290,7 +290,7 @@ func TestLinkTooSlowSaysWhy(t *testing.T) {
 // is a usage error that names the reason and the fix.
 func TestH3NeedsRealClock(t *testing.T) {
 	for _, args := range [][]string{{"run", "page", "--proto", "h3"}, {"sweep", "page", "--proto", "h1,h3", "--rtt", "10ms,20ms"}} {
-		code, out, errOut := runCmd(args...)
+		code, out, errOut := runNetemu(args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "quic-go reads the wall clock") || !strings.Contains(errOut, "--clock real") {
 			t.Errorf("netemu %s: exit %d, stderr %q; want exit 2 and one line naming the reason and --clock real", strings.Join(args, " "), code, errOut)
 		}
@@ -310,7 +310,7 @@ func TestHelpFlagsAreAccepted(t *testing.T) {
 		}
 		for _, m := range names {
 			a := args(m[1])
-			code, _, errOut := runCmd(a...)
+			code, _, errOut := runNetemu(a...)
 			if code == 0 {
 				continue
 			}
@@ -320,11 +320,11 @@ func TestHelpFlagsAreAccepted(t *testing.T) {
 		}
 	}
 	for _, c := range commands {
-		_, help, _ := runCmd("help", c.name)
-		try("help "+c.name, help, func(f string) []string { return []string{c.name, "--" + f + "=x"} })
+		_, help, _ := runNetemu("help", c.Name)
+		try("help "+c.Name, help, func(f string) []string { return []string{c.Name, "--" + f + "=x"} })
 	}
 	for _, k := range workloads.Kinds() {
-		_, help, _ := runCmd("help", k.Name)
+		_, help, _ := runNetemu("help", k.Name)
 		try("help "+k.Name, help, func(f string) []string { return []string{"run", k.Name, "--" + f + "=x"} })
 	}
 }

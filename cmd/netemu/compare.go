@@ -8,55 +8,63 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
 
+var compareCmd = command{Command: cli.Command{Name: "compare", BothBackends: true, Rules: cli.Rules{Groups: []*cli.Group{&cli.LinkGroup, &cli.ImpairGroup, &cli.OutputGroup, &cli.KernelGroup}, Refuse: map[string]string{
+	"backend":   "compare runs both backends",
+	"waterfall": "compare draws no waterfall; use netemu run",
+	"clock":     "compare runs the emulator on the virtual clock and kernel TCP in real time"}}},
+	synopsis: "<workload> [flags]", about: "the same case on the emulator and on kernel TCP, side by side (needs root)", example: "netemu compare keepalive --rtt 55ms --rate 0", run: cmdCompare,
+	kernel: func([]string) bool { return true }}
+
 // cmdCompare runs each case on the emulator (virtual clock) and on kernel
 // TCP over the same link, side by side.
-func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
-	o, cases, err := parseCases(ctx, "compare", args, false)
+func cmdCompare(ctx context.Context, cmd *cli.Command, args []string, w, stderr io.Writer) error {
+	o, cases, err := cli.ParseCases(ctx, cmd, args)
 	if err != nil {
 		return err
 	}
-	o.printNotes(stderr)
-	defer o.announce(stderr)
-	emulated, err := o.newBackend(experiment.Emulated{}.Name())
+	o.PrintNotes(stderr)
+	defer o.Announce(stderr)
+	emulated, err := o.NewBackend(experiment.Emulated{}.Name())
 	if err != nil {
 		return err
 	}
-	kern, err := o.newBackend(experiment.Kernel{}.Name())
+	kern, err := o.NewBackend(experiment.Kernel{}.Name())
 	if err != nil {
 		return err
 	}
 	enc := json.NewEncoder(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	if !o.json {
-		compareHeader(tw, o.tcp.vals)
+	if !o.JSON {
+		compareHeader(tw, o.TCPs())
 	}
 	var facts string
 	var details []string // each case's summaries, when the kind has details
-	bar := newProgress(stderr, len(cases)*(len(o.tcp.vals)+1), true)
-	defer bar.close()
+	bar := cli.NewProgress(stderr, len(cases)*(len(o.TCPs())+1), true)
+	defer bar.Close()
 	for _, c := range cases {
-		m, err := o.compareCase(ctx, emulated, kern, c, o.grid.Variant(c), bar)
+		m, err := compareCase(o, ctx, emulated, kern, c, o.Grid().Variant(c), bar)
 		if err != nil {
 			return err
 		}
-		if o.json {
+		if o.JSON {
 			if err := m.encode(enc); err != nil {
 				return err
 			}
 			continue
 		}
-		if d := o.compareRow(tw, c, m); d != "" {
+		if d := compareRow(o, tw, c, m); d != "" {
 			details = append(details, d)
 		}
 		facts = m.kernelFacts()
 	}
-	if o.json {
+	if o.JSON {
 		return nil
 	}
 	if err := tw.Flush(); err != nil {
@@ -65,7 +73,7 @@ func cmdCompare(ctx context.Context, args []string, w, stderr io.Writer) error {
 	for _, d := range details {
 		fmt.Fprintln(w, d)
 	}
-	o.compareFooter(w, facts)
+	compareFooter(o, w, facts)
 	return nil
 }
 
@@ -99,11 +107,11 @@ type comparison struct {
 // compareCase measures case c, named vname, on emulated (virtual clock)
 // with each TCP of --tcp and on kern, a step of bar each, and draws
 // --plot's figure of the first TCP against the kernel.
-func (o *options) compareCase(ctx context.Context, emulated, kern experiment.Backend, c experiment.Case, vname string, bar *progress) (comparison, error) {
+func compareCase(o *cli.Options, ctx context.Context, emulated, kern experiment.Backend, c experiment.Case, vname string, bar *cli.Progress) (comparison, error) {
 	var m comparison
-	impls := o.tcp.vals
+	impls := o.TCPs()
 	for k, impl := range impls {
-		bar.start(caseLabel(c) + " tcp " + string(impl))
+		bar.Start(cli.CaseLabel(c) + " tcp " + string(impl))
 		ec := c
 		ec.Clock = emu.Virtual
 		ec.TCP.Impl = impl
@@ -111,8 +119,8 @@ func (o *options) compareCase(ctx context.Context, emulated, kern experiment.Bac
 		if len(impls) > 1 {
 			name = joinVariant(vname, string(impl))
 		}
-		er, erec, ewatch, err := o.measure(ctx, emulated, ec, name, false)
-		bar.finish()
+		er, erec, ewatch, err := o.Measure(ctx, emulated, ec, name, false)
+		bar.Finish()
 		if err != nil {
 			return m, err
 		}
@@ -121,21 +129,21 @@ func (o *options) compareCase(ctx context.Context, emulated, kern experiment.Bac
 			m.watch = ewatch
 		}
 	}
-	bar.start(caseLabel(c) + " kernel")
+	bar.Start(cli.CaseLabel(c) + " kernel")
 	var err error
-	m.kernel, m.kernelRec, m.kernelWatch, err = o.measure(ctx, kern, c, joinVariant(vname, "kernel"), false)
-	bar.finish()
+	m.kernel, m.kernelRec, m.kernelWatch, err = o.Measure(ctx, kern, c, joinVariant(vname, "kernel"), false)
+	bar.Finish()
 	if err != nil {
 		return m, err
 	}
-	if o.plot != "" {
-		path := variantPath(o.plot, vname)
+	if o.Plot != "" {
+		path := cli.VariantPath(o.Plot, vname)
 		ec := c
 		ec.TCP.Impl = impls[0]
 		if err := experiment.CompareFigure(ec, m.emulated[0], m.kernel, m.watch, m.kernelWatch).Save(path); err != nil {
 			return m, err
 		}
-		o.wrote("plot", path)
+		o.Wrote("plot", path)
 	}
 	return m, nil
 }
@@ -154,7 +162,7 @@ func (m comparison) encode(enc *json.Encoder) error {
 // compareRow writes case c's row of the table and returns its line of
 // details, the summaries of each run, when the kind has details ("" when
 // not).
-func (o *options) compareRow(tw io.Writer, c experiment.Case, m comparison) string {
+func compareRow(o *cli.Options, tw io.Writer, c experiment.Case, m comparison) string {
 	kg, _ := m.kernel.Headline()
 	_, model := m.emulated[0].Headline()
 	var cols, vs []string
@@ -164,11 +172,11 @@ func (o *options) compareRow(tw io.Writer, c experiment.Case, m comparison) stri
 		vs = append(vs, experiment.Deviation(experiment.Ms(eg), experiment.Ms(kg)))
 	}
 	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.emulated[0].Workload, fmtDur(c.RTT()), c.RateLabel(),
-		o.grid.CaseName(c), strings.Join(cols, "\t"), fmtDur(kg), fmtDur(model), strings.Join(vs, "\t"))
-	if !o.kind.Details {
+		o.Grid().CaseName(c), strings.Join(cols, "\t"), fmtDur(kg), fmtDur(model), strings.Join(vs, "\t"))
+	if !o.Kind().Details {
 		return ""
 	}
-	name := o.grid.CaseName(c)
+	name := o.Grid().CaseName(c)
 	if name == "" {
 		name = m.emulated[0].Workload
 	}
@@ -176,7 +184,7 @@ func (o *options) compareRow(tw io.Writer, c experiment.Case, m comparison) stri
 	for k, er := range m.emulated {
 		label := "emulated"
 		if len(m.emulated) > 1 {
-			label = string(o.tcp.vals[k])
+			label = string(o.TCPs()[k])
 		}
 		parts = append(parts, label+" "+er.Detail.Summary())
 	}
@@ -198,18 +206,18 @@ func (m comparison) kernelFacts() string {
 
 // compareFooter writes the line under the table that names the TCPs
 // compared and the kernel's facts, and what the rows show.
-func (o *options) compareFooter(w io.Writer, facts string) {
+func compareFooter(o *cli.Options, w io.Writer, facts string) {
 	var names []string
-	for _, impl := range o.tcp.vals {
+	for _, impl := range o.TCPs() {
 		names = append(names, implName(impl))
 	}
 	label := "emulated"
-	if len(o.tcp.vals) > 1 {
-		label = o.tcp.String()
+	if len(o.TCPs()) > 1 {
+		label = o.TCPList()
 	}
 	fmt.Fprintf(w, "\n%s: %s on the virtual clock; kernel: %s.\n", label, strings.Join(names, ", "), facts)
-	if o.kind.Headline != "" {
-		fmt.Fprintf(w, "%s rows show the %s.\n", o.kind.Name, o.kind.Headline)
+	if o.Kind().Headline != "" {
+		fmt.Fprintf(w, "%s rows show the %s.\n", o.Kind().Name, o.Kind().Headline)
 	}
 }
 

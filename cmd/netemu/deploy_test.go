@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netemu/netemu/cli"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -156,12 +157,12 @@ func TestKubernetesManifests(t *testing.T) {
 	// environment.
 	study := filepath.Join(t.TempDir(), "study.yaml")
 	os.WriteFile(study, []byte(cm.Data["study.yaml"]), 0o644)
-	if _, err := planSweep(context.Background(), []string{"--spec", study}); err != nil {
+	if _, err := planSweep(context.Background(), &sweepCmd.Command, []string{"--spec", study}); err != nil {
 		t.Errorf("job.yaml's study: %v", err)
 	}
 	t.Setenv("JOB_COMPLETIONS", env["JOB_COMPLETIONS"])
 	t.Setenv("JOB_COMPLETION_INDEX", strconv.Itoa(n-1))
-	if i, got, ok, err := shardFromEnv(); !ok || err != nil || i != n-1 || got != n {
+	if i, got, ok, err := cli.ShardFromEnv(); !ok || err != nil || i != n-1 || got != n {
 		t.Errorf("the last pod's shard: %d/%d, %v, %v; want %d/%d", i, got, ok, err, n-1, n)
 	}
 

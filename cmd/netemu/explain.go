@@ -8,10 +8,14 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/report/explain"
 )
+
+var explainCmd = command{Command: cli.Command{Name: "explain", Rules: cli.Rules{Groups: []*cli.Group{&cli.LinkGroup, &cli.ImpairGroup, &cli.OutputGroup, &cli.KernelGroup}}},
+	synopsis: "<workload> [flags]", about: "where the time went: round trips, serialization, delayed-ACK holds, timeouts", example: "netemu explain nagle --rtt 0 --nodelay false", run: cmdExplain}
 
 // maxListed is how many held ACKs and waiting segments explain names.
 const maxListed = 6
@@ -19,34 +23,34 @@ const maxListed = 6
 // cmdExplain runs each case and says where its time went: the share of
 // each category, the counts, and the ACKs, segments and connections
 // that explain them.
-func cmdExplain(ctx context.Context, args []string, w, stderr io.Writer) error {
-	o, cases, err := parseCases(ctx, "explain", args, false)
+func cmdExplain(ctx context.Context, cmd *cli.Command, args []string, w, stderr io.Writer) error {
+	o, cases, err := cli.ParseCases(ctx, cmd, args)
 	if err != nil {
 		return err
 	}
-	o.printNotes(stderr)
-	defer o.announce(stderr)
-	b, err := o.newBackend(o.backend)
+	o.PrintNotes(stderr)
+	defer o.Announce(stderr)
+	b, err := o.NewBackend(o.Backend)
 	if err != nil {
 		return err
 	}
 	enc := json.NewEncoder(w)
-	bar := newProgress(stderr, len(cases), o.clock == "real" || b.Name() != (experiment.Emulated{}).Name())
-	defer bar.close()
+	bar := cli.NewProgress(stderr, len(cases), o.Clock == "real" || b.Name() != (experiment.Emulated{}).Name())
+	defer bar.Close()
 	for i, c := range cases {
-		bar.start(caseLabel(c))
-		vname := o.grid.Variant(c)
-		r, rec, watch, err := o.measure(ctx, b, c, vname, true)
-		bar.finish()
+		bar.Start(cli.CaseLabel(c))
+		vname := o.Grid().Variant(c)
+		r, rec, watch, err := o.Measure(ctx, b, c, vname, true)
+		bar.Finish()
 		if err != nil {
 			return err
 		}
-		if err := o.drawFigures(c, r, watch, vname); err != nil {
+		if err := o.DrawFigures(c, r, watch, vname); err != nil {
 			return err
 		}
 		from := watch.Analyzer().Since(r.Started)
 		bd := watch.Analyzer().Breakdown(from, from+r.Elapsed)
-		if o.json {
+		if o.JSON {
 			rec.Explain = experiment.NewExplanation(bd)
 			if err := enc.Encode(rec); err != nil {
 				return err

@@ -99,7 +99,7 @@ func TestExplainLoss(t *testing.T) {
 
 // A lossless run says nothing of loss recovery but the empty rows.
 func TestExplainLosslessSaysNoLoss(t *testing.T) {
-	code, out, errOut := runCmd("explain", "bulk", "--size", "1MiB")
+	code, out, errOut := runNetemu("explain", "bulk", "--size", "1MiB")
 	if code != 0 {
 		t.Fatal(errOut)
 	}

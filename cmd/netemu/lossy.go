@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
@@ -28,30 +29,30 @@ type lossyRecord struct {
 // reproduceLossy runs every lossy cell on the emulator with seeds 1 to
 // runs, and kernelRuns times on kernel TCP where kernel mode works here,
 // and prints medians with their spread.
-func reproduceLossy(ctx context.Context, o *options, clk emu.ClockMode, runs, kernelRuns int, w, stderr io.Writer) error {
-	emulated, err := o.newBackend(experiment.Emulated{}.Name())
+func reproduceLossy(ctx context.Context, o *cli.Options, clk emu.ClockMode, runs, kernelRuns int, w, stderr io.Writer) error {
+	emulated, err := o.NewBackend(experiment.Emulated{}.Name())
 	if err != nil {
 		return err
 	}
-	kern, err := o.newBackend(experiment.Kernel{}.Name())
+	kern, err := o.NewBackend(experiment.Kernel{}.Name())
 	if err != nil {
 		return err
 	}
 	enc := json.NewEncoder(w)
-	bar := newProgress(stderr, len(workloads.LossyCells()), true)
-	defer bar.close()
+	bar := cli.NewProgress(stderr, len(workloads.LossyCells()), true)
+	defer bar.Close()
 	var lastFacts *kernel.Facts
-	out := &sections{w: w}
+	out := cli.NewSections(w)
 	l := experiment.Lossy{Runs: runs, KernelRuns: kernelRuns, Clock: clk, Emulated: emulated, Kernel: kern,
-		Start: func(cell workloads.Cell) { bar.start(cell.Table + " " + cell.Label) }}
-	if o.json {
+		Start: func(cell workloads.Cell) { bar.Start(cell.Table + " " + cell.Label) }}
+	if o.JSON {
 		l.Run = func(cell workloads.Cell, rec experiment.Record) error {
 			rec.Table = cell.Table + ", " + cell.Label
 			return enc.Encode(rec)
 		}
 	}
 	kernelWhy, err := l.Measure(ctx, func(r experiment.LossyRow) error {
-		bar.finish()
+		bar.Finish()
 		if r.KernelFacts != nil {
 			lastFacts = r.KernelFacts
 		}
@@ -63,10 +64,10 @@ func reproduceLossy(ctx context.Context, o *options, clk emu.ClockMode, runs, ke
 	if kernelRuns == 0 {
 		kernelWhy = "--kernel-runs 0"
 	}
-	if o.json {
+	if o.JSON {
 		return nil
 	}
-	out.flush()
+	out.Flush()
 	kernelAbout := fmt.Sprintf("kernel: Linux TCP over the same link, median of %d runs", kernelRuns)
 	if lastFacts != nil {
 		kernelAbout += " (" + lastFacts.String() + ")"
@@ -84,13 +85,13 @@ func reproduceLossy(ctx context.Context, o *options, clk emu.ClockMode, runs, ke
 
 // writeLossyRow writes one cell: its summaries as JSON lines, or its
 // row of the table.
-func writeLossyRow(o *options, enc *json.Encoder, out *sections, r experiment.LossyRow, runs int) error {
+func writeLossyRow(o *cli.Options, enc *json.Encoder, out *cli.Sections, r experiment.LossyRow, runs int) error {
 	cell, es, ks := r.Cell, r.Emulated[0], r.Kernel
 	var bound *float64
 	if r.LossBound > 0 {
 		bound = ptr(experiment.Ms(r.LossBound))
 	}
-	if o.json {
+	if o.JSON {
 		for _, s := range []struct {
 			name string
 			sp   experiment.Spread
@@ -104,7 +105,7 @@ func writeLossyRow(o *options, enc *json.Encoder, out *sections, r experiment.Lo
 		}
 		return nil
 	}
-	tw := out.table(cell.Table, "\tnetemu median\tp10–p90\tdrops\tretx\tkernel median\tp10–p90\tdrops\tretx\tnetemu vs kernel\tmodel\tloss bound\t")
+	tw := out.Table(cell.Table, "\tnetemu median\tp10–p90\tdrops\tretx\tkernel median\tp10–p90\tdrops\tretx\tnetemu vs kernel\tmodel\tloss bound\t")
 	kcols := "—\t\t\t\t—"
 	if ks.Runs > 0 {
 		// Against the kernel, the emulator's median over the same seeds.

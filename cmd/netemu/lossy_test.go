@@ -23,7 +23,7 @@ func tsharkCount(t *testing.T, tshark, file, filter string, opts ...string) int 
 // lossyRun runs netemu with args and --json and returns its one record.
 func lossyRun(t *testing.T, args ...string) map[string]any {
 	t.Helper()
-	code, out, errOut := runCmd(append(args, "--json")...)
+	code, out, errOut := runNetemu(append(args, "--json")...)
 	if code != 0 {
 		t.Fatalf("netemu %s: exit %d, stderr %q; want exit 0", strings.Join(args, " "), code, errOut)
 	}
@@ -93,8 +93,8 @@ func TestLossyPcapShowsRetransmissions(t *testing.T) {
 			if json {
 				fa, la = append(fa[:len(fa):len(fa)], "--json"), append(la[:len(la):len(la)], "--json")
 			}
-			c1, out1, err1 := runCmd(fa...)
-			c2, out2, err2 := runCmd(la...)
+			c1, out1, err1 := runNetemu(fa...)
+			c2, out2, err2 := runNetemu(la...)
 			if c1 != 0 || c2 != 0 {
 				t.Fatalf("exit %d (%q) and %d (%q); want 0 and 0", c1, err1, c2, err2)
 			}

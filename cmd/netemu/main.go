@@ -21,50 +21,37 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 
+	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
+	"github.com/netemu/netemu/link"
 )
 
-// A command is one subcommand; each lives in the file named after it.
+// A command is one subcommand; each lives in the file named after it,
+// with its registration: what it is, the shared flags it takes and how
+// it runs its cases (cli.Command), and what it needs.
 type command struct {
-	name     string
+	cli.Command
 	synopsis string // arguments, for help
 	about    string
 	example  string
-	run      func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	run      func(ctx context.Context, c *cli.Command, args []string, stdout, stderr io.Writer) error
 	// help is what the command's help says after its example; nil: the
 	// workloads and the shared flags it takes.
-	help func() string
+	help func(c *cli.Command) string
+	// kernel reports whether the command, with args, runs kernel TCP
+	// whatever --backend says (nil: only as --backend says).
+	kernel func(args []string) bool
 }
 
 // commands lists the subcommands in help's order: one line each.
-var commands = []command{
-	{"run", "<workload> [flags]", "run one experiment", "netemu run bulk --rtt 100ms --rate 10mbit --loss 1%", cmdRun, nil},
-	{"sweep", "<workload> [flags]", "run every combination of comma-separated list flags (--rtt, --rate, --queue, --delack, --loss, ...)", "netemu sweep page --rtt 10ms,100ms,200ms --rate 2mbit,10mbit", cmdSweep, nil},
-	{"merge", "[--json] [--plot FILE] part-*.jsonl", "the output of a sharded sweep from its shards' --out files, the same bytes as the sweep run whole", "netemu merge part-0.jsonl part-1.jsonl part-2.jsonl", cmdMerge, mergeHelp},
-	{"proxy", "--forward LISTEN=UPSTREAM | --socks5 ADDR [flags]", "put unmodified programs behind the link: real sockets in, the emulated link across, real upstreams out (real clock, no root)", "netemu proxy --forward 127.0.0.1:8080=127.0.0.1:3000 --rtt 100ms --rate 5mbit", cmdProxy, proxyHelp},
-	{"toxiproxy", "[--listen ADDR] [link flags]", "toxiproxy's HTTP API and clients on the emulated link: each connection of its proxies gets a link of its own, with the proxy's toxics (real clock, no root)", "netemu toxiproxy --listen 127.0.0.1:8474", cmdToxiproxy, toxiproxyHelp},
-	{"shell", "[flags] -- COMMAND [ARGS]", "run a command with its own kernel TCP behind the link, in a network namespace; the host's loopback services answer at 198.18.0.2 (needs root)", "netemu shell --rtt 55ms -- curl http://198.18.0.2:8080/", cmdShell, shellHelp},
-	{"compare", "<workload> [flags]", "the same case on the emulator and on kernel TCP, side by side (needs root)", "netemu compare keepalive --rtt 55ms --rate 0", cmdCompare, nil},
-	{"explain", "<workload> [flags]", "where the time went: round trips, serialization, delayed-ACK holds, timeouts", "netemu explain nagle --rtt 0 --nodelay false", cmdExplain, nil},
-	{"reproduce", "[--json] [--lossy]", "every reference table of the published experiments: reference | netemu | model", "netemu reproduce --lossy --runs 10", cmdReproduce, reproduceHelp},
-	{"trace", "constant|onoff|steps|walk [flags] | show FILE", "write a time-varying link rate in mahimahi's trace format (mm-link), or describe one", "netemu trace onoff --rate 24mbit --on 1s --off 500ms --out onoff.trace", cmdTrace, traceHelp},
-	{"version", "", "the module version, the commit and its date as the build recorded them, and the Go and gVisor versions (also --version, -v)", "netemu version", cmdVersion, func() string { return "" }},
-}
+var commands = []*command{&runCmd, &sweepCmd, &mergeCmd, &proxyCmd, &toxiproxyCmd, &shellCmd, &compareCmd, &explainCmd, &reproduceCmd, &traceCmd, &versionCmd}
 
-// usageError is bad input: reported in one line, exit status 2, as the
-// library's experiment.InputError is.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error {
-	return &usageError{fmt.Sprintf(format, args...)}
-}
+// usagef is bad input: one line, exit status 2.
+var usagef = cli.Usagef
 
 func main() {
 	if kernel.IsShellInit() {
@@ -111,7 +98,7 @@ func (e *signalError) exitStatus() int {
 
 // wantsKernel reports whether the command line runs kernel mode.
 func wantsKernel(args []string) bool {
-	if len(args) > 0 && (args[0] == "compare" || args[0] == "reproduce" && slices.Contains(args, "--lossy")) {
+	if c := lookup(args); c != nil && c.kernel != nil && c.kernel(args[1:]) {
 		return true
 	}
 	for i, a := range args {
@@ -136,16 +123,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		err = cmdHelp(args[1:], out)
 	case "--version", "-version", "-v":
-		err = cmdVersion(ctx, args[1:], out, stderr)
+		err = cmdVersion(ctx, &versionCmd.Command, args[1:], out, stderr)
 	default:
 		err = usagef("unknown command %q; want %s or help", args[0], commandNames())
-		for _, c := range commands {
-			if c.name == args[0] {
-				err = c.run(ctx, args[1:], out, stderr)
-				if errors.Is(err, flag.ErrHelp) {
-					err = commandHelp(c, out)
-				}
-				break
+		if c := lookup(args); c != nil {
+			err = c.run(ctx, &c.Command, args[1:], out, stderr)
+			if errors.Is(err, flag.ErrHelp) {
+				err = commandHelp(c, out)
 			}
 		}
 	}
@@ -174,7 +158,7 @@ func exitStatus(ctx context.Context, err error, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(stderr, "netemu: %v\n", err)
-	var ue *usageError
+	var ue *cli.UsageError
 	var ie *experiment.InputError
 	if errors.As(err, &ue) || errors.As(err, &ie) {
 		return 2
@@ -208,10 +192,22 @@ func writeFailed(w io.Writer) error {
 	return nil
 }
 
+// lookup is the command args name first; nil for none.
+func lookup(args []string) *command {
+	for _, c := range commands {
+		if len(args) > 0 && c.Name == args[0] {
+			return c
+		}
+	}
+	return nil
+}
+
 func commandNames() string {
 	var names []string
 	for _, c := range commands {
-		names = append(names, c.name)
+		names = append(names, c.Name)
 	}
 	return strings.Join(names, ", ")
 }
+
+var fmtDur = link.FormatDuration

@@ -11,10 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/workloads"
 )
 
-func runCmd(args ...string) (code int, stdout, stderr string) {
+func runNetemu(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
 	code = run(context.Background(), args, &o, &e)
 	return code, o.String(), e.String()
@@ -63,7 +64,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "loaded", "--interval", "2s", "--duration", "1s"}, "--interval 2s is longer than --duration 1s"},
 		{[]string{"run", "loaded", "--direction", "sideways"}, `--direction "sideways": want down, up or both`},
 	} {
-		code, out, errOut := runCmd(c.args...)
+		code, out, errOut := runNetemu(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q",
 				strings.Join(c.args, " "), code, out, errOut, c.want)
@@ -85,7 +86,7 @@ func decode(t testing.TB, out string) []map[string]any {
 }
 
 func TestRunJSON(t *testing.T) {
-	code, out, errOut := runCmd("run", "nagle", "--rtt", "0", "--rate", "unlimited", "--rounds", "10", "--json")
+	code, out, errOut := runNetemu("run", "nagle", "--rtt", "0", "--rate", "unlimited", "--rounds", "10", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -106,7 +107,7 @@ func TestRunJSON(t *testing.T) {
 		t.Errorf("median rounds: nagle on %v ms, off %v ms", on, off)
 	}
 
-	code, out, _ = runCmd("run", "bulk", "--size", "1MiB", "--rate", "20mbit", "--json")
+	code, out, _ = runNetemu("run", "bulk", "--size", "1MiB", "--rate", "20mbit", "--json")
 	if code != 0 {
 		t.Fatal(out)
 	}
@@ -117,7 +118,7 @@ func TestRunJSON(t *testing.T) {
 }
 
 func TestSweepTable(t *testing.T) {
-	code, out, errOut := runCmd("sweep", "keepalive", "--rtt", "10ms,100ms", "--rate", "10mbit,0", "--mode", "reuse", "--requests", "5")
+	code, out, errOut := runNetemu("sweep", "keepalive", "--rtt", "10ms,100ms", "--rate", "10mbit,0", "--mode", "reuse", "--requests", "5")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -180,7 +181,7 @@ func needRoot(t *testing.T) {
 
 func TestCompareJSON(t *testing.T) {
 	needRoot(t)
-	code, out, errOut := runCmd("compare", "keepalive", "--rtt", "10ms", "--rate", "0", "--requests", "3", "--mode", "reuse", "--json")
+	code, out, errOut := runNetemu("compare", "keepalive", "--rtt", "10ms", "--rate", "0", "--requests", "3", "--mode", "reuse", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -202,7 +203,7 @@ func TestCompareJSON(t *testing.T) {
 
 func TestCompareTable(t *testing.T) {
 	needRoot(t)
-	code, out, errOut := runCmd("compare", "nagle", "--rtt", "0", "--rate", "0", "--rounds", "5", "--nodelay", "false")
+	code, out, errOut := runNetemu("compare", "nagle", "--rtt", "0", "--rate", "0", "--rounds", "5", "--nodelay", "false")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -215,7 +216,7 @@ func TestCompareTable(t *testing.T) {
 // flow's goodput, Jain's index) prints both backends' summaries.
 func TestCompareDetails(t *testing.T) {
 	needRoot(t)
-	code, out, errOut := runCmd("compare", "share", "--ccs", "cubic,reno", "--duration", "500ms")
+	code, out, errOut := runNetemu("compare", "share", "--ccs", "cubic,reno", "--duration", "500ms")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -233,13 +234,13 @@ func TestKernelBadInput(t *testing.T) {
 		{[]string{"run", "bulk", "--backend", "kernel", "--link", "wire"}, "--link"},
 		{[]string{"compare"}, "which workload"},
 	} {
-		code, _, errOut := runCmd(c.args...)
+		code, _, errOut := runNetemu(c.args...)
 		if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("netemu %s: exit %d, stderr %q; want exit 2 and one line with %q", strings.Join(c.args, " "), code, errOut, c.want)
 		}
 	}
 	needRoot(t)
-	code, _, errOut := runCmd("run", "bulk", "--backend", "kernel", "--link", "netem")
+	code, _, errOut := runNetemu("run", "bulk", "--backend", "kernel", "--link", "netem")
 	if code != 2 || !strings.Contains(errOut, "sch_netem") || strings.Count(errOut, "\n") != 1 {
 		if !strings.Contains(errOut, "sch_netem") && code == 0 {
 			t.Skip("this kernel has sch_netem")
@@ -268,7 +269,7 @@ func TestFlagsThatDoNotApply(t *testing.T) {
 		{[]string{"sweep", "bulk", "--delack", "0,40ms"}, "--delack does not apply"},
 		{[]string{"sweep", "bulk", "--tcp", "netemu,gvisor", "--delack", "0,40ms"}, "--delack does not apply: netemu's TCP runs without the link's delayed-ACK stage"},
 	} {
-		code, _, errOut := runCmd(c.args...)
+		code, _, errOut := runNetemu(c.args...)
 		if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("netemu %s: exit %d, %q; want exit 2 and %q", strings.Join(c.args, " "), code, errOut, c.want)
 		}
@@ -279,7 +280,7 @@ func TestFlagsThatDoNotApply(t *testing.T) {
 		{"run", "bulk", "--size", "100KB", "--delack", "0"},
 		{"sweep", "bulk", "--size", "100KB", "--tcp", "netemu,gvisor", "--delack", "40ms"},
 	} {
-		if code, _, errOut := runCmd(args...); code != 0 {
+		if code, _, errOut := runNetemu(args...); code != 0 {
 			t.Errorf("netemu %s: exit %d, %q; want it to run", strings.Join(args, " "), code, errOut)
 		}
 	}
@@ -289,7 +290,7 @@ func TestFlagsThatDoNotApply(t *testing.T) {
 // table and in file names.
 func TestSweepQueueAndDelack(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errOut := runCmd("sweep", "bulk", "--size", "100KB", "--queue", "4,1000", "--delack", "0,40ms", "--tcp", "gvisor", "--pcap", dir+"/q.pcap")
+	code, out, errOut := runNetemu("sweep", "bulk", "--size", "100KB", "--queue", "4,1000", "--delack", "0,40ms", "--tcp", "gvisor", "--pcap", dir+"/q.pcap")
 	if code != 0 {
 		t.Fatal(errOut)
 	}
@@ -309,7 +310,7 @@ func TestSweepQueueAndDelack(t *testing.T) {
 // --qdisc-down sets the server→client direction's alone. The records'
 // fields are checked, not their figures: 100KB will do.
 func TestSweepQdisc(t *testing.T) {
-	code, out, errOut := runCmd("sweep", "bulk", "--size", "100KB", "--rate", "10mbit", "--qdisc", "fifo,fq_codel target 2ms", "--json")
+	code, out, errOut := runNetemu("sweep", "bulk", "--size", "100KB", "--rate", "10mbit", "--qdisc", "fifo,fq_codel target 2ms", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -323,7 +324,7 @@ func TestSweepQdisc(t *testing.T) {
 	if _, ok := recs[1]["queue_packets"]; recs[1]["qdisc"] != "fq_codel target 2ms" || ok {
 		t.Errorf("fq_codel record: qdisc %v, queue_packets %v; want \"fq_codel target 2ms\" and none", recs[1]["qdisc"], recs[1]["queue_packets"])
 	}
-	code, out, errOut = runCmd("run", "bulk", "--size", "100KB", "--rate", "10mbit", "--qdisc-down", "codel", "--json")
+	code, out, errOut = runNetemu("run", "bulk", "--size", "100KB", "--rate", "10mbit", "--qdisc-down", "codel", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -335,7 +336,7 @@ func TestSweepQdisc(t *testing.T) {
 // run takes a list of queue disciplines, as it takes a workload's
 // variants: a row per discipline, named in the case column.
 func TestRunQdiscList(t *testing.T) {
-	code, out, errOut := runCmd("run", "bulk", "--size", "100KB", "--qdisc", "fifo,codel,fq_codel")
+	code, out, errOut := runNetemu("run", "bulk", "--size", "100KB", "--qdisc", "fifo,codel,fq_codel")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -351,7 +352,7 @@ func TestRunQdiscList(t *testing.T) {
 }
 
 func TestBulkOnAnIdealLinkIsValidJSON(t *testing.T) {
-	code, out, errOut := runCmd("run", "bulk", "--rtt", "0", "--rate", "0", "--size", "100KB", "--json")
+	code, out, errOut := runNetemu("run", "bulk", "--rtt", "0", "--rate", "0", "--size", "100KB", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -366,7 +367,7 @@ func TestBulkOnAnIdealLinkIsValidJSON(t *testing.T) {
 // no time passes.
 func TestUncomputableFigureIsADash(t *testing.T) {
 	for _, args := range [][]string{{"run", "bulk", "--reorder", "100%", "--size", "100KB"}, {"run", "bulk", "--rtt", "0", "--rate", "0", "--size", "100KB"}} {
-		code, out, errOut := runCmd(args...)
+		code, out, errOut := runNetemu(args...)
 		if code != 0 || !strings.Contains(out, "goodput —") || strings.Contains(out, "0.00 Mbit/s") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want goodput shown as —", args, code, out, errOut)
 		}
@@ -381,7 +382,7 @@ func TestUncomputableFigureIsADash(t *testing.T) {
 // (bulk: 5 MiB) 100KB. At 100mbit with 5 MiB the runs took 24 s of CPU
 // under the race detector, loaded and share 12 s each.
 func TestEveryWorkload(t *testing.T) {
-	_, help, _ := runCmd("help")
+	_, help, _ := runNetemu("help")
 	for _, k := range workloads.Kinds() {
 		args := []string{"run", k.Name, "--rtt", "10ms", "--rate", "10mbit", "--json"}
 		fs := flag.NewFlagSet(k.Name, flag.ContinueOnError)
@@ -392,7 +393,7 @@ func TestEveryWorkload(t *testing.T) {
 		if fs.Lookup("size") != nil {
 			args = append(args, "--size", "100KB")
 		}
-		code, out, errOut := runCmd(args...)
+		code, out, errOut := runNetemu(args...)
 		if code != 0 {
 			t.Fatalf("run %s: exit %d: %s", k.Name, code, errOut)
 		}
@@ -407,33 +408,21 @@ func TestEveryWorkload(t *testing.T) {
 	}
 }
 
-// help lists every shared flag.
-func TestHelpListsEveryFlag(t *testing.T) {
-	listed := map[string]bool{}
-	for _, g := range flagGroups {
-		for _, f := range g.flags {
-			listed[f.name] = true
-		}
-	}
-	newFlagSet("x", &options{}).VisitAll(func(f *flag.Flag) {
-		if !listed[f.Name] {
-			t.Errorf("--%s is not in help's flagGroups", f.Name)
-		}
-	})
-}
-
 // Each command's help lists exactly the shared flags it takes (less
 // those it takes but hides: proxy's and shell's --clock, real only), and
 // the command refuses the others in one line that says why.
 func TestHelpListsWhatTheCommandTakes(t *testing.T) {
-	for cmd, r := range commandFlags {
-		_, out, _ := runCmd("help", cmd)
-		for _, g := range flagGroups {
-			for _, f := range g.flags {
-				shown := strings.Contains(out, "\n  --"+f.name+" ")
-				want := r.takes(f.name) && !slices.Contains(r.hidden, f.name)
+	for _, c := range commands {
+		if c.Groups == nil && c.Names == nil {
+			continue // no shared flags
+		}
+		_, out, _ := runNetemu("help", c.Name)
+		for _, g := range cli.Groups {
+			for _, f := range g.Flags() {
+				shown := strings.Contains(out, "\n  --"+f+" ")
+				want := c.Takes(f) && !slices.Contains(c.Hidden, f)
 				if shown != want {
-					t.Errorf("help %s lists --%s: %v; want %v", cmd, f.name, shown, want)
+					t.Errorf("help %s lists --%s: %v; want %v", c.Name, f, shown, want)
 				}
 			}
 		}
@@ -445,7 +434,7 @@ func TestHelpListsWhatTheCommandTakes(t *testing.T) {
 		{"compare bulk --backend kernel", "compare: --backend does not apply: compare runs both backends"},
 		{"reproduce --rtt 10ms", "reproduce: --rtt does not apply: reproduce runs the reference cells as published (it takes --json"},
 	} {
-		code, out, errOut := runCmd(strings.Fields(c.args)...)
+		code, out, errOut := runNetemu(strings.Fields(c.args)...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", c.args, code, out, errOut, c.want)
 		}

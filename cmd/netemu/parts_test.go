@@ -13,7 +13,7 @@ import (
 // runOK runs netemu and fails the test unless it exits 0.
 func runOK(t *testing.T, args ...string) string {
 	t.Helper()
-	code, out, errOut := runCmd(args...)
+	code, out, errOut := runNetemu(args...)
 	if code != 0 {
 		t.Fatalf("netemu %s: exit %d: %s", strings.Join(args, " "), code, errOut)
 	}
@@ -77,7 +77,7 @@ func TestMergeRefuses(t *testing.T) {
 		for _, f := range c.files {
 			args = append(args, p(f))
 		}
-		code, out, errOut := runCmd(args...)
+		code, out, errOut := runNetemu(args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("merge %v: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", c.files, code, out, errOut, c.want)
 		}
@@ -120,7 +120,7 @@ func TestResume(t *testing.T) {
 		{append(grid, "--out", full), "exists; add --continue"},
 		{append(sweepArgs("--seeds", "1-3"), "--out", full, "--continue"), "give another --out"},
 	} {
-		code, _, errOut := runCmd(c.args...)
+		code, _, errOut := runNetemu(c.args...)
 		got, _ := os.ReadFile(full)
 		if code != 2 || !strings.Contains(errOut, c.want) || !bytes.Equal(got, want) {
 			t.Errorf("%v: exit %d, stderr %q, file changed %v; want exit 2 and %q", c.args, code, errOut, !bytes.Equal(got, want), c.want)
@@ -150,7 +150,7 @@ func TestShardBadInput(t *testing.T) {
 			for i := 0; i < len(c.env); i += 2 {
 				t.Setenv(c.env[i], c.env[i+1])
 			}
-			code, stdout, errOut := runCmd(c.args...)
+			code, stdout, errOut := runNetemu(c.args...)
 			if code != 2 || stdout != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", code, stdout, errOut, c.want)
 			}
@@ -166,7 +166,7 @@ func TestShardFromEnvironment(t *testing.T) {
 	want := runOK(t, sweepArgs("--shard", "1/3")...)
 	t.Setenv("JOB_COMPLETION_INDEX", "1")
 	t.Setenv("JOB_COMPLETIONS", "3")
-	code, got, errOut := runCmd(sweepArgs()...)
+	code, got, errOut := runNetemu(sweepArgs()...)
 	if code != 0 || got != want || !strings.Contains(errOut, "shard 1/3, from JOB_COMPLETION_INDEX") {
 		t.Errorf("exit %d, stderr %q, output\n%s\nwant --shard 1/3's:\n%s", code, errOut, got, want)
 	}
@@ -199,12 +199,12 @@ func TestResultsFileDamageRefused(t *testing.T) {
 		{damaged("garbage", len(lines)-1, "garbage\n"), ":" + itoa(len(lines)) + ": damaged"},
 	} {
 		before, _ := os.ReadFile(c.path)
-		code, out, errOut := runCmd(append(grid, "--out", c.path, "--continue")...)
+		code, out, errOut := runNetemu(append(grid, "--out", c.path, "--continue")...)
 		after, _ := os.ReadFile(c.path)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.path+c.want) || !bytes.Equal(before, after) {
 			t.Errorf("sweep --continue on %s: exit %d, stderr %q, file changed %v; want exit 2, one line naming %s%s, the file untouched", c.path, code, errOut, !bytes.Equal(before, after), c.path, c.want)
 		}
-		code, out, errOut = runCmd("merge", c.path)
+		code, out, errOut = runNetemu("merge", c.path)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.path+c.want) {
 			t.Errorf("merge %s: exit %d, stderr %q; want exit 2 and one line naming %s%s", c.path, code, errOut, c.path, c.want)
 		}
@@ -212,7 +212,7 @@ func TestResultsFileDamageRefused(t *testing.T) {
 	// Every run there, then a fragment: merge refuses it too.
 	frag := filepath.Join(dir, "frag")
 	os.WriteFile(frag, append(append([]byte{}, want...), "{\"cell\""...), 0o644)
-	if code, _, errOut := runCmd("merge", frag); code != 2 || !strings.Contains(errOut, frag+":"+itoa(len(lines)+1)+": an unterminated line") {
+	if code, _, errOut := runNetemu("merge", frag); code != 2 || !strings.Contains(errOut, frag+":"+itoa(len(lines)+1)+": an unterminated line") {
 		t.Errorf("merge of a complete part with a fragment after it: exit %d, stderr %q; want 2 naming line %d", code, errOut, len(lines)+1)
 	}
 }
@@ -241,7 +241,7 @@ func TestResumeRefusesAChangedTrace(t *testing.T) {
 	before, _ := os.ReadFile(out)
 	runOK(t, append(args, "--continue")...) // the same trace: nothing left to run
 	os.WriteFile(tr, []byte("1\n1\n"), 0o644)
-	code, _, errOut := runCmd(append(args, "--continue")...)
+	code, _, errOut := runNetemu(append(args, "--continue")...)
 	after, _ := os.ReadFile(out)
 	if code != 2 || !strings.Contains(errOut, "the file "+tr+" differs") || !bytes.Equal(before, after) {
 		t.Errorf("--continue after the trace changed: exit %d, stderr %q, file changed %v; want exit 2 naming the trace, the file untouched", code, errOut, !bytes.Equal(before, after))

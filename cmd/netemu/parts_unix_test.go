@@ -28,7 +28,7 @@ func TestResultsFileLocked(t *testing.T) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil { // the first sweep, still writing
 		t.Fatal(err)
 	}
-	code, _, errOut := runCmd(append(grid, "--out", part, "--continue")...)
+	code, _, errOut := runNetemu(append(grid, "--out", part, "--continue")...)
 	after, _ := os.ReadFile(part)
 	if code != 2 || !strings.Contains(errOut, "another netemu sweep is writing it") || !bytes.Equal(after, cut) {
 		t.Errorf("a second sweep on a locked --out: exit %d, stderr %q, file changed %v; want exit 2 and the lock named", code, errOut, !bytes.Equal(after, cut))

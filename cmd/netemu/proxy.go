@@ -16,20 +16,28 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/proxy"
-	"github.com/netemu/netemu/tcpstack"
 )
+
+var proxyCmd = command{Command: cli.Command{Name: "proxy", Rules: cli.Rules{Groups: []*cli.Group{&cli.LinkGroup, &cli.ImpairGroup, &cli.OutputGroup, &cli.KernelGroup}, Hidden: []string{"clock"}, Refuse: map[string]string{
+	"backend":   "the proxy runs the emulated stacks; for programs' own TCP across the link, see netemu shell",
+	"link":      "it picks the kernel backend's link",
+	"plot":      "the proxy draws no figure; --timeline writes its data",
+	"waterfall": "the proxy draws no waterfall"}}},
+	synopsis: "--forward LISTEN=UPSTREAM | --socks5 ADDR [flags]", about: "put unmodified programs behind the link: real sockets in, the emulated link across, real upstreams out (real clock, no root)",
+	example: "netemu proxy --forward 127.0.0.1:8080=127.0.0.1:3000 --rtt 100ms --rate 5mbit", run: cmdProxy, help: proxyHelp}
 
 // cmdProxy puts real programs behind the link: it listens on real
 // sockets (--forward, --socks5) and carries each connection across an
 // emulated link on the real clock (package proxy). The first interrupt
 // stops accepting and drains for --grace, the second aborts what is left;
 // then the summary: one row, or one JSON line, per connection.
-func cmdProxy(ctx context.Context, args []string, w, stderr io.Writer) error {
-	return proxyCommand{}.run(ctx, args, w, stderr)
+func cmdProxy(ctx context.Context, cmd *cli.Command, args []string, w, stderr io.Writer) error {
+	return proxyCommand{}.run(ctx, cmd, args, w, stderr)
 }
 
 // proxyCommand is netemu proxy with what it takes from the process: how
@@ -50,41 +58,40 @@ type proxyCommand struct {
 }
 
 // run is netemu proxy with args, its output on w and stderr.
-func (pc proxyCommand) run(ctx context.Context, args []string, w, stderr io.Writer) error {
+func (pc proxyCommand) run(ctx context.Context, cmd *cli.Command, args []string, w, stderr io.Writer) error {
 	// Connections report their failures from their own goroutines.
 	stderr = &lockedWriter{w: stderr}
-	o := &options{ctx: ctx}
-	fs := newFlagSet("proxy", o)
+	o := cli.NewOptions(ctx)
+	fs := cli.NewFlagSet(cmd, o)
 	po := proxyFlags(fs)
-	if err := parseFlags(fs, args, ""); err != nil {
+	if err := o.Parse(fs, args); err != nil {
 		return err
 	}
 	allowStop(ctx, po.grace) // the drain's, after the first interrupt
 	if fs.NArg() > 0 {
 		return usagef("proxy: unexpected argument %q; flags look like --forward 127.0.0.1:8080=127.0.0.1:80", fs.Arg(0))
 	}
-	o.set = setFlags(fs)
-	lc, tcp, err := o.proxyLink()
+	lc, tcp, err := o.RealLink("the proxy runs on the real clock")
 	if err != nil {
 		return err
 	}
-	if err := o.checkProxy(ctx, po); err != nil {
+	if err := checkProxy(o, ctx, po); err != nil {
 		return err
 	}
-	o.printNotes(stderr)
+	o.PrintNotes(stderr)
 
 	c := experiment.Case{}
-	watch, err := o.attach(&c)
+	watch, err := o.Attach(&c)
 	if err != nil {
 		return err
 	}
-	n, err := emu.New(emu.Config{Link: lc, TCP: tcp, Clock: emu.Real, Seed: o.seed, Probe: c.Probe})
+	n, err := emu.New(emu.Config{Link: lc, TCP: tcp, Clock: emu.Real, Seed: o.Seed, Probe: c.Probe})
 	if err != nil {
 		watch.Finish()
 		return err
 	}
 	defer n.Close()
-	p, err := pc.newProxy(n, o.json, po, c, w, stderr)
+	p, err := pc.newProxy(n, o.JSON, po, c, w, stderr)
 	if err != nil {
 		watch.Finish()
 		return err
@@ -98,7 +105,7 @@ func (pc proxyCommand) run(ctx context.Context, args []string, w, stderr io.Writ
 	<-ctx.Done()
 	drainProxy(ctx, p, sigs, po.grace, stderr)
 	ferr := watch.Finish()
-	if err := o.proxySummary(w, stderr, p, n); err != nil {
+	if err := proxySummary(o, w, stderr, p, n); err != nil {
 		return err
 	}
 	if ferr != nil {
@@ -122,9 +129,9 @@ func (pc proxyCommand) catchInterrupts() (sigs <-chan os.Signal, stop func()) {
 // connections on w (unless --json) and the link's line on stderr. The
 // summary's total and the link's line give one count of
 // retransmissions, the proxy's, read once.
-func (o *options) proxySummary(w, stderr io.Writer, p *proxy.Proxy, n *emu.Net) error {
+func proxySummary(o *cli.Options, w, stderr io.Writer, p *proxy.Proxy, n *emu.Net) error {
 	tot := p.Totals()
-	if !o.json {
+	if !o.JSON {
 		if err := writeProxySummary(w, p.Records(), tot); err != nil {
 			return err
 		}
@@ -139,7 +146,7 @@ func (o *options) proxySummary(w, stderr io.Writer, p *proxy.Proxy, n *emu.Net) 
 // on, or do not apply, forwards that lead back to the proxy (a loop),
 // and the output files that cannot be written; with
 // --check it connects to each forward's upstream once.
-func (o *options) checkProxy(ctx context.Context, po *proxyOptions) error {
+func checkProxy(o *cli.Options, ctx context.Context, po *proxyOptions) error {
 	if len(po.forwards) == 0 && po.socks == "" {
 		return usagef("proxy: nothing to listen on; give --forward 127.0.0.1:8080=127.0.0.1:80 (repeatable) or --socks5 127.0.0.1:1080")
 	}
@@ -149,7 +156,7 @@ func (o *options) checkProxy(ctx context.Context, po *proxyOptions) error {
 	if po.grace < 0 {
 		return usagef("--grace %v: want 0 or more", po.grace)
 	}
-	if err := o.checkOutputs(); err != nil {
+	if err := o.CheckOutputs(); err != nil {
 		return err
 	}
 	// Before --check: a forward to itself would be found refusing.
@@ -191,7 +198,7 @@ func (pc proxyCommand) newProxy(n *emu.Net, asJSON bool, po *proxyOptions, c exp
 // leads across link lc, warns of each one beyond loopback, and says how
 // to stop.
 func announceProxy(stderr io.Writer, p *proxy.Proxy, po *proxyOptions, lc link.Config) {
-	path := linkPath(lc)
+	path := cli.LinkPath(lc)
 	reach := "loopback only (--allow widens it)"
 	if po.allow != nil {
 		reach = po.allow.String()
@@ -272,41 +279,6 @@ func (f *forwardList) Set(s string) error {
 	return nil
 }
 
-// proxyLink is the link and the stacks the flags describe, for the
-// proxy: one value per flag, and flags that do not apply refused.
-func (o *options) proxyLink() (link.Config, tcpstack.TCPConfig, error) {
-	return o.realLink("proxy", "the proxy runs on the real clock")
-}
-
-// realLink is the one link the flags describe for a command that carries
-// real programs in real time (proxy, shell): a clock other than real is
-// refused, with the reason given.
-func (o *options) realLink(cmd, clockWhy string) (link.Config, tcpstack.TCPConfig, error) {
-	var lc link.Config
-	if o.set["clock"] && o.clock != emu.Real.String() {
-		return lc, tcpstack.TCPConfig{}, usagef("%s: --clock %s does not apply: real programs run in real time, so %s", cmd, o.clock, clockWhy)
-	}
-	if err := o.checkMTU(); err != nil {
-		return lc, tcpstack.TCPConfig{}, err
-	}
-	axes := o.gridAxes()
-	for _, a := range axes {
-		if a.N > 1 {
-			return lc, tcpstack.TCPConfig{}, usagef("%s: --%s has %d values; it runs one link", cmd, a.Name, a.N)
-		}
-	}
-	g := experiment.Grid{Axes: axes, Shape: o.shape, Case: experiment.Case{Link: link.Config{MTU: o.mtu}}}
-	lc, err := g.LinkAt(make([]int, len(axes)))
-	if err != nil {
-		return lc, tcpstack.TCPConfig{}, err
-	}
-	if err := lc.Validate(); err != nil {
-		return lc, tcpstack.TCPConfig{}, usagef("%s: %v", cmd, strings.TrimPrefix(err.Error(), "link: "))
-	}
-	tcp, err := o.tcpConfig()
-	return lc, tcp, err
-}
-
 // writeProxySummary writes a row for each of the last connections kept
 // and a total over all of them. The total's retransmits are the link's,
 // as the line at the foot gives them: the connections' and, on a line of
@@ -373,16 +345,16 @@ func proxyFlags(fs *flag.FlagSet) *proxyOptions {
 
 // proxyHelp lists the proxy's own flags, for netemu help proxy; the
 // shared flags it takes follow.
-func proxyHelp() string {
+func proxyHelp(c *cli.Command) string {
 	var b strings.Builder
 	b.WriteString("\nProxy flags (the link's flags below apply; --clock is real):\n")
-	ownFlagsTable(&b, func(fs *flag.FlagSet) { proxyFlags(fs) }, func(f *flag.Flag) string {
+	cli.OwnFlagsTable(&b, func(fs *flag.FlagSet) { proxyFlags(fs) }, func(f *flag.Flag) string {
 		return map[string]string{"forward": " LISTEN=UPSTREAM", "socks5": " ADDR", "allow": " PREFIX", "grace": " " + f.DefValue, "check": "=false"}[f.Name]
 	})
 	b.WriteString("\nA connection's own TCP ends at the proxy, on loopback: the emulated stack's TCP\ncrosses the link in its place (Nagle, congestion control, timers); for a\nprogram's own TCP across the link, use kernel mode.\n")
 	b.WriteString("\nWho can use it: the listeners have no authentication. A port alone (8080,\n:8080) listens on loopback; another address (0.0.0.0:8080) is reachable by\nwhoever reaches this machine, and the proxy warns. SOCKS5 and CONNECT reach\nloopback only, unless --allow says more.\n")
 	b.WriteString("\nEvery connection takes one of the emulated client host's 49,536 ephemeral ports\n(16000 to 65535), held for 60 s of TIME_WAIT after it closes: past about 49,500\nconnections a minute, new ones fail with \"no ports are available\".\n")
-	return b.String() + flagHelp("proxy")
+	return b.String() + cli.FlagHelp(c)
 }
 
 // lockedWriter serializes writes from several goroutines: the proxy's

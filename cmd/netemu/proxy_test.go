@@ -58,7 +58,7 @@ func proxyRun(ctx context.Context, pc *proxyCommand, args ...string) func() (int
 			done <- run(ctx, append([]string{"proxy"}, args...), &o, &e)
 			return
 		}
-		done <- exitStatus(ctx, pc.run(ctx, args, &o, &e), &e)
+		done <- exitStatus(ctx, pc.run(ctx, &proxyCmd.Command, args, &o, &e), &e)
 	}()
 	return func() (int, string, string) {
 		code := <-done
@@ -106,7 +106,7 @@ func TestProxyBadInput(t *testing.T) {
 		{[]string{"proxy", "--forward", "127.0.0.1:0=" + up, "--pcap", "/nonexistent/x.pcap"}, "--pcap"},
 		{[]string{"proxy", "--forward", "127.0.0.1:0=" + up, "extra"}, `unexpected argument "extra"`},
 	} {
-		code, _, stderr := runCmd(c.args...)
+		code, _, stderr := runNetemu(c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and one line with %q", c.args, code, stderr, c.want)
 		}
@@ -216,10 +216,10 @@ func TestProxyListenScope(t *testing.T) {
 	if code, _, stderr := wait(); code != 130 || !strings.Contains(stderr, "netemu proxy: 127.0.0.1:"+port+" → ") || strings.Contains(stderr, "warning") {
 		t.Errorf("proxy --forward :%s=…: exit %d, stderr %q; want it on 127.0.0.1:%s, without a warning", port, code, stderr, port)
 	}
-	if code, _, stderr := runCmd("proxy", "--forward", "127.0.0.1:0="+echoUpstream(t), "--allow", "10.0.0.0/8"); code != 2 || !strings.Contains(stderr, "--allow 10.0.0.0/8 applies to --socks5") {
+	if code, _, stderr := runNetemu("proxy", "--forward", "127.0.0.1:0="+echoUpstream(t), "--allow", "10.0.0.0/8"); code != 2 || !strings.Contains(stderr, "--allow 10.0.0.0/8 applies to --socks5") {
 		t.Errorf("--allow without --socks5: exit %d, stderr %q; want 2 and a line saying so", code, stderr)
 	}
-	if code, _, stderr := runCmd("proxy", "--socks5", "127.0.0.1:0", "--allow", "10.0.0"); code != 2 || !strings.Contains(stderr, "want an address or a prefix") {
+	if code, _, stderr := runNetemu("proxy", "--socks5", "127.0.0.1:0", "--allow", "10.0.0"); code != 2 || !strings.Contains(stderr, "want an address or a prefix") {
 		t.Errorf("--allow 10.0.0: exit %d, stderr %q; want 2 and a line saying what works", code, stderr)
 	}
 }
@@ -342,7 +342,7 @@ func TestProxyForwardLoop(t *testing.T) {
 		{[]string{"proxy", "--forward", a + "=localhost:" + port}, "is its own listen address: a loop"},
 		{[]string{"proxy", "--forward", a + "=" + b, "--forward", b + "=" + a}, "upstream " + b + " is the listen address of forward " + b + "=" + a + ", whose upstream is this one's listen address: a loop"},
 	} {
-		code, _, stderr := runCmd(c.args...)
+		code, _, stderr := runNetemu(c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and one line with %q", c.args, code, stderr, c.want)
 		}

@@ -5,14 +5,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
+	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
 	"github.com/netemu/netemu/workloads"
 )
+
+var reproduceCmd = command{Command: cli.Command{Name: "reproduce", Rules: cli.Rules{Names: []string{"json", "seed", "clock", "backend", "link"},
+	Other: "reproduce runs the reference cells as published (" + reproduceTakes + ")"}},
+	synopsis: "[--json] [--lossy]", about: "every reference table of the published experiments: reference | netemu | model", example: "netemu reproduce --lossy --runs 10", run: cmdReproduce, help: reproduceHelp,
+	kernel: func(args []string) bool { return slices.Contains(args, "--lossy") }}
 
 // reproduceTakes names the flags reproduce takes; the cells themselves are
 // as published.
@@ -20,50 +28,49 @@ const reproduceTakes = "it takes --json, --seed, --clock, --backend, --link, --l
 
 // cmdReproduce measures each published reference cell and sets netemu's
 // time beside the reference's, or, with --lossy, runs the lossy table.
-func cmdReproduce(ctx context.Context, args []string, w, stderr io.Writer) error {
-	o := &options{}
-	fs := newFlagSet("reproduce", o)
+func cmdReproduce(ctx context.Context, cmd *cli.Command, args []string, w, stderr io.Writer) error {
+	o := cli.NewOptions(ctx)
+	fs := cli.NewFlagSet(cmd, o)
 	lossy := fs.Bool("lossy", false, "the lossy table: small queues and random loss, medians over seeds and kernel runs")
 	runs := fs.Int("runs", 10, "--lossy: seeds per cell on the emulator (1 to N)")
 	kernelRuns := fs.Int("kernel-runs", 5, "--lossy: kernel runs per cell where kernel mode is available; 0 skips them")
-	if err := parseFlags(fs, args, ""); err != nil {
+	if err := o.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("reproduce: unexpected argument %q; %s", fs.Arg(0), reproduceTakes)
 	}
-	o.set = setFlags(fs)
-	if err := o.notApplicable("reproduce"); err != nil {
+	if err := o.NotApplicable(); err != nil {
 		return err
 	}
 	if *lossy {
-		return o.startLossy(ctx, *runs, *kernelRuns, w, stderr)
+		return startLossy(o, ctx, *runs, *kernelRuns, w, stderr)
 	}
-	if o.set["runs"] || o.set["kernel-runs"] {
+	if o.Given("runs") || o.Given("kernel-runs") {
 		return usagef("reproduce: --runs and --kernel-runs apply to --lossy only")
 	}
-	clk, err := o.clockMode()
+	clk, err := o.ClockMode()
 	if err != nil {
 		return err
 	}
-	b, err := o.newBackend(o.backend)
+	b, err := o.NewBackend(o.Backend)
 	if err != nil {
 		return err
 	}
-	return o.reproduceTables(ctx, b, clk, w, stderr)
+	return reproduceTables(o, ctx, b, clk, w, stderr)
 }
 
 // startLossy checks the flags of reproduce --lossy, runs seeds 1 to runs
 // on the emulator and kernelRuns on kernel TCP, and writes the lossy
 // table.
-func (o *options) startLossy(ctx context.Context, runs, kernelRuns int, w, stderr io.Writer) error {
-	if o.set["backend"] || o.set["seed"] {
+func startLossy(o *cli.Options, ctx context.Context, runs, kernelRuns int, w, stderr io.Writer) error {
+	if o.Given("backend") || o.Given("seed") {
 		return usagef("reproduce --lossy: --backend and --seed do not apply: it runs seeds 1 to --runs on the emulator and --kernel-runs on kernel TCP")
 	}
 	if runs < 1 || kernelRuns < 0 {
 		return usagef("reproduce --lossy: --runs %d, --kernel-runs %d: want --runs 1 or more and --kernel-runs 0 or more", runs, kernelRuns)
 	}
-	clk, err := o.clockMode()
+	clk, err := o.ClockMode()
 	if err != nil {
 		return err
 	}
@@ -74,22 +81,22 @@ func (o *options) startLossy(ctx context.Context, runs, kernelRuns int, w, stder
 // writes each table, its times beside the reference's, and the note
 // that says what was measured; with --json, a record per cell instead.
 // A failed write to w stops it before the next cell.
-func (o *options) reproduceTables(ctx context.Context, b experiment.Backend, clk emu.ClockMode, w, stderr io.Writer) error {
+func reproduceTables(o *cli.Options, ctx context.Context, b experiment.Backend, clk emu.ClockMode, w, stderr io.Writer) error {
 	refs := workloads.References()
 	enc := json.NewEncoder(w)
-	out := &sections{w: w}
+	out := cli.NewSections(w)
 	var lastKernel *kernel.Facts
-	bar := newProgress(stderr, len(refs), true)
-	defer bar.close()
+	bar := cli.NewProgress(stderr, len(refs), true)
+	defer bar.Close()
 	for _, ref := range refs {
 		if err := writeFailed(w); err != nil {
 			return err // a full disk: the cells left would be measured for nothing
 		}
-		c := experiment.ReferenceCase(ref, o.seed)
+		c := experiment.ReferenceCase(ref, o.Seed)
 		c.Clock = clk
-		bar.start(ref.Table + " " + ref.Label)
-		r, rec, _, err := o.measure(ctx, b, c, "", false)
-		bar.finish()
+		bar.Start(ref.Table + " " + ref.Label)
+		r, rec, _, err := o.Measure(ctx, b, c, "", false)
+		bar.Finish()
 		if err != nil {
 			return err
 		}
@@ -97,7 +104,7 @@ func (o *options) reproduceTables(ctx context.Context, b experiment.Backend, clk
 			lastKernel = rec.Kernel
 		}
 		got, model := r.Headline()
-		if o.json {
+		if o.JSON {
 			if err := enc.Encode(referenceRecord(rec, ref, got)); err != nil {
 				return err
 			}
@@ -107,10 +114,10 @@ func (o *options) reproduceTables(ctx context.Context, b experiment.Backend, clk
 		if b.Name() == (experiment.Kernel{}).Name() {
 			name = "kernel"
 		}
-		tw := out.table(ref.Table, fmt.Sprintf("\treference\t%s\tmodel\t%s vs reference\t", name, name))
+		tw := out.Table(ref.Table, fmt.Sprintf("\treference\t%s\tmodel\t%s vs reference\t", name, name))
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", ref.Label, fmtDur(ref.Time), fmtDur(got), fmtDur(model), experiment.Deviation(experiment.Ms(got), experiment.Ms(ref.Time)))
 	}
-	if out.flush() {
+	if out.Flush() {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(reproduceFooter(lastKernel)))
 	}
 	return nil
@@ -152,3 +159,20 @@ ACKs) on the emulated link, virtual clock, 1000-packet queue. model: round trips
 waits for nagle).
 At RTT 0 the reference figures are the kernel's processing time; the virtual clock counts no CPU time, so netemu
 shows 0 there and no difference is computed.`
+
+// reproduceHelp is netemu reproduce's help.
+func reproduceHelp(c *cli.Command) string {
+	var b strings.Builder
+	fs := cli.NewFlagSet(c, &cli.Options{})
+	b.WriteString("\nFlags:\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, name := range c.Names {
+		f := fs.Lookup(name)
+		fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, f.DefValue, f.Usage)
+	}
+	fmt.Fprintf(tw, "  --lossy\tthe lossy table: small queues and random loss, medians over seeds and kernel runs\n")
+	fmt.Fprintf(tw, "  --runs 10\t--lossy: seeds per cell on the emulator\n")
+	fmt.Fprintf(tw, "  --kernel-runs 5\t--lossy: kernel runs per cell where kernel mode is available; 0 skips them\n")
+	tw.Flush()
+	return b.String()
+}

@@ -7,49 +7,53 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/experiment"
 )
 
+var runCmd = command{Command: cli.Command{Name: "run", Rules: cli.Rules{Groups: []*cli.Group{&cli.LinkGroup, &cli.ImpairGroup, &cli.OutputGroup, &cli.KernelGroup}}},
+	synopsis: "<workload> [flags]", about: "run one experiment", example: "netemu run bulk --rtt 100ms --rate 10mbit --loss 1%", run: cmdRun}
+
 // cmdRun measures each case (one, or one per workload variant), then
 // writes a table row or a JSON record, and a figure per case.
-func cmdRun(ctx context.Context, args []string, w, stderr io.Writer) error {
-	o, cases, err := parseCases(ctx, "run", args, false)
+func cmdRun(ctx context.Context, cmd *cli.Command, args []string, w, stderr io.Writer) error {
+	o, cases, err := cli.ParseCases(ctx, cmd, args)
 	if err != nil {
 		return err
 	}
-	o.printNotes(stderr)
-	defer o.announce(stderr)
-	b, err := o.newBackend(o.backend)
+	o.PrintNotes(stderr)
+	defer o.Announce(stderr)
+	b, err := o.NewBackend(o.Backend)
 	if err != nil {
 		return err
 	}
 	var tw *tabwriter.Writer
-	if !o.json {
+	if !o.JSON {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, experiment.TableHeader)
 	}
 	enc := json.NewEncoder(w)
-	slow := len(cases) > 1 || o.clock == "real" || b.Name() != (experiment.Emulated{}).Name()
-	bar := newProgress(stderr, len(cases), slow)
-	defer bar.close()
+	slow := len(cases) > 1 || o.Clock == "real" || b.Name() != (experiment.Emulated{}).Name()
+	bar := cli.NewProgress(stderr, len(cases), slow)
+	defer bar.Close()
 	for _, c := range cases {
-		bar.start(caseLabel(c))
-		vname := o.grid.Variant(c)
-		r, rec, watch, err := o.measure(ctx, b, c, vname, false)
-		bar.finish()
+		bar.Start(cli.CaseLabel(c))
+		vname := o.Grid().Variant(c)
+		r, rec, watch, err := o.Measure(ctx, b, c, vname, false)
+		bar.Finish()
 		if err != nil {
 			return err
 		}
-		if err := o.drawFigures(c, r, watch, vname); err != nil {
+		if err := o.DrawFigures(c, r, watch, vname); err != nil {
 			return err
 		}
-		if o.json {
+		if o.JSON {
 			if err := enc.Encode(rec); err != nil {
 				return err
 			}
 			continue
 		}
-		experiment.WriteRow(tw, experiment.Row{Case: c, CaseName: o.grid.CaseName(c), Workload: r.Workload, Elapsed: r.Elapsed,
+		experiment.WriteRow(tw, experiment.Row{Case: c, CaseName: o.Grid().CaseName(c), Workload: r.Workload, Elapsed: r.Elapsed,
 			Model: r.Model.Elapsed, Conns: r.Conns, Drops: rec.Drops, Summary: r.Detail.Summary()})
 	}
 	if tw != nil {

@@ -14,11 +14,22 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/tcpstack"
 )
+
+var shellCmd = command{Command: cli.Command{Name: "shell", Rules: cli.Rules{Groups: []*cli.Group{&cli.LinkGroup, &cli.ImpairGroup, &cli.OutputGroup, &cli.KernelGroup}, Hidden: []string{"clock"}, Refuse: map[string]string{
+	"backend":   "the command's own kernel TCP crosses the link",
+	"delack":    "kernel TCP delays its own ACKs",
+	"tcp":       "the command's own kernel TCP crosses the link",
+	"json":      "the command's output is its own",
+	"plot":      "shell draws no figure; --timeline writes its data",
+	"waterfall": "shell draws no waterfall"}}},
+	synopsis: "[flags] -- COMMAND [ARGS]", about: "run a command with its own kernel TCP behind the link, in a network namespace; the host's loopback services answer at 198.18.0.2 (needs root)",
+	example: "netemu shell --rtt 55ms -- curl http://198.18.0.2:8080/", run: cmdShell, help: shellHelp}
 
 // cmdShell runs a command in the client namespace of a kernel-mode
 // network (package kernel): its own kernel TCP crosses the link to the
@@ -26,19 +37,18 @@ import (
 // kernel.ServerAddr (the ports --port names and, unless --isolated,
 // every port listening on 127.0.0.1 at the start). The exit status is
 // the command's.
-func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
-	o := &options{ctx: ctx}
-	fs := newFlagSet("shell", o)
+func cmdShell(ctx context.Context, cmd *cli.Command, args []string, w, stderr io.Writer) error {
+	o := cli.NewOptions(ctx)
+	fs := cli.NewFlagSet(cmd, o)
 	sf := shellFlags(fs)
-	if err := parseFlags(fs, args, ""); err != nil {
+	if err := o.Parse(fs, args); err != nil {
 		return err
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
 		return usagef("shell: which command? write it after the flags: netemu shell --rtt 100ms -- curl http://%v:8080/", kernel.ServerAddr)
 	}
-	o.set = setFlags(fs)
-	lc, tcp, via, err := o.shellLink(sf)
+	lc, tcp, via, err := shellLink(o, sf)
 	if err != nil {
 		return err
 	}
@@ -49,10 +59,10 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	o.printNotes(stderr)
+	o.PrintNotes(stderr)
 
 	c := experiment.Case{Link: lc}
-	watch, err := o.attach(&c)
+	watch, err := o.Attach(&c)
 	if err != nil {
 		return err
 	}
@@ -69,7 +79,7 @@ func cmdShell(ctx context.Context, args []string, w, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "netemu shell: %s across the link (%s, %s); host loopback ports at %v: %s; the outside: %s\n",
-		argv[0], linkPath(lc), n.Facts().Link, kernel.ServerAddr, orNone(fwd), outsideWords(outside))
+		argv[0], cli.LinkPath(lc), n.Facts().Link, kernel.ServerAddr, orNone(fwd), outsideWords(outside))
 	return runShell(ctx, n, sh, watch, stderr)
 }
 
@@ -109,20 +119,20 @@ func runShell(ctx context.Context, n *kernel.Net, sh kernel.Shell, watch *experi
 // shellLink is the link, the stacks and the way across (--link, netemu's
 // own TUN link by default) that the flags describe for the shell: one
 // value per flag, and flags that do not apply, or not together, refused.
-func (o *options) shellLink(sf *shellOptions) (link.Config, tcpstack.TCPConfig, kernel.Via, error) {
-	lc, tcp, err := o.realLink("shell", "kernel TCP runs on the real clock")
+func shellLink(o *cli.Options, sf *shellOptions) (link.Config, tcpstack.TCPConfig, kernel.Via, error) {
+	lc, tcp, err := o.RealLink("kernel TCP runs on the real clock")
 	if err != nil {
 		return lc, tcp, "", err
 	}
-	if o.set["seed"] && !o.impaired() {
+	if o.Given("seed") && !o.Impaired() {
 		return lc, tcp, "", usagef("shell: --seed does not apply: kernel TCP takes no seed; the seed applies to the link's impairments (--loss, --netem, ...)")
 	}
-	lc.DelayedACK, lc.Seed = 0, o.seed
+	lc.DelayedACK, lc.Seed = 0, o.Seed
 	via := kernel.TUN // netemu's own link, unless --link says otherwise
-	if o.set["link"] {
-		via = kernel.Via(o.via)
+	if o.Given("link") {
+		via = kernel.Via(o.Via)
 	}
-	if err := o.checkOutputs(); err != nil {
+	if err := o.CheckOutputs(); err != nil {
 		return lc, tcp, "", err
 	}
 	if sf.isolated && sf.resolver.IsValid() {
@@ -257,7 +267,7 @@ func shellFlags(fs *flag.FlagSet) *shellOptions {
 
 // shellHelp says what the command finds, for netemu help shell; the
 // shared flags it takes follow.
-func shellHelp() string {
+func shellHelp(c *cli.Command) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nThe command runs in the client's network namespace (%v); the server's\n", kernel.ClientAddr)
 	fmt.Fprintf(&b, "(%v) passes connections on to the host's 127.0.0.1, on every port that\n", kernel.ServerAddr)
@@ -288,7 +298,7 @@ func shellHelp() string {
 	})
 	tw.Flush()
 	b.WriteString("\nUnlike netemu proxy, nothing splits the connection: the command's own kernel\nTCP (Nagle, congestion control, timers, socket options) crosses the link.\n")
-	return b.String() + flagHelp("shell")
+	return b.String() + cli.FlagHelp(c)
 }
 
 // portList is the repeatable, comma-separated --port.

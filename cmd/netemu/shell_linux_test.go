@@ -43,7 +43,7 @@ func needShell(t testing.TB) {
 // The command's exit status, output and environment pass through.
 func TestShellExitStatus(t *testing.T) {
 	needShell(t)
-	code, out, errOut := runCmd("shell", "--rtt", "100ms", "--", "sh", "-c", `echo "$NETEMU_SERVER"; exit 3`)
+	code, out, errOut := runNetemu("shell", "--rtt", "100ms", "--", "sh", "-c", `echo "$NETEMU_SERVER"; exit 3`)
 	if code != 3 || out != "198.18.0.2\n" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 3 and the server's address", code, out, errOut)
 	}
@@ -74,7 +74,7 @@ func TestShellCurl(t *testing.T) {
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	url := "http://198.18.0.2:" + port + "/"
 	const rtt = 55 * time.Millisecond
-	code, out, errOut := runCmd("shell", "--rtt", "55ms", "--rate", "0", "--port", port, "--",
+	code, out, errOut := runNetemu("shell", "--rtt", "55ms", "--rate", "0", "--port", port, "--",
 		"curl", "-sS", "-w", `%{time_total}\n`, url+"a", url+"b", url+"c")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
@@ -108,7 +108,7 @@ func shellIperf3(tb testing.TB, reverse string, secs int) float64 {
 	_, port, _ := net.SplitHostPort(realclient.Iperf3Server(tb))
 	args := append([]string{"shell", "--rtt", "20ms", "--rate", "10mbit", "--port", port, "--",
 		"iperf3", "-c", "198.18.0.2", "-p", port, "-t", strconv.Itoa(secs + 1), "-O", "1", "-J"}, strings.Fields(reverse)...)
-	code, out, errOut := runCmd(args...)
+	code, out, errOut := runNetemu(args...)
 	if code != 0 {
 		tb.Fatalf("netemu %s: exit %d, stderr %q", strings.Join(args, " "), code, errOut)
 	}
@@ -140,7 +140,7 @@ func TestShellIperf3(t *testing.T) {
 
 // BenchmarkShellIperf3 measures what iperf3 in the shell receives, both
 // ways, against a full link's payload rate (realclient.Iperf3Full); on an
-// idle machine within a few per cent. README.md has the figures:
+// idle machine within a few per cent. docs/PROXY.md has the figures:
 //
 //	go test -run XXX -bench ShellIperf3 ./cmd/netemu
 func BenchmarkShellIperf3(b *testing.B) {
@@ -171,9 +171,9 @@ func bool2int(b bool) int {
 func TestShellLeavesNothing(t *testing.T) {
 	needShell(t)
 	before := leftovers(t)
-	runCmd("shell", "--", "true")
-	runCmd("shell", "--rtt", "10ms", "--", "sh", "-c", "exit 7")
-	runCmd("shell", "--", "no-such-command-here")
+	runNetemu("shell", "--", "true")
+	runNetemu("shell", "--rtt", "10ms", "--", "sh", "-c", "exit 7")
+	runNetemu("shell", "--", "no-such-command-here")
 	if after := leftovers(t); !slices.Equal(before, after) {
 		t.Errorf("before a shell:\n%s\nafter:\n%s", strings.Join(before, "\n"), strings.Join(after, "\n"))
 	}
@@ -449,7 +449,7 @@ func TestShellOutside(t *testing.T) {
 	const rtt = 40 * time.Millisecond
 	url := fmt.Sprintf("http://page.test:%d/", web.Addr().(*net.TCPAddr).Port)
 	script := `getent ahostsv4 page.test | head -1 && curl -sS -w ' %{time_namelookup} %{time_connect} %{time_total}\n' ` + url
-	code, stdout, errOut := runCmd("shell", "--rtt", "40ms", "--resolver", outsideAddr, "--", "sh", "-c", script)
+	code, stdout, errOut := runNetemu("shell", "--rtt", "40ms", "--resolver", outsideAddr, "--", "sh", "-c", script)
 	if code != 0 {
 		t.Fatalf("exit %d; stdout %q, stderr %q", code, stdout, errOut)
 	}
@@ -476,7 +476,7 @@ func TestShellOutside(t *testing.T) {
 
 	queries.Store(0)
 	direct := fmt.Sprintf("http://%s:%d/", outsideAddr, web.Addr().(*net.TCPAddr).Port)
-	code, stdout, errOut = runCmd("shell", "--isolated", "--", "sh", "-c", "getent ahostsv4 page.test; curl -sS -m 5 "+direct)
+	code, stdout, errOut = runNetemu("shell", "--isolated", "--", "sh", "-c", "getent ahostsv4 page.test; curl -sS -m 5 "+direct)
 	if code == 0 || queries.Load() != 0 || !strings.Contains(errOut, "the outside: none (--isolated)") {
 		t.Errorf("--isolated: exit %d, %d queries, stdout %q, stderr %q; want curl to fail, no query", code, queries.Load(), stdout, errOut)
 	}
@@ -504,13 +504,13 @@ func TestShellIsolatedForwardsOnlyNamedPorts(t *testing.T) {
 	server := kernel.ServerAddr.String()
 	get := func(port string) string { return "curl -sS -m 5 http://" + server + ":" + port + "/" }
 
-	code, stdout, errOut := runCmd("shell", "--isolated", "--", "sh", "-c", get(ports[0]))
+	code, stdout, errOut := runNetemu("shell", "--isolated", "--", "sh", "-c", get(ports[0]))
 	if code == 0 || stdout != "" || !strings.Contains(errOut, "host loopback ports at "+server+": none;") {
 		t.Errorf("--isolated, no --port: exit %d, stdout %q, stderr %q; want curl to fail, no port forwarded", code, stdout, errOut)
 	}
 
 	script := get(ports[0]) + "; echo; " + get(ports[1])
-	code, stdout, errOut = runCmd("shell", "--isolated", "--port", ports[0], "--", "sh", "-c", script)
+	code, stdout, errOut = runNetemu("shell", "--isolated", "--port", ports[0], "--", "sh", "-c", script)
 	if code == 0 || !strings.HasPrefix(stdout, "host 0\n") || strings.Contains(stdout, "host 1") ||
 		!strings.Contains(errOut, "host loopback ports at "+server+": "+ports[0]+";") {
 		t.Errorf("--isolated --port %s: exit %d, stdout %q, stderr %q; want port %s answered, port %s (listening, not named) refused",
@@ -562,7 +562,7 @@ sleep 0.5
 zombies=0
 for f in /proc/[0-9]*/stat; do [ "$(cut -d' ' -f3 "$f" 2>/dev/null)" = Z ] && zombies=$((zombies+1)); done
 echo "zombies $zombies"`
-	code, out, errOut := runCmd("shell", "--", "sh", "-c", script)
+	code, out, errOut := runNetemu("shell", "--", "sh", "-c", script)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code != 0 || len(lines) != 3 || lines[0] != "netemu-shell-init" || lines[1] != "self" || lines[2] != "zombies 0" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want PID 1 to be netemu's init, /proc/$$ the shell, and no zombie", code, out, errOut)
@@ -625,7 +625,7 @@ true`
 			os.Unsetenv("SUDO_UID") // t.Setenv above restores it after the test
 			os.Unsetenv("SUDO_GID")
 		}
-		code, out, errOut := runCmd("shell", "--", "sh", "-c", script)
+		code, out, errOut := runNetemu("shell", "--", "sh", "-c", script)
 		if code != 0 || out != want+c.uid+"\n" {
 			t.Errorf("SUDO_UID=%q: exit %d, stdout %q, stderr %q; want no capabilities, no_new_privs, uid %s, and every escape refused", c.sudo, code, out, errOut, c.uid)
 		}

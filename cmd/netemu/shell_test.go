@@ -26,7 +26,7 @@ func TestShellBadInput(t *testing.T) {
 		{[]string{"shell", "--resolver", "192.0.2.53:dns", "--", "true"}, "want 192.0.2.53 or 192.0.2.53:5353"},
 		{[]string{"shell", "--isolated", "--resolver", "192.0.2.53", "--", "true"}, "--resolver does not apply with --isolated"},
 	} {
-		code, out, errOut := runCmd(c.args...)
+		code, out, errOut := runNetemu(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and one line with %q", c.args, code, out, errOut, c.want)
 		}
@@ -48,7 +48,7 @@ func TestShellCommandCannotRun(t *testing.T) {
 		{"no-such-command-here", 127, "executable file not found"},
 		{script, 126, "permission denied"},
 	} {
-		code, out, errOut := runCmd("shell", "--", c.cmd)
+		code, out, errOut := runNetemu("shell", "--", c.cmd)
 		if code != c.code || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("shell -- %s: exit %d, stdout %q, stderr %q; want %d and one line with %q", c.cmd, code, out, errOut, c.code, c.want)
 		}

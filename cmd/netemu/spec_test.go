@@ -66,7 +66,7 @@ func TestSpecBadInput(t *testing.T) {
 		{[]string{"sweep", "--spec", write("h.yaml", "workload: bulk\nrate: 10 pigeons\n")}, "h.yaml"},
 		{[]string{"run", "bulk", "--spec", good}, "--spec does not apply"},
 	} {
-		code, out, errOut := runCmd(c.args...)
+		code, out, errOut := runNetemu(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q",
 				strings.Join(c.args, " "), code, out, errOut, c.want)
@@ -98,7 +98,7 @@ func TestSpecSmuggling(t *testing.T) {
 		{"quoted.yaml", "workload: bulk\nrtt: \"10ms,20ms\"\n", `quoted.yaml:2: rtt: "10ms,20ms" is quoted, so it is one value`},
 		{"elem.yaml", "workload: bulk\nrtt:\n  - 10ms,20ms\n", "elem.yaml:3: rtt: \"10ms,20ms\": an element of a list is one value"},
 	} {
-		code, out, errOut := runCmd("sweep", "--spec", write(c.name, c.text))
+		code, out, errOut := runNetemu("sweep", "--spec", write(c.name, c.text))
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", c.name, code, out, errOut, c.want)
 		}
@@ -145,7 +145,7 @@ func TestCellsCapped(t *testing.T) {
 		{[]string{"sweep", "--spec", huge}, "longer than 4 MiB"},
 		{[]string{"sweep", "bulk", "--rtt", many(11, "ms"), "--seeds", "1-100000"}, "is 1100000 runs; want at most 1000000"},
 	} {
-		code, out, errOut := runCmd(c.args...)
+		code, out, errOut := runNetemu(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) || len(errOut) > 400 {
 			t.Errorf("%.60q: exit %d, stdout %q, stderr %.300q; want exit 2 and one short line containing %q", c.args, code, out, errOut, c.want)
 		}
@@ -169,7 +169,7 @@ func TestSpecOnlyShapesTheRun(t *testing.T) {
 	target := filepath.Join(dir, "new.out")
 	for _, key := range []string{"pcap", "timeline", "mm-log-up", "mm-log-down", "plot", "waterfall", "json", "out", "jobs", "continue", "shard", "spec"} {
 		for _, val := range []string{target, victim} {
-			code, out, errOut := runCmd("sweep", "--spec", write(key+".yaml", "workload: bulk\nsize: 50KB\n"+key+": "+val+"\n"))
+			code, out, errOut := runNetemu("sweep", "--spec", write(key+".yaml", "workload: bulk\nsize: 50KB\n"+key+": "+val+"\n"))
 			if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, key+".yaml:3: "+key) || !strings.Contains(errOut, "give --"+key+" on the command line") {
 				t.Errorf("%s: %s: exit %d, stdout %q, stderr %q; want exit 2 and one line naming %s and the command line", key, val, code, out, errOut, key)
 			}
@@ -182,7 +182,7 @@ func TestSpecOnlyShapesTheRun(t *testing.T) {
 		{"list.yaml", "workload: bulk\nsize: 50KB\ntrace-once: [true, false]\n", `not "true,false"`},
 		{"work.yaml", "workload: --pcap=" + victim + "\n", "is not a workload's name"},
 	} {
-		code, out, errOut := runCmd("sweep", "--spec", write(c.name, c.text))
+		code, out, errOut := runNetemu("sweep", "--spec", write(c.name, c.text))
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", c.name, code, out, errOut, c.want)
 		}
@@ -203,7 +203,7 @@ func TestSpecOnlyShapesTheRun(t *testing.T) {
 	if st, err := os.Stat(log); err != nil || st.Size() == 0 {
 		t.Errorf("--mm-log-down on the command line of a study: %v", err)
 	}
-	code, _, errOut := runCmd("sweep", "--spec", good, "--trace-once")
+	code, _, errOut := runNetemu("sweep", "--spec", good, "--trace-once")
 	if code != 2 || !strings.Contains(errOut, `"--trace-once" belongs in the study file`) || !strings.Contains(errOut, "--mm-log-down") {
 		t.Errorf("--trace-once beside a study: exit %d, %q; want exit 2, sent to the study file", code, errOut)
 	}

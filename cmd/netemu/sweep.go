@@ -8,18 +8,23 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/experiment"
 )
 
+var sweepCmd = command{Command: cli.Command{Name: "sweep", Lists: true, Rules: cli.Rules{Groups: cli.Groups, Refuse: map[string]string{
+	"waterfall": "sweep draws no waterfall; use netemu run, which draws one per case"}}},
+	synopsis: "<workload> [flags]", about: "run every combination of comma-separated list flags (--rtt, --rate, --queue, --delack, --loss, ...)", example: "netemu sweep page --rtt 10ms,100ms,200ms --rate 2mbit,10mbit", run: cmdSweep}
+
 // cmdSweep runs every combination of the comma-separated values of the
 // list flags (the cells), each with every seed of --seeds.
-func cmdSweep(ctx context.Context, args []string, w, stderr io.Writer) error {
-	s, err := planSweep(ctx, args)
+func cmdSweep(ctx context.Context, cmd *cli.Command, args []string, w, stderr io.Writer) error {
+	s, err := planSweep(ctx, cmd, args)
 	if err != nil {
 		return err
 	}
-	if !s.o.set["shard"] {
-		i, n, ok, err := shardFromEnv()
+	if !s.o.Given("shard") {
+		i, n, ok, err := cli.ShardFromEnv()
 		if err != nil {
 			return err
 		}
@@ -28,8 +33,8 @@ func cmdSweep(ctx context.Context, args []string, w, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "netemu: shard %d/%d, from JOB_COMPLETION_INDEX and JOB_COMPLETIONS\n", i, n)
 		}
 	}
-	s.o.printNotes(stderr)
-	defer s.o.announce(stderr)
+	s.o.PrintNotes(stderr)
+	defer s.o.Announce(stderr)
 	return s.run(ctx, w, stderr)
 }
 
@@ -37,7 +42,8 @@ func cmdSweep(ctx context.Context, args []string, w, stderr io.Writer) error {
 // seeds each cell runs with, and how to run them.
 type sweep struct {
 	experiment.Sweep
-	o     *options
+	o     *cli.Options
+	cmd   *cli.Command // sweep's, which its workers run
 	b     experiment.Backend
 	multi bool // --seeds given: each cell ends with a summary of its seeds
 	jobs  int  // worker processes
@@ -47,26 +53,26 @@ type sweep struct {
 }
 
 // planSweep parses sweep's arguments into its plan.
-func planSweep(ctx context.Context, args []string) (*sweep, error) {
-	args, study, studyHash, err := withStudy(args)
+func planSweep(ctx context.Context, cmd *cli.Command, args []string) (*sweep, error) {
+	args, study, studyHash, err := cli.WithStudy(cmd, args)
 	if err != nil {
 		return nil, err
 	}
-	o, cases, err := parseCases(ctx, "sweep", args, true)
+	o, cases, err := cli.ParseCases(ctx, cmd, args)
 	if err != nil {
 		if study != "" {
 			return nil, usagef("--spec %s: %v", study, err)
 		}
 		return nil, err
 	}
-	o.study, o.studyHash = study, studyHash
-	s := &sweep{o: o, args: args, jobs: availableCPUs(), Sweep: experiment.Sweep{Cases: cases, Seeds: []uint64{o.seed},
-		Shards: 1, Results: o.out, Resume: o.resume, Study: experiment.StudyID{Args: studyArgs(args), Study: study, StudySHA256: studyHash, Inputs: o.inputHashes()}}}
-	if o.set["seeds"] {
-		if o.set["seed"] {
-			return nil, usagef("sweep: --seed %d and --seeds %s both pick the seed; give --seeds alone (like --seeds 1-20) or --seed alone", o.seed, o.seedsFlag)
+	o.Study, o.StudyHash = study, studyHash
+	s := &sweep{o: o, cmd: cmd, args: args, jobs: availableCPUs(), Sweep: experiment.Sweep{Cases: cases, Seeds: []uint64{o.Seed},
+		Shards: 1, Results: o.Out, Resume: o.Resume, Study: experiment.StudyID{Args: cli.StudyArgs(args), Study: study, StudySHA256: studyHash, Inputs: o.InputHashes()}}}
+	if o.Given("seeds") {
+		if o.Given("seed") {
+			return nil, usagef("sweep: --seed %d and --seeds %s both pick the seed; give --seeds alone (like --seeds 1-20) or --seed alone", o.Seed, o.SeedsFlag)
 		}
-		if s.Seeds, err = experiment.ParseSeeds(o.seedsFlag); err != nil {
+		if s.Seeds, err = experiment.ParseSeeds(o.SeedsFlag); err != nil {
 			return nil, usagef("--seeds %v", err)
 		}
 		s.multi = true
@@ -74,33 +80,33 @@ func planSweep(ctx context.Context, args []string) (*sweep, error) {
 	if runs := len(s.Cases) * len(s.Seeds); runs > experiment.MaxRuns {
 		return nil, usagef("sweep: %d cells × %d seeds is %d runs; want at most %d per sweep: fewer seeds or values, or split the study (--shard)", len(s.Cases), len(s.Seeds), runs, experiment.MaxRuns)
 	}
-	if s.b, err = o.newBackend(o.backend); err != nil {
+	if s.b, err = o.NewBackend(o.Backend); err != nil {
 		return nil, err
 	}
-	if o.set["jobs"] {
-		if o.jobs < 1 {
-			return nil, usagef("--jobs %d: want the number of worker processes, 1 or more, like --jobs 4 (without it, one per CPU: %d here)", o.jobs, availableCPUs())
+	if o.Given("jobs") {
+		if o.Jobs < 1 {
+			return nil, usagef("--jobs %d: want the number of worker processes, 1 or more, like --jobs 4 (without it, one per CPU: %d here)", o.Jobs, availableCPUs())
 		}
-		s.jobs = o.jobs
+		s.jobs = o.Jobs
 	}
-	if o.set["shard"] {
-		if s.Shard, s.Shards, err = parseShard(o.shardFlag); err != nil {
+	if o.Given("shard") {
+		if s.Shard, s.Shards, err = cli.ParseShard(o.ShardFlag); err != nil {
 			return nil, err
 		}
 	}
-	if o.resume && o.out == "" {
+	if o.Resume && o.Out == "" {
 		return nil, usagef("sweep: --continue goes on from the results file of --out; give --out FILE too")
 	}
-	if o.out != "" {
-		if err := checkDir("out", o.out); err != nil {
+	if o.Out != "" {
+		if err := cli.CheckDir("out", o.Out); err != nil {
 			return nil, err
 		}
 	}
-	if o.clock != "virtual" || s.b.Name() != (experiment.Emulated{}).Name() {
+	if o.Clock != "virtual" || s.b.Name() != (experiment.Emulated{}).Name() {
 		// Real-time runs measure the machine: side by side they would
 		// slow each other down.
-		if o.set["jobs"] && o.jobs > 1 {
-			return nil, usagef("--jobs %d: runs in real time (--clock real, --backend kernel) would share the CPU and slow each other; they run one at a time: drop --jobs", o.jobs)
+		if o.Given("jobs") && o.Jobs > 1 {
+			return nil, usagef("--jobs %d: runs in real time (--clock real, --backend kernel) would share the CPU and slow each other; they run one at a time: drop --jobs", o.Jobs)
 		}
 		s.jobs = 1
 	}
@@ -122,12 +128,12 @@ func (s *sweep) runUnit(ctx context.Context, u experiment.Unit) (experiment.Unit
 	}
 	c := s.Cases[u.Cell]
 	c.Seed = u.Seed
-	variant := s.o.grid.Variant(c)
+	variant := s.o.Grid().Variant(c)
 	if len(s.Seeds) > 1 {
 		variant = strings.TrimPrefix(variant+"-seed"+strconv.FormatUint(u.Seed, 10), "-")
 	}
-	r, rec, _, err := s.o.measure(ctx, s.b, c, variant, false)
-	var ue *usageError
+	r, rec, _, err := s.o.Measure(ctx, s.b, c, variant, false)
+	var ue *cli.UsageError
 	switch {
 	case ctx.Err() != nil:
 		return experiment.UnitOutcome{}, context.Cause(ctx)
@@ -136,7 +142,7 @@ func (s *sweep) runUnit(ctx context.Context, u experiment.Unit) (experiment.Unit
 	case err != nil:
 		return experiment.UnitOutcome{Unit: u, Err: err.Error()}, nil
 	}
-	rec.Study, rec.StudySHA256 = s.o.study, s.o.studyHash
+	rec.Study, rec.StudySHA256 = s.o.Study, s.o.StudyHash
 	return experiment.OutcomeOf(u, r, rec)
 }
 
@@ -147,7 +153,7 @@ func (s *sweep) run(ctx context.Context, w, stderr io.Writer) error {
 	// how to keep them, once the bar is gone.
 	defer func() {
 		var se *signalError
-		if errors.As(context.Cause(ctx), &se) && s.o.out == "" {
+		if errors.As(context.Cause(ctx), &se) && s.o.Out == "" {
 			fmt.Fprintf(stderr, "netemu: sweep: the runs that finished are not kept without --out; run it with --out FILE to write each run as it ends, and again with --out FILE --continue to go on from them\n")
 		}
 	}()
@@ -164,28 +170,28 @@ func (s *sweep) run(ctx context.Context, w, stderr io.Writer) error {
 type sweepProgress struct {
 	s      *sweep
 	stderr io.Writer
-	bar    *progress
+	bar    *cli.Progress
 }
 
 func (p *sweepProgress) Begin(runs int) {
-	if p.s.o.out != "" {
-		p.s.o.wrote("out", p.s.o.out)
+	if p.s.o.Out != "" {
+		p.s.o.Wrote("out", p.s.o.Out)
 	}
-	p.bar = newProgress(p.stderr, runs, true)
+	p.bar = cli.NewProgress(p.stderr, runs, true)
 }
 
-func (p *sweepProgress) Start(u experiment.Unit) { p.bar.start(p.s.unitLabel(u)) }
-func (p *sweepProgress) Finish()                 { p.bar.finish() }
+func (p *sweepProgress) Start(u experiment.Unit) { p.bar.Start(p.s.unitLabel(u)) }
+func (p *sweepProgress) Finish()                 { p.bar.Finish() }
 
 func (p *sweepProgress) close() {
 	if p.bar != nil {
-		p.bar.close()
+		p.bar.Close()
 	}
 }
 
 // unitLabel names a unit for the progress bar.
 func (s *sweep) unitLabel(u experiment.Unit) string {
-	l := caseLabel(s.Cases[u.Cell])
+	l := cli.CaseLabel(s.Cases[u.Cell])
 	if s.multi {
 		l += fmt.Sprintf(" seed %d", u.Seed)
 	}
@@ -195,7 +201,7 @@ func (s *sweep) unitLabel(u experiment.Unit) string {
 // newOutput is the sweep's output: its table or JSON lines on w, each
 // failed run on stderr.
 func (s *sweep) newOutput(w, stderr io.Writer) *experiment.SweepOutput {
-	return s.NewOutput(w, experiment.SweepOutputOptions{JSON: s.o.json, Seeded: s.multi, CaseName: s.o.grid.CaseName,
+	return s.NewOutput(w, experiment.SweepOutputOptions{JSON: s.o.JSON, Seeded: s.multi, CaseName: s.o.Grid().CaseName,
 		Failed: func(run string, oc experiment.UnitOutcome) { fmt.Fprintf(stderr, "netemu: %s: %s\n", run, oc.Err) }})
 }
 
@@ -205,12 +211,12 @@ func (s *sweep) finish(out *experiment.SweepOutput) error {
 	if err := out.Close(); err != nil {
 		return err
 	}
-	if s.o.plot != "" {
-		if fig, ok := out.Figure(s.o.backend); ok {
-			if err := fig.Save(s.o.plot); err != nil {
+	if s.o.Plot != "" {
+		if fig, ok := out.Figure(s.o.Backend); ok {
+			if err := fig.Save(s.o.Plot); err != nil {
 				return err
 			}
-			s.o.wrote("plot", s.o.plot)
+			s.o.Wrote("plot", s.o.Plot)
 		}
 	}
 	if failed, runs := out.Failures(); failed > 0 {

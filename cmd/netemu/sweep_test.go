@@ -22,7 +22,7 @@ func sweepArgs(extra ...string) []string { return append(append([]string{}, smal
 // --seeds runs each cell once per seed: one record per seed, then a
 // summary whose median and percentiles are the runs'.
 func TestSweepSeedsJSON(t *testing.T) {
-	code, out, errOut := runCmd(sweepArgs("--seeds", "3-7", "--json")...)
+	code, out, errOut := runNetemu(sweepArgs("--seeds", "3-7", "--json")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -55,7 +55,7 @@ func TestSweepSeedsJSON(t *testing.T) {
 func TestSweepSeedsTable(t *testing.T) {
 	dir := t.TempDir()
 	plot := filepath.Join(dir, "s.svg")
-	code, out, errOut := runCmd(sweepArgs("--seeds", "4", "--plot", plot)...)
+	code, out, errOut := runNetemu(sweepArgs("--seeds", "4", "--plot", plot)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -88,7 +88,7 @@ func TestSweepSeedsBadInput(t *testing.T) {
 		{sweepArgs("--seeds", "3", "--seed", "2"), "give --seeds alone"},
 		{[]string{"run", "bulk", "--seeds", "3"}, "--seeds does not apply: it is a flag of netemu sweep"},
 	} {
-		code, out, errOut := runCmd(c.args...)
+		code, out, errOut := runNetemu(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q",
 				strings.Join(c.args, " "), code, out, errOut, c.want)

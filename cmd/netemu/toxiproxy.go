@@ -9,38 +9,44 @@ import (
 	"os"
 	"strings"
 
+	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/proxy"
 	"github.com/netemu/netemu/toxiproxy"
 )
 
+var toxiproxyCmd = command{Command: cli.Command{Name: "toxiproxy", Rules: cli.Rules{Groups: []*cli.Group{&cli.LinkGroup, &cli.ImpairGroup}, Hidden: []string{"clock"},
+	Defaults: map[string]string{"rtt": "0", "rate": "0", "delack": "0"},
+	Other:    "each connection of toxiproxy's proxies has a network of its own, on the emulated stacks: no single link to record, draw or sweep, and no kernel backend"}},
+	synopsis: "[--listen ADDR] [link flags]", about: "toxiproxy's HTTP API and clients on the emulated link: each connection of its proxies gets a link of its own, with the proxy's toxics (real clock, no root)",
+	example: "netemu toxiproxy --listen 127.0.0.1:8474", run: cmdToxiproxy, help: toxiproxyHelp}
+
 // cmdToxiproxy serves toxiproxy's HTTP API (package toxiproxy) until an
 // interrupt: the proxies it makes carry each connection across a link of
 // its own, the base link of the flags with the proxy's toxics.
-func cmdToxiproxy(ctx context.Context, args []string, _, stderr io.Writer) error {
+func cmdToxiproxy(ctx context.Context, cmd *cli.Command, args []string, _, stderr io.Writer) error {
 	stderr = &lockedWriter{w: stderr} // requests and connections log from their goroutines
-	o := &options{ctx: ctx}
-	fs := newFlagSet("toxiproxy", o)
+	o := cli.NewOptions(ctx)
+	fs := cli.NewFlagSet(cmd, o)
 	to := toxiproxyFlags(fs)
-	if err := parseFlags(fs, args, ""); err != nil {
+	if err := o.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("toxiproxy: unexpected argument %q; flags look like --listen 127.0.0.1:8474", fs.Arg(0))
 	}
-	o.set = setFlags(fs)
 	if to.maxConns < 1 {
 		return usagef("toxiproxy: --max-conns %d: want 1 or more (default %d)", to.maxConns, toxiproxy.DefaultMaxConns)
 	}
-	addr, err := to.listenAddr(o.set)
+	addr, err := to.listenAddr(o.Given)
 	if err != nil {
 		return err
 	}
-	lc, tcp, err := o.realLink("toxiproxy", "the proxies carry real programs' connections")
+	lc, tcp, err := o.RealLink("the proxies carry real programs' connections")
 	if err != nil {
 		return err
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "netemu toxiproxy: "+format+"\n", args...) }
-	s, err := toxiproxy.New(toxiproxy.Config{Listen: addr, Version: "netemu " + moduleVersion(), Link: lc, TCP: tcp, Seed: o.seed, Logf: logf, MaxConns: to.maxConns})
+	s, err := toxiproxy.New(toxiproxy.Config{Listen: addr, Version: "netemu " + moduleVersion(), Link: lc, TCP: tcp, Seed: o.Seed, Logf: logf, MaxConns: to.maxConns})
 	if err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "toxiproxy: "))
 	}
@@ -54,7 +60,7 @@ func cmdToxiproxy(ctx context.Context, args []string, _, stderr io.Writer) error
 	}
 	defer s.Close()
 	logf("toxiproxy's API on http://%s; each connection crosses a link of its own: %s before its proxy's toxics",
-		s.Addr(), linkPath(lc))
+		s.Addr(), cli.LinkPath(lc))
 	if !proxy.Loopback(s.Addr().String()) {
 		logf("warning: the API listens beyond loopback, without authentication: whoever reaches %s makes proxies to any address", s.Addr())
 	}
@@ -69,20 +75,20 @@ func cmdToxiproxy(ctx context.Context, args []string, _, stderr io.Writer) error
 
 // listenAddr is the API's address: --listen's, with its host or port
 // replaced by --host or --port (toxiproxy-server's way to say it) when
-// set says they are given.
-func (to *toxiproxyOptions) listenAddr(set map[string]bool) (string, error) {
+// given says they are.
+func (to *toxiproxyOptions) listenAddr(given func(flag string) bool) (string, error) {
 	addr, err := proxy.ListenAddr(to.listen)
 	if err != nil {
 		return "", usagef("toxiproxy: --listen %v", err)
 	}
-	if !set["host"] && !set["port"] {
+	if !given("host") && !given("port") {
 		return addr, nil
 	}
 	host, port, _ := net.SplitHostPort(addr)
-	if set["host"] {
+	if given("host") {
 		host = to.host
 	}
-	if set["port"] {
+	if given("port") {
 		port = to.port
 	}
 	if addr, err = proxy.ListenAddr(net.JoinHostPort(host, port)); err != nil {
@@ -130,10 +136,10 @@ func toxiproxyFlags(fs *flag.FlagSet) *toxiproxyOptions {
 
 // toxiproxyHelp lists the command's own flags and what its shared ones
 // mean here, for netemu help toxiproxy.
-func toxiproxyHelp() string {
+func toxiproxyHelp(c *cli.Command) string {
 	var b strings.Builder
 	b.WriteString("\nToxiproxy flags:\n")
-	ownFlagsTable(&b, func(fs *flag.FlagSet) { toxiproxyFlags(fs) }, func(f *flag.Flag) string {
+	cli.OwnFlagsTable(&b, func(fs *flag.FlagSet) { toxiproxyFlags(fs) }, func(f *flag.Flag) string {
 		return " " + map[string]string{"listen": f.DefValue, "host": "HOST", "port": "PORT", "config": "FILE", "max-conns": "N"}[f.Name]
 	})
 	b.WriteString(`
@@ -148,5 +154,5 @@ reset_peer, slow_close, limit_data and slicer act on the bytes; netem
 netemu's own. Every toxic reaches the connections already open too: a
 link toxic from their next packet on.
 `)
-	return b.String() + flagHelp("toxiproxy")
+	return b.String() + cli.FlagHelp(c)
 }

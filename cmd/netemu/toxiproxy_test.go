@@ -73,7 +73,7 @@ func TestToxiproxyBadInput(t *testing.T) {
 		{[]string{"toxiproxy", "extra"}, `unexpected argument "extra"`},
 		{[]string{"toxiproxy", "--max-conns", "0"}, "--max-conns 0: want 1 or more"},
 	} {
-		code, out, errOut := runCmd(c.args...)
+		code, out, errOut := runNetemu(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", strings.Join(c.args, " "), code, out, errOut, c.want)
 		}
@@ -112,7 +112,7 @@ func TestToxiproxyServerFlags(t *testing.T) {
 
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(bad, []byte(`[{"name":"x"}]`), 0o644)
-	code, _, errOut := runCmd("toxiproxy", "--listen", freeAddr(t), "--config", bad)
+	code, _, errOut := runNetemu("toxiproxy", "--listen", freeAddr(t), "--config", bad)
 	if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "missing required field: upstream at proxy 1") {
 		t.Errorf("--config with a proxy without upstream: exit %d, %q; want 2 and one line", code, errOut)
 	}
@@ -296,7 +296,7 @@ func TestToxiproxyConfigLoop(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`[{"name":"self","listen":"`+a+`","upstream":"`+a+`"}]`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := runCmd("toxiproxy", "--listen", freeAddr(t), "--config", file)
+	code, out, errOut := runNetemu("toxiproxy", "--listen", freeAddr(t), "--config", file)
 	want := "proxy self's upstream " + a + " is its own listen address: a loop"
 	if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, want) {
 		t.Errorf("a looping --config: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", code, out, errOut, want)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/link/tc"
 )
@@ -24,9 +25,12 @@ var traceKinds = []struct{ name, args, about string }{
 	{"show", "FILE", "what a trace file offers: its period, opportunities, mean rate and the range of its rate over 100 ms windows"},
 }
 
+var traceCmd = command{Command: cli.Command{Name: "trace"}, synopsis: "constant|onoff|steps|walk [flags] | show FILE",
+	about: "write a time-varying link rate in mahimahi's trace format (mm-link), or describe one", example: "netemu trace onoff --rate 24mbit --on 1s --off 500ms --out onoff.trace", run: cmdTrace, help: traceHelp}
+
 // cmdTrace writes a trace in mahimahi's format (one millisecond per
 // delivery opportunity of a 1500-byte packet), or describes one.
-func cmdTrace(ctx context.Context, args []string, w, stderr io.Writer) error {
+func cmdTrace(ctx context.Context, cmd *cli.Command, args []string, w, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usagef("trace: which kind? want %s", traceKindNames())
 	}
@@ -34,14 +38,14 @@ func cmdTrace(ctx context.Context, args []string, w, stderr io.Writer) error {
 	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	tf := traceFlags(fs)
-	if err := parseFlags(fs, args[1:], ""); err != nil {
+	if err := cli.ParseFlags(fs, args[1:], "", cmd); err != nil {
 		return err
 	}
 	if kind == "show" {
 		if fs.NArg() != 1 {
 			return usagef("trace show: which file? netemu trace show FILE")
 		}
-		t, err := readTrace(ctx, fs.Arg(0))
+		t, err := cli.ReadTrace(ctx, fs.Arg(0))
 		if err != nil {
 			return usagef("trace show: %v", err)
 		}
@@ -58,7 +62,7 @@ func cmdTrace(ctx context.Context, args []string, w, stderr io.Writer) error {
 		_, err := t.WriteTo(w)
 		return err
 	}
-	if err := checkDir("out", tf.out); err != nil {
+	if err := cli.CheckDir("out", tf.out); err != nil {
 		return err
 	}
 	return writeFileAtomic(tf.out, func(f io.Writer) error {
@@ -96,7 +100,7 @@ func (tf *traceOptions) makeTrace(kind string) (*link.Trace, error) {
 		if r, err = tf.traceRate(kind); err != nil {
 			return nil, err
 		}
-		sp, perr := parsePercent("--spread")(tf.spread)
+		sp, perr := cli.ParsePercent("--spread")(tf.spread)
 		if perr != nil {
 			return nil, usagef("trace walk: %v", perr)
 		}
@@ -170,14 +174,14 @@ func traceKindNames() string {
 }
 
 // traceHelp is netemu trace's help.
-func traceHelp() string {
+func traceHelp(*cli.Command) string {
 	var b strings.Builder
 	b.WriteString("\nKinds:\n")
 	for _, k := range traceKinds {
 		fmt.Fprintf(&b, "  netemu trace %s %s\n      %s\n", k.name, k.args, k.about)
 	}
 	b.WriteString("\nFlags:\n")
-	ownFlagsTable(&b, func(fs *flag.FlagSet) { traceFlags(fs) }, nil)
+	cli.OwnFlagsTable(&b, func(fs *flag.FlagSet) { traceFlags(fs) }, nil)
 	b.WriteString("\nA trace is mahimahi's format, as mm-link(1) reads it: one line per delivery\n" +
 		"opportunity for a 1500-byte packet, the millisecond it comes at; it repeats\n" +
 		"when it ends. It goes to stdout, or to the file of --out; the same flags give\n" +

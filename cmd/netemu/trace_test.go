@@ -24,7 +24,7 @@ func TestTraceCommand(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "steps.trace")
-	code, out, errOut := runCmd("trace", "steps", "--rates", "12mbit,24mbit", "--step", "2ms", "--out", path)
+	code, out, errOut := runNetemu("trace", "steps", "--rates", "12mbit,24mbit", "--step", "2ms", "--out", path)
 	got, _ := os.ReadFile(path)
 	if code != 0 || out != "" || string(got) != "1\n2\n3\n3\n4\n4\n" || !strings.Contains(errOut, "wrote "+path) {
 		t.Errorf("trace steps --out: exit %d, stdout %q, file %q, stderr %q", code, out, got, errOut)
@@ -51,7 +51,7 @@ func TestTraceCommand(t *testing.T) {
 		{[]string{"trace", "constant", "--out", dir}, "is a directory"},
 		{[]string{"trace", "onoff", "--on", "2ms", "--off", "1200h"}, "want at most 24h0m0s"},
 	} {
-		code, out, errOut := runCmd(c.args...)
+		code, out, errOut := runNetemu(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", strings.Join(c.args, " "), code, out, errOut, c.want)
 		}
@@ -113,7 +113,7 @@ func TestTraceFlags(t *testing.T) {
 	}
 	// A trace that does not repeat and ends under a transfer: the failure
 	// says so.
-	code, _, errOut := runCmd("run", "bulk", "--size", "1MiB", "--trace-down", slow, "--trace-once")
+	code, _, errOut := runNetemu("run", "bulk", "--size", "1MiB", "--trace-down", slow, "--trace-once")
 	if code != 1 || !strings.Contains(errOut, "the down (b>a) trace, which does not repeat, ended at 2ms") {
 		t.Errorf("run over a one-shot trace that ends: exit %d, stderr %q; want exit 1 and the trace's end named", code, errOut)
 	}
@@ -133,7 +133,7 @@ func TestTraceFlags(t *testing.T) {
 		{[]string{"run", "bulk", "--timeline", dir}, "--timeline " + dir + ": is a directory"},
 		{[]string{"run", "bulk", "--plot", filepath.Join(dir, "d.png")}, "--plot " + filepath.Join(dir, "d.png") + ": is a directory"},
 	} {
-		code, out, errOut := runCmd(c.args...)
+		code, out, errOut := runNetemu(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("netemu %s: exit %d, stderr %q; want exit 2 and one line containing %q", strings.Join(c.args, " "), code, errOut, c.want)
 		}

@@ -8,14 +8,19 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/netemu/netemu/cli"
 )
+
+var versionCmd = command{Command: cli.Command{Name: "version"}, about: "the module version, the commit and its date as the build recorded them, and the Go and gVisor versions (also --version, -v)",
+	example: "netemu version", run: cmdVersion, help: func(*cli.Command) string { return "" }}
 
 // cmdVersion prints the module's version ("(devel)" when built from a
 // checkout), the commit, its date and whether the tree had changes, as
 // go build stamps them from the version control system, then the Go
 // version and the gVisor version it was built with. "netemu --version"
 // and "netemu -v" print the same.
-func cmdVersion(_ context.Context, args []string, w, _ io.Writer) error {
+func cmdVersion(_ context.Context, _ *cli.Command, args []string, w, _ io.Writer) error {
 	if len(args) > 0 {
 		if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
 			return flag.ErrHelp

@@ -30,17 +30,17 @@ func isWorker() bool { return os.Getenv(workerEnv) == "1" }
 // workerMain is a worker's whole life; it returns the exit status. fault,
 // if not nil, may fail a unit before it runs (tests of failures).
 func workerMain(args []string, stdin io.Reader, stdout, stderr io.Writer, fault func(experiment.Unit) error) int {
-	if len(args) == 0 || args[0] != "sweep" {
+	if len(args) == 0 || args[0] != sweepCmd.Name {
 		fmt.Fprintf(stderr, "netemu: %s=1 is set by netemu sweep for its worker processes; unset it\n", workerEnv)
 		return 2
 	}
-	s, err := planSweep(context.Background(), args[1:]) // its traces are files the sweep read
+	s, err := planSweep(context.Background(), &sweepCmd.Command, args[1:]) // its traces are files the sweep read
 	if err != nil {
 		fmt.Fprintf(stderr, "netemu worker: %v\n", err)
 		return 2
 	}
 	// The study file was read by the sweep, which passes its arguments.
-	s.o.study, s.o.studyHash = os.Getenv(studyEnv), os.Getenv(studyHashEnv)
+	s.o.Study, s.o.StudyHash = os.Getenv(studyEnv), os.Getenv(studyHashEnv)
 	s.fault = fault
 	err = experiment.ServeUnits(stdin, stdout, len(s.Cases), s.runUnit)
 	var ie *experiment.InputError
@@ -90,8 +90,8 @@ func (s *sweep) executor(ctx context.Context, stderr io.Writer) experiment.Execu
 			if err != nil {
 				return nil, fmt.Errorf("--jobs %d: finding this program to start its workers: %w", s.jobs, err)
 			}
-			cmd := exec.CommandContext(ctx, self, append([]string{"sweep"}, s.args...)...)
-			cmd.Env = append(os.Environ(), workerEnv+"=1", studyEnv+"="+s.o.study, studyHashEnv+"="+s.o.studyHash)
+			cmd := exec.CommandContext(ctx, self, append([]string{s.cmd.Name}, s.args...)...)
+			cmd.Env = append(os.Environ(), workerEnv+"=1", studyEnv+"="+s.o.Study, studyHashEnv+"="+s.o.StudyHash)
 			return cmd, nil
 		}}
 }

@@ -14,7 +14,7 @@ func TestJobsSameOutput(t *testing.T) {
 		// cells: the output must not depend on which worker ends first.
 		var outs [2]string
 		for i, jobs := range []int{1, 2} {
-			code, out, errOut := runCmd(sweepArgs(append(extra, "--jobs", itoa(jobs))...)...)
+			code, out, errOut := runNetemu(sweepArgs(append(extra, "--jobs", itoa(jobs))...)...)
 			if code != 0 {
 				t.Fatalf("%v --jobs %d: exit %d: %s", extra, jobs, code, errOut)
 			}
@@ -32,12 +32,12 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // cells are in the output, and the exit status is 1. A worker process
 // that dies in the middle of a run fails that run alone.
 func TestJobsFailingCell(t *testing.T) {
-	_, whole, _ := runCmd(sweepArgs("--seeds", "2", "--jobs", "1")...)
+	_, whole, _ := runNetemu(sweepArgs("--seeds", "2", "--jobs", "1")...)
 	lines := strings.Split(whole, "\n")
 	for _, env := range []string{testFailEnv, testCrashEnv} {
 		t.Run(env, func(t *testing.T) {
 			t.Setenv(env, "1") // the second cell: rtt 10ms, loss 2%
-			code, out, errOut := runCmd(sweepArgs("--seeds", "2", "--jobs", "2")...)
+			code, out, errOut := runNetemu(sweepArgs("--seeds", "2", "--jobs", "2")...)
 			if code != 1 {
 				t.Errorf("exit %d; want 1", code)
 			}
@@ -63,7 +63,7 @@ func TestJobsBadInput(t *testing.T) {
 		{sweepArgs("--jobs", "2", "--clock", "real"), "they run one at a time: drop --jobs"},
 		{[]string{"run", "bulk", "--jobs", "2"}, "--jobs does not apply"},
 	} {
-		code, out, errOut := runCmd(c.args...)
+		code, out, errOut := runNetemu(c.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q",
 				strings.Join(c.args, " "), code, out, errOut, c.want)

@@ -15,7 +15,7 @@ func TestFullDiskWritesNoWrote(t *testing.T) {
 		t.Skip("no /dev/full here")
 	}
 	tl := filepath.Join(t.TempDir(), "t.csv")
-	code, _, errOut := runCmd("run", "bulk", "--size", "64KiB", "--pcap", "/dev/full", "--timeline", tl)
+	code, _, errOut := runNetemu("run", "bulk", "--size", "64KiB", "--pcap", "/dev/full", "--timeline", tl)
 	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
 	if code != 1 || strings.Contains(errOut, "wrote /dev/full") || !strings.Contains(errOut, "wrote "+tl) ||
 		strings.Count(errOut, "no space left on device") != 1 || !strings.HasPrefix(lines[len(lines)-1], "netemu: pcap: ") {

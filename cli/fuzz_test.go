@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -43,26 +43,26 @@ func FuzzFlags(f *testing.F) {
 				return
 			}
 		}
-		cmd := "run"
+		cmd := testRun
 		if sweep {
-			cmd = "sweep"
+			cmd = testSweep
 		}
 		o, err := parseArgs(context.Background(), cmd, args)
 		if err == nil {
 			var cases []experiment.Case
-			cases, err = o.cases(cmd, sweep)
+			cases, err = o.cases()
 			for _, c := range cases {
 				if verr := c.Link.Validate(); verr != nil || c.Link.Delay < 0 || c.Link.DelayedACK < 0 {
-					t.Fatalf("netemu %s %q gave an invalid link %+v: %v", cmd, line, c.Link, verr)
+					t.Fatalf("netemu %s %q gave an invalid link %+v: %v", cmd.Name, line, c.Link, verr)
 				}
 				if verr := c.Workload.Validate(); verr != nil {
-					t.Fatalf("netemu %s %q gave an invalid workload %+v: %v", cmd, line, c.Workload, verr)
+					t.Fatalf("netemu %s %q gave an invalid workload %+v: %v", cmd.Name, line, c.Workload, verr)
 				}
 			}
 		}
 		if err != nil {
-			if _, ok := err.(*usageError); !ok || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("netemu %s %q: %T %q; want a one-line usage error", cmd, line, err, err)
+			if _, ok := err.(*UsageError); !ok || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("netemu %s %q: %T %q; want a one-line usage error", cmd.Name, line, err, err)
 			}
 		}
 	})

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -21,30 +21,31 @@ import (
 
 // cases expands the options into the cases to run: every combination of
 // the list flags (sweep), times the workload's variants.
-func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
-	g := &experiment.Grid{Axes: o.gridAxes(), Shape: o.shape, TCPs: o.tcp.vals, Case: experiment.Case{Link: link.Config{MTU: o.mtu}}}
-	if !sweep {
-		if err := o.checkOneValue(cmd, g.Axes); err != nil {
+func (o *Options) cases() ([]experiment.Case, error) {
+	cmd := o.cmd.Name
+	g := &experiment.Grid{Axes: o.gridAxes(), Shape: o.shape, TCPs: o.tcp.vals, Case: experiment.Case{Link: link.Config{MTU: o.MTU}}}
+	if !o.cmd.Lists {
+		if err := o.checkOneValue(g.Axes); err != nil {
 			return nil, err
 		}
 		g.TCPs = g.TCPs[:1] // compare runs each TCP of the list itself
 	}
 	ws, err := o.build()
 	if err != nil {
-		return nil, usagef("%s %s: %v", cmd, o.kind.Name, err)
+		return nil, Usagef("%s %s: %v", cmd, o.kind.Name, err)
 	}
-	tcp, err := o.tcpConfig()
+	tcp, err := o.TCPConfig()
 	if err != nil {
 		return nil, err
 	}
-	clk, err := o.clockMode()
+	clk, err := o.ClockMode()
 	if err != nil {
 		return nil, err
 	}
-	if err := o.checkRun(cmd, clk, ws); err != nil {
+	if err := o.checkRun(clk, ws); err != nil {
 		return nil, err
 	}
-	g.Workloads, g.Case.TCP, g.Case.Clock, g.Case.Seed = ws, tcp, clk, o.seed
+	g.Workloads, g.Case.TCP, g.Case.Clock, g.Case.Seed = ws, tcp, clk, o.Seed
 	// The cells are counted before any is built: a list too long is
 	// refused at once, not after minutes of building.
 	if err := checkCells(cmd, g); err != nil {
@@ -61,14 +62,14 @@ func (o *options) cases(cmd string, sweep bool) ([]experiment.Case, error) {
 // checkRun checks what the cases run with besides their links: the
 // backend, the figures' files, what the workloads ws need of the clock
 // clk and the backend, their timings for --waterfall, and the MTU.
-func (o *options) checkRun(cmd string, clk emu.ClockMode, ws []workloads.Workload) error {
-	if _, err := o.newBackend(o.backend); err != nil {
+func (o *Options) checkRun(clk emu.ClockMode, ws []workloads.Workload) error {
+	if _, err := o.NewBackend(o.Backend); err != nil {
 		return err
 	}
 	if err := o.checkFigures(); err != nil {
 		return err
 	}
-	if err := o.checkNeeds(cmd, clk, ws); err != nil {
+	if err := o.checkNeeds(clk, ws); err != nil {
 		return err
 	}
 	if o.waterfall != "" {
@@ -76,7 +77,7 @@ func (o *options) checkRun(cmd string, clk emu.ClockMode, ws []workloads.Workloa
 			return err
 		}
 	}
-	return o.checkMTU()
+	return o.CheckMTU()
 }
 
 // checkOneValue refuses, for run, explain and compare, a list flag with
@@ -84,22 +85,23 @@ func (o *options) checkRun(cmd string, clk emu.ClockMode, ws []workloads.Workloa
 // choice between kinds of queue, as a workload's variants are, so they
 // take one (a case, a row, a figure per discipline), and compare takes
 // a list of TCPs.
-func (o *options) checkOneValue(cmd string, axes []experiment.Axis) error {
+func (o *Options) checkOneValue(axes []experiment.Axis) error {
+	cmd := o.cmd.Name
 	for _, a := range axes {
 		if a.N > 1 && a.Name != "qdisc" {
-			return usagef("%s: --%s has %d values; use netemu sweep for lists", cmd, a.Name, a.N)
+			return Usagef("%s: --%s has %d values; use netemu sweep for lists", cmd, a.Name, a.N)
 		}
 	}
-	if n := len(o.tcp.vals); n > 1 && cmd != "compare" {
-		return usagef("%s: --tcp has %d values; use netemu sweep to run each, or netemu compare (root) to see them beside kernel TCP", cmd, n)
+	if n := len(o.tcp.vals); n > 1 && !o.cmd.BothBackends {
+		return Usagef("%s: --tcp has %d values; use netemu sweep to run each, or netemu compare (root) to see them beside kernel TCP", cmd, n)
 	}
 	return nil
 }
 
-// checkCells refuses a grid of more than maxCells cells, naming the
+// checkCells refuses a grid of more than MaxCells cells, naming the
 // lists that multiply: the workload's variants, the axes, the TCPs.
 func checkCells(cmd string, g *experiment.Grid) error {
-	if g.Cells() <= maxCells {
+	if g.Cells() <= MaxCells {
 		return nil
 	}
 	var why []string
@@ -114,7 +116,7 @@ func checkCells(cmd string, g *experiment.Grid) error {
 	if n := len(g.TCPs); n > 1 {
 		why = append(why, fmt.Sprintf("--tcp %d", n))
 	}
-	return usagef("%s: %s make more than %d cells, the most a sweep runs; split the study (--shard runs a part) or take fewer values", cmd, strings.Join(why, " × "), maxCells)
+	return Usagef("%s: %s make more than %d cells, the most a sweep runs; split the study (--shard runs a part) or take fewer values", cmd, strings.Join(why, " × "), MaxCells)
 }
 
 // gridUsage words the grid's refusals as usage errors: a link that is
@@ -125,16 +127,16 @@ func gridUsage(err error) error {
 	var he *experiment.HandshakeError
 	switch {
 	case errors.As(err, &ce):
-		return usagef("%s: %v", ce.Label, strings.TrimPrefix(ce.Err.Error(), "link: "))
+		return Usagef("%s: %v", ce.Label, strings.TrimPrefix(ce.Err.Error(), "link: "))
 	case errors.As(err, &he):
-		return usagef("%v", he)
+		return Usagef("%v", he)
 	}
 	return err
 }
 
 // gridAxes are the list flags as the grid's axes, in the order they
 // vary, outermost first. The RTT and the rate have columns of their own.
-func (o *options) gridAxes() []experiment.Axis {
+func (o *Options) gridAxes() []experiment.Axis {
 	pct := func(v float64) string { return strconv.FormatFloat(v*100, 'g', -1, 64) + "%" }
 	dur := func(f *listFlag[time.Duration], set func(*link.Config, time.Duration)) experiment.Axis {
 		return listAxis(f, func(i int) string { return f.name + " " + fmtDur(f.vals[i]) }, func(i int) string { return f.name + f.rawAt(i) }, set)
@@ -174,7 +176,7 @@ func listAxis[T any](f *listFlag[T], label, slug func(i int) string, set func(*l
 // traceAxis is the axis of --trace-up or --trace-down, the trace of
 // direction dir: each value a trace file, or none (nil, unlabelled). It
 // is Late: the netem lines and qdiscs may have set the directions apart.
-func (o *options) traceAxis(f *listFlag[*link.Trace], dir link.Dir) experiment.Axis {
+func (o *Options) traceAxis(f *listFlag[*link.Trace], dir link.Dir) experiment.Axis {
 	label := func(i int) string {
 		if f.vals[i] == nil {
 			return ""
@@ -199,9 +201,9 @@ func (o *options) traceAxis(f *listFlag[*link.Trace], dir link.Dir) experiment.A
 // shape is the grid's Shape: it refuses a byte limit under the MTU,
 // applies the netem lines and the qdiscs to lc, and refuses what a
 // trace makes moot.
-func (o *options) shape(lc link.Config) (link.Config, error) {
-	if b := lc.Qdisc.LimitBytes; b > 0 && b < o.mtu {
-		return lc, usagef("--queue %d bytes: want at least the MTU (%d bytes) so a full packet fits", b, o.mtu)
+func (o *Options) shape(lc link.Config) (link.Config, error) {
+	if b := lc.Qdisc.LimitBytes; b > 0 && b < o.MTU {
+		return lc, Usagef("--queue %d bytes: want at least the MTU (%d bytes) so a full packet fits", b, o.MTU)
 	}
 	lc, err := o.withNetem(lc)
 	if err != nil {
@@ -220,7 +222,7 @@ var netemOptions = map[tc.Option]string{tc.Delay: "rtt", tc.Limit: "queue", tc.R
 // directions, --netem-up to client→server, --netem-down to server→client.
 // An option set both by a flag and by a netem line is a usage error, and
 // so is netem's limit with a qdisc that has its own.
-func (o *options) withNetem(c link.Config) (link.Config, error) {
+func (o *Options) withNetem(c link.Config) (link.Config, error) {
 	names := []string{"netem", "netem-up", "netem-down"}
 	sides := []tc.Side{tc.Both, tc.Up, tc.Down}
 	var lines [3]tc.Netem
@@ -230,14 +232,14 @@ func (o *options) withNetem(c link.Config) (link.Config, error) {
 		}
 		n, err := tc.ParseNetem(line)
 		if err != nil {
-			return c, usagef("--%s %q: %v", names[i], line, strings.TrimPrefix(err.Error(), "netem: "))
+			return c, Usagef("--%s %q: %v", names[i], line, strings.TrimPrefix(err.Error(), "netem: "))
 		}
 		for _, g := range n.Options() {
 			if f, ok := netemOptions[g]; ok && o.set[f] {
-				return c, usagef("--%s and --%s's %s both set the %s; give it once", f, names[i], g, g)
+				return c, Usagef("--%s and --%s's %s both set the %s; give it once", f, names[i], g, g)
 			}
 			if g == tc.Delay && n.Config().Jitter > 0 && o.set["jitter"] {
-				return c, usagef("--jitter and --%s's delay both set the jitter; give it once", names[i])
+				return c, Usagef("--jitter and --%s's delay both set the jitter; give it once", names[i])
 			}
 		}
 		lines[i] = n
@@ -256,21 +258,21 @@ func (o *options) withNetem(c link.Config) (link.Config, error) {
 // queueTwice is the usage error for a queue limit given with a qdisc
 // that has its own.
 func queueTwice(other, flag string, q link.Qdisc) error {
-	return usagef("%s and --%s %s both bound the queue; %s has its own limit (limit N): drop %s", other, flag, tc.Qdisc(q), q.Kind, other)
+	return Usagef("%s and --%s %s both bound the queue; %s has its own limit (limit N): drop %s", other, flag, tc.Qdisc(q), q.Kind, other)
 }
 
 // withQdisc checks that a qdisc with a limit of its own (all but the
 // FIFO) comes without --queue or netem's limit, and gives the
 // server→client direction its own qdisc with --qdisc-down.
-func (o *options) withQdisc(c link.Config) (link.Config, error) {
+func (o *Options) withQdisc(c link.Config) (link.Config, error) {
 	var down tc.Qdisc
 	if o.qdiscDown != "" {
 		if strings.Contains(o.qdiscDown, ",") {
-			return c, usagef("--qdisc-down %q: takes one queue discipline, not a list; to compare several, list them in --qdisc", o.qdiscDown)
+			return c, Usagef("--qdisc-down %q: takes one queue discipline, not a list; to compare several, list them in --qdisc", o.qdiscDown)
 		}
 		var err error
 		if down, err = tc.ParseQdisc(o.qdiscDown); err != nil {
-			return c, usagef("--qdisc-down %q: %v", o.qdiscDown, strings.TrimPrefix(err.Error(), "qdisc "))
+			return c, Usagef("--qdisc-down %q: %v", o.qdiscDown, strings.TrimPrefix(err.Error(), "qdisc "))
 		}
 	}
 	if !c.Qdisc.IsFIFO() && o.set["queue"] {
@@ -298,7 +300,7 @@ func (o *options) withQdisc(c link.Config) (link.Config, error) {
 // checkTraces refuses what a trace makes moot: a netem rate on the
 // direction it gives the rate of, --rate when both directions have one,
 // --trace-once without a trace.
-func (o *options) checkTraces() error {
+func (o *Options) checkTraces() error {
 	has := func(f *listFlag[*link.Trace]) bool {
 		return slices.ContainsFunc(f.vals, func(t *link.Trace) bool { return t != nil })
 	}
@@ -311,15 +313,15 @@ func (o *options) checkTraces() error {
 	}{{up, "trace-up", []int{0, 1}, []string{"netem", "netem-up"}}, {down, "trace-down", []int{0, 2}, []string{"netem", "netem-down"}}} {
 		for k, i := range c.lines {
 			if n, err := tc.ParseNetem(o.netem[i]); c.on && o.netem[i] != "" && err == nil && n.Has(tc.Rate) {
-				return usagef("--%s and --%s's rate both set the rate of one direction; give one", c.flag, c.lineFlags[k])
+				return Usagef("--%s and --%s's rate both set the rate of one direction; give one", c.flag, c.lineFlags[k])
 			}
 		}
 	}
 	switch {
 	case up && down && o.set["rate"]:
-		return usagef("--rate does not apply: --trace-up and --trace-down give both directions' rates")
+		return Usagef("--rate does not apply: --trace-up and --trace-down give both directions' rates")
 	case o.traceOnce && !up && !down:
-		return usagef("--trace-once does not apply: it plays --trace-up or --trace-down once; give one")
+		return Usagef("--trace-once does not apply: it plays --trace-up or --trace-down once; give one")
 	}
 	return nil
 }

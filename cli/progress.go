@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ const (
 	progressWarnEvery = 10 * time.Second
 )
 
-// progress shows a progress bar on stderr while cases run, only when
+// Progress shows a progress bar on stderr while cases run, only when
 // stderr is a terminal: redirected output never sees an escape code, and
 // stdout never changes.
 //
@@ -31,7 +31,7 @@ const (
 // is gone, and the screen holds exactly what stdout printed. Otherwise
 // the bar ends drawn complete, followed by a newline. A command that ends
 // early (an error) leaves no bar behind.
-type progress struct {
+type Progress struct {
 	bar   *progressbar.ProgressBar // nil: disabled
 	out   io.Writer                // stderr
 	total int
@@ -59,10 +59,10 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// newProgress makes a bar for total cases on stderr. show says whether
+// NewProgress makes a bar for total cases on stderr. show says whether
 // the command is worth a bar at all (a single virtual-clock run is not).
-func newProgress(stderr io.Writer, total int, show bool) *progress {
-	p := &progress{out: stderr, total: total, stop: make(chan struct{}), begun: time.Now(),
+func NewProgress(stderr io.Writer, total int, show bool) *Progress {
+	p := &Progress{out: stderr, total: total, stop: make(chan struct{}), begun: time.Now(),
 		redraws: rate.NewLimiter(rate.Every(progressRedraw), 1),
 		warn:    rate.Sometimes{First: 1, Interval: progressWarnEvery}}
 	if !show || total < 1 || !isTerminal(stderr) {
@@ -101,7 +101,7 @@ func newProgress(stderr io.Writer, total int, show bool) *progress {
 }
 
 // start says that case label begins.
-func (p *progress) start(label string) {
+func (p *Progress) Start(label string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.label, p.since = label, time.Now()
@@ -111,7 +111,7 @@ func (p *progress) start(label string) {
 }
 
 // finish says that the current case ended.
-func (p *progress) finish() {
+func (p *Progress) Finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done = min(p.done+1, p.total)
@@ -138,7 +138,7 @@ func (p *progress) finish() {
 // forced, and not before the command has run for progressDelay. A bar
 // that stepped aside comes back only when forced (start): between a
 // case's end and the next case's start, stdout owns the line.
-func (p *progress) drawLocked(force bool) {
+func (p *Progress) drawLocked(force bool) {
 	if p.bar == nil || p.ended || p.label == "" || time.Since(p.begun) < progressDelay {
 		return
 	}
@@ -151,7 +151,7 @@ func (p *progress) drawLocked(force bool) {
 }
 
 // description is the running case and, once it takes a while, its time.
-func (p *progress) description() string {
+func (p *Progress) description() string {
 	d := p.label
 	if p.done == p.total {
 		return "done"
@@ -173,14 +173,14 @@ func (p *progress) description() string {
 
 // check reports a failure to draw, once per progressWarnEvery however
 // often it repeats.
-func (p *progress) check(err error) {
+func (p *Progress) check(err error) {
 	if err != nil {
 		p.warn.Do(func() { fmt.Fprintf(p.out, "\nnetemu: progress bar: %v\n", err) })
 	}
 }
 
 // close stops the bar; one that did not complete is cleared.
-func (p *progress) close() {
+func (p *Progress) Close() {
 	if p.bar == nil {
 		return
 	}

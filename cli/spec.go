@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -23,11 +23,11 @@ import (
 // flags; every other shared flag (a file the sweep writes, how it runs
 // or prints) only the command line gives, so that running a study
 // someone sent writes nothing but what the command line says.
-var studyGroups = []*flagGroup{&linkGroup, &impairGroup, &kernelGroup}
+var studyGroups = []*Group{&LinkGroup, &ImpairGroup, &KernelGroup}
 
 // groupOf is the group of the shared flag --name; nil if it is none.
-func groupOf(name string) *flagGroup {
-	for _, g := range flagGroups {
+func groupOf(name string) *Group {
+	for _, g := range Groups {
 		for _, f := range g.flags {
 			if f.name == name {
 				return g
@@ -45,13 +45,13 @@ func inStudy(name string) bool {
 	return g == nil || name == "seeds" || slices.Contains(studyGroups, g)
 }
 
-// commandLineOnly lists the flags of netemu sweep that a study file does
-// not give, as --name, for messages.
-func commandLineOnly() string {
+// commandLineOnly lists the flags of the sweep command c that a study
+// file does not give, as --name, for messages.
+func commandLineOnly(c *Command) string {
 	var names []string
-	for _, g := range flagGroups {
+	for _, g := range Groups {
 		for _, f := range g.flags {
-			if !inStudy(f.name) && f.name != "spec" && commandFlags["sweep"].takes(f.name) {
+			if !inStudy(f.name) && f.name != "spec" && c.Takes(f.name) {
 				names = append(names, "--"+f.name)
 			}
 		}
@@ -76,11 +76,11 @@ func specFlag(args []string) (path string, rest []string, ok bool) {
 	return path, rest, ok
 }
 
-// withStudy replaces --spec in args, when given, by the arguments of its
-// study file, and returns those with the file's name and SHA-256 (both
-// "" without --spec). The rest of args may only say how the sweep runs
-// and what it writes.
-func withStudy(args []string) (_ []string, study, hash string, err error) {
+// WithStudy replaces --spec in args, the arguments of the sweep command
+// c, when given, by the arguments of its study file, and returns those
+// with the file's name and SHA-256 (both "" without --spec). The rest of
+// args may only say how the sweep runs and what it writes.
+func WithStudy(c *Command, args []string) (_ []string, study, hash string, err error) {
 	path, rest, ok := specFlag(args)
 	if !ok {
 		return args, "", "", nil
@@ -90,7 +90,7 @@ func withStudy(args []string) (_ []string, study, hash string, err error) {
 		return nil, "", "", err
 	}
 	if extra := studyPart(rest); len(extra) > 0 {
-		return nil, "", "", usagef("sweep --spec %s: %q belongs in the study file; the command line gives only how it runs and what it writes (%s)", path, strings.Join(extra, " "), commandLineOnly())
+		return nil, "", "", Usagef("sweep --spec %s: %q belongs in the study file; the command line gives only how it runs and what it writes (%s)", path, strings.Join(extra, " "), commandLineOnly(c))
 	}
 	return append(st.Args(), rest...), st.Name, st.SHA256, nil
 }
@@ -103,7 +103,7 @@ func studyPart(args []string) []string {
 		name, _, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
 		isFlag := strings.HasPrefix(args[i], "-")
 		n := 1 // arguments this one spans: 2 for a flag and its value
-		if isFlag && !hasVal && !isSwitch(name) && i+1 < len(args) {
+		if isFlag && !hasVal && !IsSwitch(name) && i+1 < len(args) {
 			n = 2
 		}
 		if !isFlag || inStudy(name) {
@@ -118,14 +118,14 @@ func studyPart(args []string) []string {
 // command line's.
 func readSpec(path string) (experiment.StudyFile, error) {
 	if path == "" {
-		return experiment.StudyFile{}, usagef("--spec: which file? --spec study.yaml")
+		return experiment.StudyFile{}, Usagef("--spec: which file? --spec study.yaml")
 	}
 	st, err := experiment.ReadStudy(path, studyKey)
 	switch {
 	case errors.Is(err, experiment.ErrNotAFlagName):
-		return st, usagef("--spec %v; a key is a flag of netemu sweep or of the workload without its dashes, like rtt or size", err)
+		return st, Usagef("--spec %v; a key is a flag of netemu sweep or of the workload without its dashes, like rtt or size", err)
 	case err != nil:
-		return st, usagef("--spec %v", err)
+		return st, Usagef("--spec %v", err)
 	}
 	return st, nil
 }
@@ -136,12 +136,12 @@ func readSpec(path string) (experiment.StudyFile, error) {
 // refuses as unknown.
 func studyKey(key string, values []string) error {
 	if !inStudy(key) {
-		if groupOf(key) == &outputGroup && key != "json" {
+		if groupOf(key) == &OutputGroup && key != "json" {
 			return fmt.Errorf("%s writes a file; a study file says what is measured, not where files go: give --%s on the command line", key, key)
 		}
 		return fmt.Errorf("%s says how the sweep runs or prints, not what it measures; give --%s on the command line", key, key)
 	}
-	if isSwitch(key) {
+	if IsSwitch(key) {
 		if _, err := strconv.ParseBool(values[0]); err != nil || len(values) != 1 {
 			return fmt.Errorf("%s is a switch: want %s: true or %s: false, not %q", key, key, key, strings.Join(values, ","))
 		}

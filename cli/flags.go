@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -44,8 +44,8 @@ func (f *listFlag[T]) String() string { return strings.Join(f.raw, ",") }
 func (f *listFlag[T]) rawAt(i int) string { return f.raw[i] }
 
 func (f *listFlag[T]) Set(s string) error {
-	if n := strings.Count(s, ",") + 1; n > maxCells {
-		return fmt.Errorf("%d values; a sweep has at most %d cells", n, maxCells)
+	if n := strings.Count(s, ",") + 1; n > MaxCells {
+		return fmt.Errorf("%d values; a sweep has at most %d cells", n, MaxCells)
 	}
 	var raw []string
 	var vals []T
@@ -83,8 +83,8 @@ func parseDuration(what string) func(string) (time.Duration, error) {
 	}
 }
 
-// parsePercent reads a probability written as a percentage: 1%, 0.5%, 0.
-func parsePercent(what string) func(string) (float64, error) {
+// ParsePercent reads a probability written as a percentage: 1%, 0.5%, 0.
+func ParsePercent(what string) func(string) (float64, error) {
 	return func(s string) (float64, error) {
 		num, pct := strings.CutSuffix(s, "%")
 		v, err := strconv.ParseFloat(num, 64)
@@ -109,11 +109,29 @@ func parseQdisc(s string) (tc.Qdisc, error) {
 	return q, nil
 }
 
-// options are the parsed flags of a command.
-type options struct {
+// Options are the parsed flags of a command. The exported fields are the
+// flags a front end reads itself (--json, --seed, ...), as typed or
+// parsed; the rest become cases (ParseCases) or a link (RealLink).
+type Options struct {
+	Clock     string // --clock: virtual or real
+	Seed      uint64
+	MTU       int
+	JSON      bool
+	Backend   string // --backend's name
+	Via       string // --link: kernel mode's way across
+	Plot      string // --plot's file
+	SeedsFlag string // --seeds as typed
+	Jobs      int    // --jobs: a sweep's workers
+	Out       string // --out: a sweep's results file
+	Resume    bool   // --continue
+	ShardFlag string // --shard as typed
+	Study     string // the study file's name (--spec), for records
+	StudyHash string // its contents' SHA-256, hex
+
 	// ctx ends the reading of input files (--trace-up, --trace-down)
 	// early: a signal must not wait for a FIFO's writer. nil never ends.
 	ctx       context.Context
+	cmd       *Command // the command whose flags these are
 	kind      workloads.Kind
 	build     func() ([]workloads.Workload, error) // the kind's workloads from its flags
 	rtt       *listFlag[time.Duration]
@@ -134,29 +152,13 @@ type options struct {
 	traces    map[string]*link.Trace // the trace files read, by path as given: each read once
 	cc        string
 	tcp       *listFlag[tcpstack.Impl]
-	clock     string
-	seed      uint64
-	mtu       int
-	json      bool
-	backend   string
-	via       string
 	pcap      string
 	timeline  string
 	mmLogUp   string
 	mmLogDown string
-	plot      string
 	waterfall string
 	set       map[string]bool  // flags given on the command line
 	grid      *experiment.Grid // the cases' grid, once cases has made them
-
-	// sweep only
-	seedsFlag string // --seeds as typed
-	jobs      int
-	out       string // results file
-	resume    bool
-	shardFlag string
-	study     string // the study file's name (--spec), for records
-	studyHash string // its contents' SHA-256, hex
 
 	written []writtenFile // the files the command wrote, in order, for announce
 }
@@ -164,41 +166,42 @@ type options struct {
 // writtenFile is a file a command wrote, and the flag that asked for it.
 type writtenFile struct{ flag, path string }
 
-// wrote records that the command wrote path for --flag; "" is no file.
-func (o *options) wrote(flag, path string) {
+// Wrote records that the command wrote path for --flag; "" is no file.
+func (o *Options) Wrote(flag, path string) {
 	if path != "" {
 		o.written = append(o.written, writtenFile{flag, path})
 	}
 }
 
-// announce names on stderr every file the command wrote, one line each,
+// Announce names on stderr every file the command wrote, one line each,
 // so that the files a command of several cases writes beside the one
 // typed (--plot x.svg: x-fifo.svg, x-codel.svg) are found.
-func (o *options) announce(stderr io.Writer) {
+func (o *Options) Announce(stderr io.Writer) {
 	for _, f := range o.written {
 		fmt.Fprintf(stderr, "netemu: wrote %s (--%s)\n", f.path, f.flag)
 	}
 	o.written = nil
 }
 
-// parseArgs parses "<workload> [flags]": the shared flags may come first,
-// the workload's own come after its name.
-func parseArgs(ctx context.Context, cmd string, args []string) (*options, error) {
-	o := &options{ctx: ctx}
-	fs := newFlagSet(cmd, o)
-	if err := parseFlags(fs, args, ""); err != nil {
+// parseArgs parses command c's "<workload> [flags]": the shared flags
+// may come first, the workload's own come after its name.
+func parseArgs(ctx context.Context, c *Command, args []string) (*Options, error) {
+	o := &Options{ctx: ctx}
+	fs := NewFlagSet(c, o)
+	cmd := c.Name
+	if err := ParseFlags(fs, args, "", c); err != nil {
 		return nil, err
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
-		return nil, usagef("%s: which workload? want %s", cmd, workloads.Names())
+		return nil, Usagef("%s: which workload? want %s", cmd, workloads.Names())
 	}
 	kind, ok := workloads.Lookup(rest[0])
 	if !ok {
-		return nil, usagef("unknown workload %q; want %s", rest[0], workloads.Names())
+		return nil, Usagef("unknown workload %q; want %s", rest[0], workloads.Names())
 	}
 	o.kind, o.build = kind, kind.Flags(fs)
-	if err := parseFlags(fs, rest[1:], kind.Name); err != nil {
+	if err := ParseFlags(fs, rest[1:], kind.Name, c); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -207,17 +210,17 @@ func parseArgs(ctx context.Context, cmd string, args []string) (*options, error)
 			// "--timings true": a switch takes no separate value.
 			if name := strings.TrimLeft(args[i-1], "-"); strings.HasPrefix(args[i-1], "-") && fs.Lookup(name) != nil {
 				if b, ok := fs.Lookup(name).Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-					return nil, usagef("%s: --%s is a switch: write --%s alone to turn it on, or --%s=%s", cmd, name, name, name, fs.Arg(0))
+					return nil, Usagef("%s: --%s is a switch: write --%s alone to turn it on, or --%s=%s", cmd, name, name, name, fs.Arg(0))
 				}
 			}
 		}
-		return nil, usagef("%s: unexpected argument %q; flags look like --rtt 50ms", cmd, fs.Arg(0))
+		return nil, Usagef("%s: unexpected argument %q; flags look like --rtt 50ms", cmd, fs.Arg(0))
 	}
 	o.set = setFlags(fs)
-	if err := o.notApplicable(cmd); err != nil {
+	if err := o.NotApplicable(); err != nil {
 		return nil, err
 	}
-	if err := o.checkOutputs(); err != nil {
+	if err := o.CheckOutputs(); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -225,7 +228,7 @@ func parseArgs(ctx context.Context, cmd string, args []string) (*options, error)
 
 // notes are one-line remarks on what was typed that is valid but easy to
 // misread, for stderr.
-func (o *options) notes() []string {
+func (o *Options) notes() []string {
 	var out []string
 	for _, r := range o.rate.raw {
 		if l := strings.ToLower(r); strings.HasSuffix(l, "bps") && l != "0" {
@@ -251,8 +254,8 @@ func (o *options) notes() []string {
 	if n := o.netemLeavesOut(); n != "" {
 		out = append(out, n)
 	}
-	if o.set["jobs"] && o.jobs > availableCPUs() {
-		out = append(out, fmt.Sprintf("note: --jobs %d is more than the %d CPUs this process may use; a worker keeps about one core busy, so the workers beyond %d take turns and the sweep is no faster", o.jobs, availableCPUs(), availableCPUs()))
+	if o.set["jobs"] && o.Jobs > AvailableCPUs() {
+		out = append(out, fmt.Sprintf("note: --jobs %d is more than the %d CPUs this process may use; a worker keeps about one core busy, so the workers beyond %d take turns and the sweep is no faster", o.Jobs, AvailableCPUs(), AvailableCPUs()))
 	}
 	return out
 }
@@ -261,7 +264,7 @@ func (o *options) notes() []string {
 // for a direction while --rtt or --rate is not given either: netemu's
 // defaults fill in (50 ms, 10mbit) where tc's netem would add no delay
 // and no rate limit. "" when there is nothing to say.
-func (o *options) netemLeavesOut() string {
+func (o *Options) netemLeavesOut() string {
 	if o.netem == [3]string{} {
 		return ""
 	}
@@ -295,60 +298,61 @@ func (o *options) netemLeavesOut() string {
 		strings.Join(opts, " and no "), strings.Join(kept, " and "), strings.Join(tcs, " and "), strings.Join(flags, " and "))
 }
 
-// printNotes writes the notes to stderr.
-func (o *options) printNotes(stderr io.Writer) {
+// PrintNotes writes the notes to stderr.
+func (o *Options) PrintNotes(stderr io.Writer) {
 	for _, n := range o.notes() {
 		fmt.Fprintf(stderr, "netemu: %s\n", n)
 	}
 }
 
-// checkOutputs checks the output files before anything runs: each names
+// CheckOutputs checks the output files before anything runs: each names
 // a directory that exists, and no two name the same file.
-func (o *options) checkOutputs() error {
+func (o *Options) CheckOutputs() error {
 	seen := map[string]string{}
-	for _, f := range []struct{ flag, path string }{{"pcap", o.pcap}, {"timeline", o.timeline}, {"mm-log-up", o.mmLogUp}, {"mm-log-down", o.mmLogDown}, {"plot", o.plot}, {"waterfall", o.waterfall}} {
+	for _, f := range []struct{ flag, path string }{{"pcap", o.pcap}, {"timeline", o.timeline}, {"mm-log-up", o.mmLogUp}, {"mm-log-down", o.mmLogDown}, {"plot", o.Plot}, {"waterfall", o.waterfall}} {
 		if f.path == "" {
 			continue
 		}
 		abs, err := filepath.Abs(f.path)
 		if err != nil {
-			return usagef("--%s %s: %v", f.flag, f.path, err)
+			return Usagef("--%s %s: %v", f.flag, f.path, err)
 		}
 		if other, ok := seen[abs]; ok {
-			return usagef("--%s and --%s both write %s; give each its own file", other, f.flag, f.path)
+			return Usagef("--%s and --%s both write %s; give each its own file", other, f.flag, f.path)
 		}
 		seen[abs] = f.flag
-		if err := checkDir(f.flag, f.path); err != nil {
+		if err := CheckDir(f.flag, f.path); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// checkDir checks that the directory of the file of --flag exists, and
+// CheckDir checks that the directory of the file of --flag exists, and
 // that the file is not itself a directory (found before the run, not
 // after it).
-func checkDir(flag, path string) error {
+func CheckDir(flag, path string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return usagef("--%s %s: %v", flag, path, err)
+		return Usagef("--%s %s: %v", flag, path, err)
 	}
 	if st, err := os.Stat(abs); err == nil && st.IsDir() {
-		return usagef("--%s %s: is a directory; give a file's name", flag, path)
+		return Usagef("--%s %s: is a directory; give a file's name", flag, path)
 	}
 	if st, err := os.Stat(filepath.Dir(abs)); err != nil || !st.IsDir() {
-		return usagef("--%s %s: the directory %s does not exist; create it or write the file elsewhere", flag, path, filepath.Dir(path))
+		return Usagef("--%s %s: the directory %s does not exist; create it or write the file elsewhere", flag, path, filepath.Dir(path))
 	}
 	return nil
 }
 
-// parseCases parses "<workload> [flags]" and expands it into cases.
-func parseCases(ctx context.Context, cmd string, args []string, sweep bool) (*options, []experiment.Case, error) {
-	o, err := parseArgs(ctx, cmd, args)
+// ParseCases parses command c's "<workload> [flags]" and expands it into
+// cases; ctx ends the reading of the trace files the flags name early.
+func ParseCases(ctx context.Context, c *Command, args []string) (*Options, []experiment.Case, error) {
+	o, err := parseArgs(ctx, c, args)
 	if err != nil {
 		return nil, nil, err
 	}
-	cases, err := o.cases(cmd, sweep)
+	cases, err := o.cases()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -362,13 +366,14 @@ func setFlags(fs *flag.FlagSet) map[string]bool {
 	return set
 }
 
-// notApplicable rejects flags that were given but would be ignored with
+// NotApplicable rejects flags that were given but would be ignored with
 // the values of the others (a flag the command never takes is not in its
-// flag set: commandFlags).
-func (o *options) notApplicable(cmd string) error {
+// flag set: its Rules).
+func (o *Options) NotApplicable() error {
+	cmd := o.cmd.Name
 	reject := func(name, why string, unless ...bool) error {
 		if o.set[name] && !(len(unless) > 0 && unless[0]) {
-			return usagef("%s: --%s does not apply: %s", cmd, name, why)
+			return Usagef("%s: --%s does not apply: %s", cmd, name, why)
 		}
 		return nil
 	}
@@ -386,11 +391,11 @@ func (o *options) notApplicable(cmd string) error {
 		}
 	}
 	switch {
-	case cmd == "compare": // it runs both backends
-	case o.backend == (experiment.Kernel{}).Name():
+	case o.cmd.BothBackends:
+	case o.Backend == (experiment.Kernel{}).Name():
 		errs = append(errs,
 			reject("clock", "kernel TCP runs in real time"),
-			reject("seed", "kernel TCP takes no seed; the seed applies to the link's impairments (--loss, --netem, ...)", o.impaired()),
+			reject("seed", "kernel TCP takes no seed; the seed applies to the link's impairments (--loss, --netem, ...)", o.Impaired()),
 			reject("delack", "kernel TCP delays its own ACKs"),
 			reject("tcp", "kernel TCP is Linux's; --tcp picks the emulated hosts' TCP"))
 	default:
@@ -404,8 +409,8 @@ func (o *options) notApplicable(cmd string) error {
 	return nil
 }
 
-// impaired reports whether any impairment flag is given.
-func (o *options) impaired() bool {
+// Impaired reports whether any impairment flag is given.
+func (o *Options) Impaired() bool {
 	for _, name := range []string{"loss", "jitter", "reorder", "duplicate", "corrupt", "netem", "netem-up", "netem-down"} {
 		if o.set[name] {
 			return true
@@ -414,9 +419,11 @@ func (o *options) impaired() bool {
 	return false
 }
 
-// parseFlags parses args into fs, with flag's messages in netemu's words;
-// workload is the workload whose flags args may hold, "" before its name.
-func parseFlags(fs *flag.FlagSet, args []string, workload string) error {
+// ParseFlags parses args into fs, with flag's messages in netemu's words;
+// workload is the workload whose flags args may hold, "" before its name;
+// c, if not nil, is the command whose Rules word the shared flags it
+// refuses.
+func ParseFlags(fs *flag.FlagSet, args []string, workload string, c *Command) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err // the command's help, on stdout
@@ -427,8 +434,8 @@ func parseFlags(fs *flag.FlagSet, args []string, workload string) error {
 			msg = fmt.Sprintf("invalid value %.40s…\" (%d bytes) for --%s", v, len(v), rest) // one line, not the whole list
 		}
 		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-			if why := notTaken(fs.Name(), name); why != "" {
-				return usagef("%s", why)
+			if why := notTaken(c, name); why != "" {
+				return Usagef("%s", why)
 			}
 			msg = "unknown flag --" + name
 			if near := nearestFlag(fs, name, workload); near != "" {
@@ -448,7 +455,7 @@ func parseFlags(fs *flag.FlagSet, args []string, workload string) error {
 				msg = fmt.Sprintf("%s has no --%s; %s have", workload, name, who)
 			}
 		}
-		return usagef("%s: %s (see netemu help %s)", fs.Name(), msg, fs.Name())
+		return Usagef("%s: %s (see netemu help %s)", fs.Name(), msg, fs.Name())
 	}
 	return nil
 }
@@ -532,26 +539,26 @@ func timedKinds() string {
 	return strings.Join(names, " or ")
 }
 
-// drawFigures draws the figures a case's options ask for: --waterfall,
+// DrawFigures draws the figures a case's options ask for: --waterfall,
 // then --plot, each to its file for variant.
-func (o *options) drawFigures(c experiment.Case, r workloads.Result, watch *experiment.Watch, variant string) error {
+func (o *Options) DrawFigures(c experiment.Case, r workloads.Result, watch *experiment.Watch, variant string) error {
 	if err := o.drawWaterfall(c, r, variant); err != nil {
 		return err
 	}
-	if o.plot == "" {
+	if o.Plot == "" {
 		return nil
 	}
-	path := variantPath(o.plot, variant)
-	if err := experiment.RunFigure(c, o.backend, r, watch.Timeline()).Save(path); err != nil {
+	path := VariantPath(o.Plot, variant)
+	if err := experiment.RunFigure(c, o.Backend, r, watch.Timeline()).Save(path); err != nil {
 		return err
 	}
-	o.wrote("plot", path)
+	o.Wrote("plot", path)
 	return nil
 }
 
 // drawWaterfall draws r's waterfall to --waterfall's file for variant,
 // if asked.
-func (o *options) drawWaterfall(c experiment.Case, r workloads.Result, variant string) error {
+func (o *Options) drawWaterfall(c experiment.Case, r workloads.Result, variant string) error {
 	if o.waterfall == "" {
 		return nil
 	}
@@ -559,11 +566,11 @@ func (o *options) drawWaterfall(c experiment.Case, r workloads.Result, variant s
 	if !ok {
 		return fmt.Errorf("--waterfall: the run recorded no request timings")
 	}
-	path := variantPath(o.waterfall, variant)
+	path := VariantPath(o.waterfall, variant)
 	if err := chart.Save(path); err != nil {
 		return err
 	}
-	o.wrote("waterfall", path)
+	o.Wrote("waterfall", path)
 	return nil
 }
 
@@ -582,14 +589,14 @@ func kindsOfFlag(name string) []string {
 
 // parseTrace reads a --trace-up or --trace-down value: a trace file, or
 // "" for none. A file given twice is read once.
-func (o *options) parseTrace(path string) (*link.Trace, error) {
+func (o *Options) parseTrace(path string) (*link.Trace, error) {
 	if path == "" {
 		return nil, nil
 	}
 	if t, ok := o.traces[path]; ok {
 		return t, nil
 	}
-	t, err := readTrace(o.ctx, path)
+	t, err := ReadTrace(o.ctx, path)
 	var te *link.TraceError
 	if errors.As(err, &te) {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "trace "))
@@ -604,12 +611,12 @@ func (o *options) parseTrace(path string) (*link.Trace, error) {
 	return t, nil
 }
 
-// readTrace reads the trace file path until ctx ends (nil: never).
+// ReadTrace reads the trace file path until ctx ends (nil: never).
 // Opening a FIFO that has no writer, or reading a pipe that stays
 // silent, blocks in the kernel, where nothing ends it; so the file is
 // read on a goroutine of its own, which outlives an early return until a
 // writer comes, the pipe's writer closes it or the process exits.
-func readTrace(ctx context.Context, path string) (*link.Trace, error) {
+func ReadTrace(ctx context.Context, path string) (*link.Trace, error) {
 	if ctx == nil || ctx.Done() == nil {
 		return link.ReadTrace(path)
 	}
@@ -630,11 +637,11 @@ func readTrace(ctx context.Context, path string) (*link.Trace, error) {
 	}
 }
 
-// inputHashes returns the SHA-256 of each trace the flags read, by path
+// InputHashes returns the SHA-256 of each trace the flags read, by path
 // as given: what a sweep's results file must agree on besides its
 // arguments. The hash is of the trace as mahimahi's format writes it, so
 // the same opportunities in another layout hash alike.
-func (o *options) inputHashes() map[string]string {
+func (o *Options) InputHashes() map[string]string {
 	if len(o.traces) == 0 {
 		return nil
 	}
@@ -649,10 +656,10 @@ func (o *options) inputHashes() map[string]string {
 
 // checkFigures refuses a --plot or --waterfall file whose name says
 // neither SVG nor PNG.
-func (o *options) checkFigures() error {
-	for _, f := range []struct{ name, path string }{{"plot", o.plot}, {"waterfall", o.waterfall}} {
+func (o *Options) checkFigures() error {
+	for _, f := range []struct{ name, path string }{{"plot", o.Plot}, {"waterfall", o.waterfall}} {
 		if ext := strings.ToLower(filepath.Ext(f.path)); f.path != "" && ext != ".svg" && ext != ".png" {
-			return usagef("--%s %s: want a file name ending in .svg or .png", f.name, f.path)
+			return Usagef("--%s %s: want a file name ending in .svg or .png", f.name, f.path)
 		}
 	}
 	return nil
@@ -664,7 +671,7 @@ func timeRequests(ws []workloads.Workload) error {
 	for i, w := range ws {
 		t, ok := w.(workloads.Timed)
 		if !ok {
-			return usagef("--waterfall: the %s workload does not time its requests; want %s", w.Name(), timedKinds())
+			return Usagef("--waterfall: the %s workload does not time its requests; want %s", w.Name(), timedKinds())
 		}
 		ws[i] = t.WithTimings(true)
 	}
@@ -685,65 +692,65 @@ func parseImpl(s string) (tcpstack.Impl, error) {
 	return "", fmt.Errorf("%q is not a TCP netemu has; want %s", s, strings.Join(names, " or "))
 }
 
-// tcpConfig is the hosts' TCP configuration the options ask for, with
+// TCPConfig is the hosts' TCP configuration the options ask for, with
 // the first --tcp.
-func (o *options) tcpConfig() (tcpstack.TCPConfig, error) {
+func (o *Options) TCPConfig() (tcpstack.TCPConfig, error) {
 	tcp := tcpstack.TCPConfig{Impl: o.tcp.vals[0], CongestionControl: tcpstack.CongestionControl(o.cc)}
 	if err := tcp.Validate(); err != nil {
-		return tcp, usagef("--cc %q: want %s or %s", o.cc, tcpstack.Cubic, tcpstack.Reno)
+		return tcp, Usagef("--cc %q: want %s", o.cc, tcp.Impl.CongestionControlChoices())
 	}
 	return tcp, nil
 }
 
-// checkMTU reports an --mtu out of range.
-func (o *options) checkMTU() error {
-	if o.mtu < link.MinMTU || o.mtu > link.MaxMTU {
-		return usagef("--mtu %d: want %d to %d bytes", o.mtu, link.MinMTU, link.MaxMTU)
+// CheckMTU reports an --mtu out of range.
+func (o *Options) CheckMTU() error {
+	if o.MTU < link.MinMTU || o.MTU > link.MaxMTU {
+		return Usagef("--mtu %d: want %d to %d bytes", o.MTU, link.MinMTU, link.MaxMTU)
 	}
 	return nil
 }
 
-func (o *options) clockMode() (emu.ClockMode, error) {
+func (o *Options) ClockMode() (emu.ClockMode, error) {
 	for _, m := range []emu.ClockMode{emu.Virtual, emu.Real} {
-		if o.clock == m.String() {
+		if o.Clock == m.String() {
 			return m, nil
 		}
 	}
-	return 0, usagef("--clock %q: want %s or %s", o.clock, emu.Virtual, emu.Real)
+	return 0, Usagef("--clock %q: want %s or %s", o.Clock, emu.Virtual, emu.Real)
 }
 
-// newBackend returns the backend called name, with --link.
-func (o *options) newBackend(name string) (experiment.Backend, error) {
-	via := kernel.Via(o.via)
+// NewBackend returns the backend called name, with --link.
+func (o *Options) NewBackend(name string) (experiment.Backend, error) {
+	via := kernel.Via(o.Via)
 	switch via {
 	case kernel.Auto, kernel.TUN, kernel.Netem:
 	default:
-		return nil, usagef("--link %q: want %s, %s or %s", o.via, kernel.Auto, kernel.TUN, kernel.Netem)
+		return nil, Usagef("--link %q: want %s, %s or %s", o.Via, kernel.Auto, kernel.TUN, kernel.Netem)
 	}
 	b, err := experiment.NewBackend(name, experiment.Options{Via: via})
 	if err != nil {
-		return nil, usagef("--%v", err)
+		return nil, Usagef("--%v", err)
 	}
 	return b, nil
 }
 
 // instruments are the instruments the options ask for on one case of
 // several; variant tells their files apart.
-func (o *options) instruments(variant string, explain bool) experiment.Instruments {
+func (o *Options) instruments(variant string, explain bool) experiment.Instruments {
 	return experiment.Instruments{
-		Pcap:         variantPath(o.pcap, variant),
-		Timeline:     variantPath(o.timeline, variant),
-		KeepTimeline: o.plot != "",
+		Pcap:         VariantPath(o.pcap, variant),
+		Timeline:     VariantPath(o.timeline, variant),
+		KeepTimeline: o.Plot != "",
 		Explain:      explain,
-		MMLogUp:      variantPath(o.mmLogUp, variant),
-		MMLogDown:    variantPath(o.mmLogDown, variant),
+		MMLogUp:      VariantPath(o.mmLogUp, variant),
+		MMLogDown:    VariantPath(o.mmLogDown, variant),
 		Command:      commandLine(),
 	}
 }
 
-// attach readies --pcap and --timeline on c, a case the command runs
+// Attach readies --pcap and --timeline on c, a case the command runs
 // itself (proxy, shell); a file that cannot be created is a usage error.
-func (o *options) attach(c *experiment.Case) (*experiment.Watch, error) {
+func (o *Options) Attach(c *experiment.Case) (*experiment.Watch, error) {
 	w, err := experiment.Instruments{Pcap: o.pcap, Timeline: o.timeline, MMLogUp: o.mmLogUp, MMLogDown: o.mmLogDown, Command: commandLine()}.Attach(c)
 	return w, outputUsage(err)
 }
@@ -752,15 +759,15 @@ func (o *options) attach(c *experiment.Case) (*experiment.Watch, error) {
 func outputUsage(err error) error {
 	var oe *experiment.OutputError
 	if errors.As(err, &oe) {
-		return usagef("--%s: %v", oe.Instrument, oe.Err)
+		return Usagef("--%s: %v", oe.Instrument, oe.Err)
 	}
 	return err
 }
 
-// measure runs c on backend b with the instruments the options ask for.
+// Measure runs c on backend b with the instruments the options ask for.
 // A file that cannot be created and a kernel feature that is missing are
 // usage errors.
-func (o *options) measure(ctx context.Context, b experiment.Backend, c experiment.Case, variant string, explain bool) (workloads.Result, experiment.Record, *experiment.Watch, error) {
+func (o *Options) Measure(ctx context.Context, b experiment.Backend, c experiment.Case, variant string, explain bool) (workloads.Result, experiment.Record, *experiment.Watch, error) {
 	ins := o.instruments(variant, explain)
 	r, rec, w, err := experiment.Measure(ctx, b, c, ins)
 	var oe *experiment.OutputError
@@ -769,7 +776,7 @@ func (o *options) measure(ctx context.Context, b experiment.Backend, c experimen
 		errors.As(err, &we)
 		for _, f := range []writtenFile{{"pcap", ins.Pcap}, {"timeline", ins.Timeline}, {"mm-log-up", ins.MMLogUp}, {"mm-log-down", ins.MMLogDown}} {
 			if we == nil || !we.Failed(f.flag) { // a file that failed is gone
-				o.wrote(f.flag, f.path)
+				o.Wrote(f.flag, f.path)
 			}
 		}
 	}
@@ -777,11 +784,11 @@ func (o *options) measure(ctx context.Context, b experiment.Backend, c experimen
 	case errors.As(err, &oe):
 		err = outputUsage(err)
 	case errors.Is(err, kernel.ErrUnsupported):
-		err = usagef("--backend %s: %v", b.Name(), err)
+		err = Usagef("--backend %s: %v", b.Name(), err)
 	case errors.Is(err, errors.ErrUnsupported):
 		// A choice the backend's TCP does not have (share --ccs bbr on
 		// gVisor): a usage error, named by the workload's error.
-		err = usagef("--backend %s: %v", b.Name(), err)
+		err = Usagef("--backend %s: %v", b.Name(), err)
 	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ETIMEDOUT):
 		if slow, ok := experiment.TooSlow(c); ok {
 			err = fmt.Errorf("%w: %s; raise --rate or lower --queue (under %d packets at this rate)", err, slow, slow.MaxPackets)
@@ -792,3 +799,66 @@ func (o *options) measure(ctx context.Context, b experiment.Backend, c experimen
 
 // commandLine is how netemu was run, for the headers of files it writes.
 func commandLine() string { return strings.Join(append([]string{"netemu"}, os.Args[1:]...), " ") }
+
+// Given reports whether --name was given on the command line.
+func (o *Options) Given(name string) bool { return o.set[name] }
+
+// Kind is the workload's kind the arguments named.
+func (o *Options) Kind() workloads.Kind { return o.kind }
+
+// Grid is the cases' grid, once ParseCases has made them.
+func (o *Options) Grid() *experiment.Grid { return o.grid }
+
+// TCPs are the emulated hosts' TCPs of --tcp, in its order.
+func (o *Options) TCPs() []tcpstack.Impl { return o.tcp.vals }
+
+// TCPList is --tcp as typed.
+func (o *Options) TCPList() string { return o.tcp.String() }
+
+// Parse parses args into fs, a flag set of NewFlagSet with the
+// command's own flags added, for a command that takes no workload
+// (proxy, shell, toxiproxy, reproduce), and refuses the flags given that
+// do not apply with the others.
+func (o *Options) Parse(fs *flag.FlagSet, args []string) error {
+	if err := ParseFlags(fs, args, "", o.cmd); err != nil {
+		return err
+	}
+	o.set = setFlags(fs)
+	return nil
+}
+
+// RealLink is the one link the flags describe for a command that
+// carries real programs in real time (proxy, shell, toxiproxy), and the
+// hosts' TCP: a clock other than real is refused, with clockWhy the
+// reason, and so is a list.
+func (o *Options) RealLink(clockWhy string) (link.Config, tcpstack.TCPConfig, error) {
+	cmd := o.cmd.Name
+	var lc link.Config
+	if o.set["clock"] && o.Clock != emu.Real.String() {
+		return lc, tcpstack.TCPConfig{}, Usagef("%s: --clock %s does not apply: real programs run in real time, so %s", cmd, o.Clock, clockWhy)
+	}
+	if err := o.CheckMTU(); err != nil {
+		return lc, tcpstack.TCPConfig{}, err
+	}
+	axes := o.gridAxes()
+	for _, a := range axes {
+		if a.N > 1 {
+			return lc, tcpstack.TCPConfig{}, Usagef("%s: --%s has %d values; it runs one link", cmd, a.Name, a.N)
+		}
+	}
+	g := experiment.Grid{Axes: axes, Shape: o.shape, Case: experiment.Case{Link: link.Config{MTU: o.MTU}}}
+	lc, err := g.LinkAt(make([]int, len(axes)))
+	if err != nil {
+		return lc, tcpstack.TCPConfig{}, err
+	}
+	if err := lc.Validate(); err != nil {
+		return lc, tcpstack.TCPConfig{}, Usagef("%s: %v", cmd, strings.TrimPrefix(err.Error(), "link: "))
+	}
+	tcp, err := o.TCPConfig()
+	return lc, tcp, err
+}
+
+// NewOptions returns the options of a command that takes no workload,
+// for NewFlagSet and Parse; ctx ends the reading of its input files
+// early.
+func NewOptions(ctx context.Context) *Options { return &Options{ctx: ctx} }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // alone leaves server→client as the other flags set it, --qdisc-down
 // gives server→client its own discipline.
 func TestLinkFlagsPerDirection(t *testing.T) {
-	_, cases, err := parseCases(context.Background(), "run", []string{"bulk", "--rtt", "50ms", "--netem-up", "rate 1mbit", "--qdisc-down", "pfifo_head_drop limit 20"}, false)
+	_, cases, err := ParseCases(context.Background(), testRun, []string{"bulk", "--rtt", "50ms", "--netem-up", "rate 1mbit", "--qdisc-down", "pfifo_head_drop limit 20"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestLinkFlagsPerDirection(t *testing.T) {
 		{"bulk", "--queue", "50", "--qdisc-down", "codel"},
 		{"bulk", "--netem-down", "limit 50", "--qdisc", "fq_codel"},
 	} {
-		if _, _, err := parseCases(context.Background(), "run", args, false); err == nil {
+		if _, _, err := ParseCases(context.Background(), testRun, args); err == nil {
 			t.Errorf("%q accepted", args)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -13,10 +13,10 @@ import (
 
 var fmtDur = link.FormatDuration
 
-// variantPath inserts a case's variant into a file name when a command
+// VariantPath inserts a case's variant into a file name when a command
 // runs several cases: nagle.pcap → nagle-nagle-on-split.pcap. An empty
 // path stays empty.
-func variantPath(path, variant string) string {
+func VariantPath(path, variant string) string {
 	if variant == "" || path == "" {
 		return path
 	}
@@ -24,15 +24,15 @@ func variantPath(path, variant string) string {
 	return strings.TrimSuffix(path, ext) + "-" + variant + ext
 }
 
-// linkPath is a real program's way across link lc, as proxy and shell
-// announce it: "RTT 100ms, 10 Mbit/s".
-func linkPath(lc link.Config) string {
+// LinkPath is a real program's way across link lc, as proxy and shell
+// Announce it: "RTT 100ms, 10 Mbit/s".
+func LinkPath(lc link.Config) string {
 	c := experiment.Case{Link: lc}
 	return fmt.Sprintf("RTT %s, %s", fmtDur(c.RTT()), c.RateLabel())
 }
 
-// caseLabel names a case for the progress bar.
-func caseLabel(c experiment.Case) string {
+// CaseLabel names a case for the progress bar.
+func CaseLabel(c experiment.Case) string {
 	label := fmt.Sprintf("%s rtt %s rate %s", c.Workload.Name(), fmtDur(c.RTT()), c.RateLabel())
 	if v := c.Workload.Variant(); v != "" {
 		label += " " + v
@@ -40,9 +40,9 @@ func caseLabel(c experiment.Case) string {
 	return label
 }
 
-// sections writes tables one after another, each under its title, with a
+// Sections writes tables one after another, each under its title, with a
 // blank line between them: the layout of reproduce's tables.
-type sections struct {
+type Sections struct {
 	w     io.Writer
 	tw    *tabwriter.Writer
 	title string
@@ -50,9 +50,9 @@ type sections struct {
 
 // table returns the writer of the table titled title, starting it (with
 // header as its first row) when the title changes.
-func (s *sections) table(title, header string) *tabwriter.Writer {
+func (s *Sections) Table(title, header string) *tabwriter.Writer {
 	if s.tw == nil || title != s.title {
-		if s.flush() {
+		if s.Flush() {
 			fmt.Fprintln(s.w)
 		}
 		s.title = title
@@ -64,10 +64,13 @@ func (s *sections) table(title, header string) *tabwriter.Writer {
 }
 
 // flush ends the last table; it reports whether there was one.
-func (s *sections) flush() bool {
+func (s *Sections) Flush() bool {
 	if s.tw == nil {
 		return false
 	}
 	s.tw.Flush()
 	return true
 }
+
+// NewSections returns the writer of tables one after another on w.
+func NewSections(w io.Writer) *Sections { return &Sections{w: w} }
