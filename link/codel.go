@@ -2,12 +2,90 @@ package link
 
 import (
 	"encoding/binary"
+	"fmt"
 	"time"
 )
 
 func init() {
-	registerQdisc(CoDel, qdiscKind{name: "codel", fields: []string{"Limit", "Target", "Interval", "ECN"}, limit: DefaultCoDelLimit,
-		new: func(l *Link, d *direction, q Qdisc) discipline { return newCodelQueue(l, d, q) }})
+	target, interval, ecn := codelOptions(func(p *CoDelParams) *CoDelParams { return p })
+	registerQdisc(CoDel, qdiscKind{name: "codel", limit: DefaultCoDelLimit, params: CoDelParams{},
+		options: []QdiscOption{target, interval, limitOption, ecn},
+		new:     func(l *Link, d *direction, q Qdisc) discipline { return newCodelQueue(l, d, q) }})
+}
+
+// Defaults and bounds of CoDel's parameters: Linux's (sch_codel.c,
+// codel_params_init).
+const (
+	DefaultCoDelLimit = 1000
+	DefaultTarget     = 5 * time.Millisecond
+	DefaultInterval   = 100 * time.Millisecond
+	MaxCoDelTime      = time.Minute // target and interval at most: CoDel's clock compares modulo 2^32 µs-ticks
+)
+
+// CoDelParams are codel's parameters besides its Limit (Qdisc.Params);
+// fq_codel's hold them too (FQCoDelParams).
+type CoDelParams struct {
+	// Target is the sojourn time CoDel tolerates, Interval how long it
+	// must be exceeded before CoDel drops. 0 means 5ms and 100ms.
+	Target, Interval time.Duration
+
+	// ECN: with it on, CoDel sets CE in ECN-capable IPv4 packets instead
+	// of dropping them (DirStats.ECNMarked). ECNDefault means off for
+	// codel, on for fq_codel, as Linux.
+	ECN ECNMode
+}
+
+// ECNMode says whether CoDel marks ECN-capable packets instead of
+// dropping them.
+type ECNMode uint8
+
+// The ECN modes. ECNDefault is Linux's default for the discipline: off
+// for codel, on for fq_codel.
+const (
+	ECNDefault ECNMode = 0
+	ECNOff     ECNMode = SwitchOff // noecn
+	ECNOn      ECNMode = SwitchOn  // ecn
+)
+
+func (p CoDelParams) withDefaults(int) QdiscParams { return p.filled(ECNOff) }
+
+// filled is p with its defaults, ecn the discipline's ECN.
+func (p CoDelParams) filled(ecn ECNMode) CoDelParams {
+	if p.Target == 0 {
+		p.Target = DefaultTarget
+	}
+	if p.Interval == 0 {
+		p.Interval = DefaultInterval
+	}
+	if p.ECN == ECNDefault {
+		p.ECN = ecn
+	}
+	return p
+}
+
+func (p CoDelParams) validate(f string, _ int) error {
+	switch {
+	case p.Target < 0 || p.Target > MaxCoDelTime:
+		return fmt.Errorf("link: %sTarget is %v; want more than 0, at most %v (0 means 5ms)", f, p.Target, MaxCoDelTime)
+	case p.Interval < 0 || p.Interval > MaxCoDelTime:
+		return fmt.Errorf("link: %sInterval is %v; want more than 0, at most %v (0 means 100ms)", f, p.Interval, MaxCoDelTime)
+	case p.ECN > ECNOn:
+		return fmt.Errorf("link: %sECN is %d; want ECNDefault, ECNOff or ECNOn", f, p.ECN)
+	}
+	return nil
+}
+
+// codelOptions are tc's words for CoDel's parameters, in a discipline
+// whose parameters P hold them where codel points.
+func codelOptions[P QdiscParams](codel func(*P) *CoDelParams) (target, interval, ecn QdiscOption) {
+	const why = "the longest CoDel's clock compares"
+	target = paramOption(QdiscOption{Word: "target", Field: "Target", Value: TimeValue, Max: int64(MaxCoDelTime), Why: why, Example: "5ms"},
+		func(p *P) *time.Duration { return &codel(p).Target })
+	interval = paramOption(QdiscOption{Word: "interval", Field: "Interval", Value: TimeValue, Max: int64(MaxCoDelTime), Why: why, Example: "100ms"},
+		func(p *P) *time.Duration { return &codel(p).Interval })
+	ecn = paramOption(QdiscOption{Word: "ecn", Off: "noecn", Field: "ECN", Value: SwitchValue},
+		func(p *P) *ECNMode { return &codel(p).ECN })
+	return target, interval, ecn
 }
 
 // CoDel (RFC 8289) as Linux implements it (include/net/codel.h,
@@ -56,15 +134,17 @@ func (a codelTime) afterEq(b codelTime) bool { return int32(a-b) >= 0 }
 // root is kept in the top 16 bits of a Q0.32 number.
 const recInvSqrtShift = 32 - 16
 
-// codelParams are a CoDel's fixed parameters.
-type codelParams struct {
+// codelFixed are a CoDel's parameters as it runs with them, its times in
+// its own ticks.
+type codelFixed struct {
 	target, interval codelTime
 	mtu              int // backlog at or under which CoDel does not drop
 	ecn              bool
 }
 
-func newCodelParams(q Qdisc, mtu int) codelParams {
-	return codelParams{target: toCodelTime(q.Target), interval: toCodelTime(q.Interval), mtu: mtu, ecn: q.ECN == ECNOn}
+// newCodelFixed reads p, its defaults filled in.
+func newCodelFixed(p CoDelParams, mtu int) codelFixed {
+	return codelFixed{target: toCodelTime(p.Target), interval: toCodelTime(p.Interval), mtu: mtu, ecn: p.ECN == ECNOn}
 }
 
 // codelVars are a CoDel's running state (struct codel_vars).
@@ -107,7 +187,7 @@ type codelSource interface {
 }
 
 // shouldDrop is codel_should_drop.
-func (v *codelVars) shouldDrop(p *qpkt, ok bool, src codelSource, par *codelParams, now codelTime) bool {
+func (v *codelVars) shouldDrop(p *qpkt, ok bool, src codelSource, par *codelFixed, now codelTime) bool {
 	if !ok {
 		v.firstAboveTime = 0
 		return false
@@ -130,7 +210,7 @@ func (v *codelVars) shouldDrop(p *qpkt, ok bool, src codelSource, par *codelPara
 
 // dequeue is codel_dequeue: the next packet to send from src at now,
 // after the drops (or marks) CoDel decides.
-func (v *codelVars) dequeue(src codelSource, par *codelParams, now codelTime) (qpkt, bool) {
+func (v *codelVars) dequeue(src codelSource, par *codelFixed, now codelTime) (qpkt, bool) {
 	p, ok := src.take()
 	if !ok {
 		v.dropping = false
@@ -218,7 +298,7 @@ func setCE(b []byte) bool {
 type codelQueue struct {
 	l     *Link
 	d     *direction
-	par   codelParams
+	par   codelFixed
 	vars  codelVars
 	limit int
 	at    time.Duration // the dequeue under way
@@ -226,7 +306,7 @@ type codelQueue struct {
 }
 
 func newCodelQueue(l *Link, d *direction, q Qdisc) *codelQueue {
-	return &codelQueue{l: l, d: d, par: newCodelParams(q, l.cfg.MTU), limit: q.Limit, q: newPktRing()}
+	return &codelQueue{l: l, d: d, par: newCodelFixed(q.Params.(CoDelParams), l.cfg.MTU), limit: q.Limit, q: newPktRing()}
 }
 
 func (q *codelQueue) full(int, *wire) bool { return false }

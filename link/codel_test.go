@@ -387,7 +387,7 @@ func TestCoDelReciprocalSqrt(t *testing.T) {
 // as before.
 func TestCoDelECNMarksInsteadOfDropping(t *testing.T) {
 	run := func(tos byte, ecn ECNMode) (Stats, [][]byte) {
-		r := newRig(t, Config{Rate: 10e6, Qdisc: Qdisc{Kind: CoDel, ECN: ecn}})
+		r := newRig(t, Config{Rate: 10e6, Qdisc: Qdisc{Kind: CoDel, Params: CoDelParams{ECN: ecn}}})
 		r.at(0, func() {
 			for i := range 400 {
 				p := numbered(i, 1280)

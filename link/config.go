@@ -191,7 +191,7 @@ func (c Config) Impaired() bool {
 
 // WithDefaults returns c with its zero fields replaced by the defaults
 // they stand for, in both directions: the MTU, the queue discipline's
-// parameters (Qdisc.Limit and those of codel and fq_codel), a reorder's
+// parameters (Qdisc.Limit and Qdisc.Params), a reorder's
 // gap. BtoA, if set, gets its own copy, and the fields that belong to the
 // whole link stay zero there. A valid c gives a valid result, the
 // configuration a Link runs with (Link.Config).

@@ -11,11 +11,17 @@ import "time"
 // stamped with the instant the serializer will take it.
 
 func init() {
-	registerQdisc(FIFO, qdiscKind{name: "fifo", fields: []string{"Limit", "LimitBytes"}, limit: DefaultQueuePackets, ahead: true,
+	registerQdisc(FIFO, qdiscKind{name: "fifo", limit: DefaultQueuePackets, options: []QdiscOption{limitOption, limitBytesOption}, ahead: true,
 		new: func(_ *Link, _ *direction, q Qdisc) discipline {
 			return &fifo{limit: q.Limit, limitBytes: q.LimitBytes}
 		}})
 }
+
+// limitBytesOption is Qdisc.LimitBytes in tc's grammar: bfifo's limit
+// BYTES, at most tc's 32 bits.
+var limitBytesOption = QdiscOption{Word: "limit", Field: "LimitBytes", Value: SizeValue, Min: 1, Max: 1<<32 - 1, Example: "150000",
+	get: func(q Qdisc) int64 { return int64(q.LimitBytes) },
+	set: func(q *Qdisc, v int64) { q.LimitBytes = int(v) }}
 
 // fifo keeps no packet: each one it accepts passes straight to the
 // serializer, and its limits count what the serializer has taken.

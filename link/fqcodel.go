@@ -2,6 +2,7 @@ package link
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/bits"
 	"time"
 )
@@ -65,7 +66,7 @@ type fqNode struct {
 type fqCoDel struct {
 	l   *Link
 	d   *direction
-	par codelParams
+	par codelFixed
 
 	flows    []fqFlow
 	backlogs []int // bytes per flow
@@ -85,20 +86,100 @@ type fqCoDel struct {
 }
 
 func init() {
-	registerQdisc(FQCoDel, qdiscKind{name: "fq_codel", fields: []string{"Limit", "Flows", "Quantum", "Target", "Interval", "MemoryLimit", "ECN", "DropBatch"},
-		limit: DefaultFQCoDelLimit, new: func(l *Link, d *direction, q Qdisc) discipline { return newFQCoDel(l, d, q) }})
+	target, interval, ecn := codelOptions(func(p *FQCoDelParams) *CoDelParams { return &p.CoDelParams })
+	count := func(word, field string, min, max int64, unit, example string, v func(*FQCoDelParams) *int) QdiscOption {
+		return paramOption(QdiscOption{Word: word, Field: field, Value: CountValue, Min: min, Max: max, Unit: unit, Example: example}, v)
+	}
+	registerQdisc(FQCoDel, qdiscKind{name: "fq_codel", limit: DefaultFQCoDelLimit, params: FQCoDelParams{},
+		options: []QdiscOption{
+			count("flows", "Flows", 1, MaxFlows, "", "1024", func(p *FQCoDelParams) *int { return &p.Flows }),
+			count("quantum", "Quantum", MinQuantum, MaxQuantum, "bytes", "1500", func(p *FQCoDelParams) *int { return &p.Quantum }),
+			target, interval, limitOption,
+			paramOption(QdiscOption{Word: "memory_limit", Field: "MemoryLimit", Value: SizeValue, Min: 1, Max: MaxMemoryLimit, Example: "32Mb"},
+				func(p *FQCoDelParams) *int { return &p.MemoryLimit }),
+			ecn,
+			count("drop_batch", "DropBatch", 1, MaxQdiscLimit, "", "64", func(p *FQCoDelParams) *int { return &p.DropBatch }),
+		},
+		new: func(l *Link, d *direction, q Qdisc) discipline { return newFQCoDel(l, d, q) }})
+}
+
+// Defaults and bounds of fq_codel's parameters: Linux's
+// (sch_fq_codel.c).
+const (
+	DefaultFQCoDelLimit    = 10240
+	DefaultFlows           = 1024
+	DefaultMemoryLimit     = 32 << 20
+	DefaultDropBatch       = 64
+	MaxFlows               = 65536 // Linux's limit on flows
+	MinQuantum, MaxQuantum = 256, 1 << 20
+	MaxMemoryLimit         = 1 << 31 // Linux caps memory_limit at 2^31 bytes
+)
+
+// FQCoDelParams are fq_codel's parameters besides its Limit
+// (Qdisc.Params): CoDel's, for each flow, and its own.
+type FQCoDelParams struct {
+	CoDelParams
+
+	// Flows is the number of flow queues; 0 means 1024.
+	Flows int
+	// Quantum is the DRR quantum in bytes (IP bytes, as the link counts).
+	// 0 means the link's MTU: one full-sized packet per round, as Linux's
+	// default (the device's MTU plus its link header) gives.
+	Quantum int
+	// MemoryLimit bounds the bytes fq_codel holds; 0 means 32 MiB.
+	MemoryLimit int
+	// DropBatch is the most packets fq_codel drops from its fattest flow
+	// at once on overflow; 0 means 64.
+	DropBatch int
+}
+
+func (p FQCoDelParams) withDefaults(mtu int) QdiscParams {
+	p.CoDelParams = p.CoDelParams.filled(ECNOn)
+	if p.Flows == 0 {
+		p.Flows = DefaultFlows
+	}
+	if p.Quantum == 0 {
+		p.Quantum = mtu
+	}
+	if p.MemoryLimit == 0 {
+		p.MemoryLimit = DefaultMemoryLimit
+	}
+	if p.DropBatch == 0 {
+		p.DropBatch = DefaultDropBatch
+	}
+	return p
+}
+
+func (p FQCoDelParams) validate(f string, mtu int) error {
+	if err := p.CoDelParams.validate(f, mtu); err != nil {
+		return err
+	}
+	switch {
+	case p.Flows < 0 || p.Flows > MaxFlows:
+		return fmt.Errorf("link: %sFlows is %d; want 1 to %d (0 means %d)", f, p.Flows, MaxFlows, DefaultFlows)
+	case p.Quantum != 0 && (p.Quantum < MinQuantum || p.Quantum > MaxQuantum):
+		return fmt.Errorf("link: %sQuantum is %d; want %d to %d bytes (0 means the MTU)", f, p.Quantum, MinQuantum, MaxQuantum)
+	case p.MemoryLimit < 0 || p.MemoryLimit > MaxMemoryLimit:
+		return fmt.Errorf("link: %sMemoryLimit is %d; want 1 to %d bytes (0 means 32 MiB)", f, p.MemoryLimit, MaxMemoryLimit)
+	case p.DropBatch < 0 || p.DropBatch > MaxQdiscLimit:
+		return fmt.Errorf("link: %sDropBatch is %d; want 1 to %d packets (0 means %d)", f, p.DropBatch, MaxQdiscLimit, DefaultDropBatch)
+	}
+	return nil
 }
 
 func (f *fqCoDel) full(int, *wire) bool { return false }
 
+// newFQCoDel makes the fq_codel of direction d; q has its defaults filled
+// in.
 func newFQCoDel(l *Link, d *direction, q Qdisc) *fqCoDel {
+	p := q.Params.(FQCoDelParams)
 	f := &fqCoDel{
-		l: l, d: d, par: newCodelParams(q, l.cfg.MTU),
-		flows:    make([]fqFlow, q.Flows),
-		backlogs: make([]int, q.Flows),
+		l: l, d: d, par: newCodelFixed(p.CoDelParams, l.cfg.MTU),
+		flows:    make([]fqFlow, p.Flows),
+		backlogs: make([]int, p.Flows),
 		freeNode: -1,
 		newFlows: fqList{-1, -1}, oldFlows: fqList{-1, -1},
-		quantum: int32(q.Quantum), limit: q.Limit, memLimit: q.MemoryLimit, dropBatch: q.DropBatch,
+		quantum: int32(p.Quantum), limit: q.Limit, memLimit: p.MemoryLimit, dropBatch: p.DropBatch,
 		perturb: hashSeed(d.cfg.Seed, d.dir),
 	}
 	for i := range f.flows {

@@ -142,8 +142,8 @@ func TestFQCoDelDropsFromFattestFlow(t *testing.T) {
 		dropped []int
 	}{
 		{"limit", Qdisc{Kind: FQCoDel, Limit: 40}, DropOverlimit, []int{21, 19}, seq(1, 41)},
-		{"memory", Qdisc{Kind: FQCoDel, MemoryLimit: 40 * 1000}, DropOverMemory, []int{21, 19}, seq(1, 41)},
-		{"batch", Qdisc{Kind: FQCoDel, Limit: 40, DropBatch: 8}, DropOverlimit, nil, nil},
+		{"memory", Qdisc{Kind: FQCoDel, Params: FQCoDelParams{MemoryLimit: 40 * 1000}}, DropOverMemory, []int{21, 19}, seq(1, 41)},
+		{"batch", Qdisc{Kind: FQCoDel, Limit: 40, Params: FQCoDelParams{DropBatch: 8}}, DropOverlimit, nil, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t, Config{Rate: 1e6, Qdisc: c.q})
@@ -203,7 +203,7 @@ func seq(from, to int) []int {
 // hashes the flows into other buckets.
 func TestFQCoDelDeterministic(t *testing.T) {
 	cfg := Config{Rate: 10e6, Delay: 5 * time.Millisecond, Jitter: time.Millisecond, Loss: RandomLoss(0.01, 0), Seed: 42,
-		Qdisc: Qdisc{Kind: FQCoDel, Flows: 16, Limit: 200}}
+		Qdisc: Qdisc{Kind: FQCoDel, Limit: 200, Params: FQCoDelParams{Flows: 16}}}
 	run := func(cfg Config) string {
 		r := newRig(t, cfg)
 		h := fnv.New64a()

@@ -9,8 +9,12 @@ import "time"
 // is the newest traffic. tc-pfifo(8): useful where stale data is worth
 // less than fresh (telemetry, media).
 
+// DefaultHeadDropLimit is pfifo_head_drop's default Limit: Linux's, the
+// device's queue length (1000 on Ethernet).
+const DefaultHeadDropLimit = 1000
+
 func init() {
-	registerQdisc(PFIFOHeadDrop, qdiscKind{name: "pfifo_head_drop", fields: []string{"Limit"}, limit: DefaultHeadDropLimit,
+	registerQdisc(PFIFOHeadDrop, qdiscKind{name: "pfifo_head_drop", limit: DefaultHeadDropLimit, options: []QdiscOption{limitOption},
 		new: func(l *Link, d *direction, q Qdisc) discipline {
 			return &headDrop{l: l, d: d, limit: q.Limit, q: newPktRing()}
 		}})

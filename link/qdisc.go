@@ -2,16 +2,22 @@ package link
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
-	"time"
 )
 
 // The queue discipline stage: what holds packets in front of the
 // serializer, and which one goes next when the serializer is free.
-// Every discipline sits behind the discipline interface (queue.go); a new
-// one is a file that implements it and registers its kind, and one line
-// naming the kind below. package link/tc reads and writes them in tc's
-// grammar.
+//
+// A discipline owns its parameters. Its file implements the discipline
+// interface (queue.go), defines the type of its parameters besides its
+// limits (a QdiscParams: their defaults and their checks), lists tc's
+// words for them (QdiscOption), and registers all that from init
+// (registerQdisc); one line below names its kind. package link/tc reads
+// and writes every registered discipline from its options, so a
+// discipline whose options take a whole number, a size, a time or a
+// switch needs nothing there; headdrop.go is the smallest example,
+// codel.go one with parameters.
 
 // QdiscKind names a queue discipline.
 type QdiscKind uint8
@@ -39,11 +45,14 @@ const (
 // kind by the discipline's file.
 type qdiscKind struct {
 	name string
-	// fields are the Qdisc fields the discipline reads, besides Kind, in
-	// the order tc writes their options.
-	fields []string
 	// limit is the default Limit, in packets.
 	limit int
+	// params is the zero value of the discipline's QdiscParams type; nil
+	// when it has no parameters besides its limits.
+	params QdiscParams
+	// options are every parameter the discipline reads, its limits
+	// included, in the order tc writes them.
+	options []QdiscOption
 	// ahead: enqueue passes every packet it accepts straight to the
 	// serializer (the discipline fixes each packet's turn and fate when
 	// it arrives), so the link needs no timer to serve it.
@@ -68,46 +77,45 @@ func (k QdiscKind) String() string {
 	return "unknown"
 }
 
-// Fields names the Qdisc fields kind k reads, besides Kind, in the order
-// tc writes their options: "Limit", "Target", "ECN", ...
-func (k QdiscKind) Fields() []string {
+// Options are the parameters kind k reads, its limits included, in tc's
+// grammar and in the order tc writes them.
+func (k QdiscKind) Options() []QdiscOption {
 	if k < numQdiscKinds {
-		return qdiscKinds[k].fields
+		return qdiscKinds[k].options
 	}
 	return nil
 }
 
-// ECNMode says whether CoDel marks ECN-capable packets instead of
-// dropping them.
-type ECNMode uint8
+// Fields names the fields kind k reads, besides Kind, in the order its
+// messages list them: Limit first, then the others in Options' order:
+// "Limit", "Target", "ECN", ...
+func (k QdiscKind) Fields() []string {
+	var fields []string
+	for _, o := range k.Options() {
+		if o.Field == "Limit" {
+			fields = append([]string{o.Field}, fields...)
+		} else {
+			fields = append(fields, o.Field)
+		}
+	}
+	return fields
+}
 
-// The ECN modes. ECNDefault is Linux's default for the discipline: off
-// for codel, on for fq_codel.
-const (
-	ECNDefault ECNMode = iota
-	ECNOff
-	ECNOn
-)
+// reads reports whether kind k reads the field called name.
+func (k QdiscKind) reads(name string) bool {
+	for _, o := range k.Options() {
+		if o.Field == name {
+			return true
+		}
+	}
+	return false
+}
 
-// Defaults of the queue disciplines: netem's limit for the FIFO, Linux's
-// for the others (sch_codel.c, sch_fq_codel.c, codel_params_init,
-// sch_fifo.c's pfifo_head_drop, whose default is the device's queue
-// length, 1000 on Ethernet).
+// Limits of every discipline: the FIFO's default (netem's), and the most
+// packets any discipline holds.
 const (
-	DefaultQueuePackets    = 1000 // netem's default limit
-	DefaultCoDelLimit      = 1000
-	DefaultFQCoDelLimit    = 10240
-	DefaultHeadDropLimit   = 1000
-	DefaultTarget          = 5 * time.Millisecond
-	DefaultInterval        = 100 * time.Millisecond
-	DefaultFlows           = 1024
-	DefaultMemoryLimit     = 32 << 20
-	DefaultDropBatch       = 64
-	MaxFlows               = 65536 // Linux's limit on flows
-	MinQuantum, MaxQuantum = 256, 1 << 20
-	MaxCoDelTime           = time.Minute // target and interval at most: CoDel's clock compares modulo 2^32 µs-ticks
-	MaxQdiscLimit          = 1 << 24
-	MaxMemoryLimit         = 1 << 31 // Linux caps memory_limit at 2^31 bytes
+	DefaultQueuePackets = 1000 // netem's default limit
+	MaxQdiscLimit       = 1 << 24
 )
 
 // Qdisc is the queue discipline of a direction. Its zero value is the
@@ -132,26 +140,22 @@ type Qdisc struct {
 	// bfifo does; at least the MTU. 0 means no byte bound. FIFO only.
 	LimitBytes int
 
-	// Target is the sojourn time CoDel tolerates, Interval how long it
-	// must be exceeded before CoDel drops. 0 means 5ms and 100ms.
-	Target, Interval time.Duration
+	// Params are the discipline's own parameters: CoDelParams for codel,
+	// FQCoDelParams for fq_codel; the FIFO and pfifo_head_drop have
+	// none. nil means the discipline's defaults, as its type's zero
+	// value does.
+	Params QdiscParams
+}
 
-	// ECN: with it on, CoDel sets CE in ECN-capable IPv4 packets instead
-	// of dropping them (DirStats.ECNMarked). ECNDefault means off for
-	// codel, on for fq_codel, as Linux.
-	ECN ECNMode
-
-	// Flows is the number of fq_codel's flow queues; 0 means 1024.
-	Flows int
-	// Quantum is fq_codel's DRR quantum in bytes (IP bytes, as the link
-	// counts). 0 means the link's MTU: one full-sized packet per round,
-	// as Linux's default (the device's MTU plus its link header) gives.
-	Quantum int
-	// MemoryLimit bounds the bytes fq_codel holds; 0 means 32 MiB.
-	MemoryLimit int
-	// DropBatch is the most packets fq_codel drops from its fattest flow
-	// at once on overflow; 0 means 64.
-	DropBatch int
+// QdiscParams are a discipline's parameters besides its limits, a
+// comparable struct defined in the discipline's file (CoDelParams,
+// FQCoDelParams) whose zero fields mean the discipline's defaults.
+type QdiscParams interface {
+	// withDefaults fills in the zero fields; mtu is the link's.
+	withDefaults(mtu int) QdiscParams
+	// validate reports the first field out of range; f prefixes the
+	// field names ("BtoA.Qdisc."), mtu is the link's.
+	validate(f string, mtu int) error
 }
 
 // IsFIFO reports whether q is the drop-tail FIFO.
@@ -162,37 +166,15 @@ func (q Qdisc) withDefaults(mtu int) Qdisc {
 	if q.Kind >= numQdiscKinds {
 		return q
 	}
+	k := qdiscKinds[q.Kind]
 	if q.Limit == 0 {
-		q.Limit = qdiscKinds[q.Kind].limit
+		q.Limit = k.limit
 	}
-	if q.Kind != CoDel && q.Kind != FQCoDel {
-		return q
+	if q.Params == nil {
+		q.Params = k.params
 	}
-	if q.Target == 0 {
-		q.Target = DefaultTarget
-	}
-	if q.Interval == 0 {
-		q.Interval = DefaultInterval
-	}
-	if q.ECN == ECNDefault {
-		q.ECN = ECNOff
-		if q.Kind == FQCoDel {
-			q.ECN = ECNOn
-		}
-	}
-	if q.Kind == FQCoDel {
-		if q.Flows == 0 {
-			q.Flows = DefaultFlows
-		}
-		if q.Quantum == 0 {
-			q.Quantum = mtu
-		}
-		if q.MemoryLimit == 0 {
-			q.MemoryLimit = DefaultMemoryLimit
-		}
-		if q.DropBatch == 0 {
-			q.DropBatch = DefaultDropBatch
-		}
+	if q.Params != nil {
+		q.Params = q.Params.withDefaults(mtu)
 	}
 	return q
 }
@@ -209,14 +191,21 @@ func (q Qdisc) validate(where string, mtu int) error {
 		}
 		return fmt.Errorf("link: %sKind is %d; want one of %s", f, q.Kind, strings.Join(names, ", "))
 	}
+	reads := strings.Join(q.Kind.Fields(), ", ")
 	for _, s := range []struct {
 		name string
 		set  bool
-	}{{"Limit", q.Limit != 0}, {"LimitBytes", q.LimitBytes != 0}, {"Target", q.Target != 0}, {"Interval", q.Interval != 0},
-		{"ECN", q.ECN != ECNDefault}, {"Flows", q.Flows != 0}, {"Quantum", q.Quantum != 0}, {"MemoryLimit", q.MemoryLimit != 0}, {"DropBatch", q.DropBatch != 0}} {
+	}{{"Limit", q.Limit != 0}, {"LimitBytes", q.LimitBytes != 0}} {
 		if s.set && !q.Kind.reads(s.name) {
-			return fmt.Errorf("link: %s%s is set, but %s has no such parameter; it reads %s", f, s.name, q.Kind, strings.Join(q.Kind.Fields(), ", "))
+			return fmt.Errorf("link: %s%s is set, but %s has no such parameter; it reads %s", f, s.name, q.Kind, reads)
 		}
+	}
+	if want := qdiscKinds[q.Kind].params; q.Params != nil && reflect.TypeOf(q.Params) != reflect.TypeOf(want) {
+		takes := "none"
+		if want != nil {
+			takes = fmt.Sprintf("%T (nil means its defaults)", want)
+		}
+		return fmt.Errorf("link: %sParams is %T, but %s takes %s; it reads %s", f, q.Params, q.Kind, takes, reads)
 	}
 	switch {
 	case q.Limit < 0 || q.Limit > MaxQdiscLimit:
@@ -225,30 +214,94 @@ func (q Qdisc) validate(where string, mtu int) error {
 		return fmt.Errorf("link: %sLimitBytes is %d; want at least one packet's size in bytes (0 means no byte limit)", f, q.LimitBytes)
 	case q.LimitBytes > 0 && q.LimitBytes < mtu:
 		return fmt.Errorf("link: %sLimitBytes is %d; want at least the MTU (%d bytes) so that a full-sized packet fits", f, q.LimitBytes, mtu)
-	case q.Target < 0 || q.Target > MaxCoDelTime:
-		return fmt.Errorf("link: %sTarget is %v; want more than 0, at most %v (0 means 5ms)", f, q.Target, MaxCoDelTime)
-	case q.Interval < 0 || q.Interval > MaxCoDelTime:
-		return fmt.Errorf("link: %sInterval is %v; want more than 0, at most %v (0 means 100ms)", f, q.Interval, MaxCoDelTime)
-	case q.ECN > ECNOn:
-		return fmt.Errorf("link: %sECN is %d; want ECNDefault, ECNOff or ECNOn", f, q.ECN)
-	case q.Flows < 0 || q.Flows > MaxFlows:
-		return fmt.Errorf("link: %sFlows is %d; want 1 to %d (0 means %d)", f, q.Flows, MaxFlows, DefaultFlows)
-	case q.Quantum != 0 && (q.Quantum < MinQuantum || q.Quantum > MaxQuantum):
-		return fmt.Errorf("link: %sQuantum is %d; want %d to %d bytes (0 means the MTU)", f, q.Quantum, MinQuantum, MaxQuantum)
-	case q.MemoryLimit < 0 || q.MemoryLimit > MaxMemoryLimit:
-		return fmt.Errorf("link: %sMemoryLimit is %d; want 1 to %d bytes (0 means 32 MiB)", f, q.MemoryLimit, MaxMemoryLimit)
-	case q.DropBatch < 0 || q.DropBatch > MaxQdiscLimit:
-		return fmt.Errorf("link: %sDropBatch is %d; want 1 to %d packets (0 means %d)", f, q.DropBatch, MaxQdiscLimit, DefaultDropBatch)
 	}
-	return nil
+	if q.Params == nil {
+		return nil
+	}
+	return q.Params.validate(f, mtu)
 }
 
-// reads reports whether kind k reads the Qdisc field called name.
-func (k QdiscKind) reads(name string) bool {
-	for _, f := range qdiscKinds[k].fields {
-		if f == name {
-			return true
-		}
+// A QdiscOption is one parameter of a discipline as tc's grammar names
+// it, for package link/tc to read and write: its word, what follows the
+// word, the values tc takes, and how to get and set it in a Qdisc. Each
+// discipline registers its own (QdiscKind.Options).
+type QdiscOption struct {
+	// Word is tc's word for the option, a switch's word for on: "target",
+	// "ecn".
+	Word string
+	// Off is a switch's word for off: "noecn".
+	Off string
+	// Field names what the option sets, in Qdisc or its Params, as
+	// Validate's messages do: "Target".
+	Field string
+	// Value is what follows the word.
+	Value OptionValue
+	// Min and Max bound the values tc takes: whole numbers and sizes
+	// from Min to Max, times more than 0 and at most Max nanoseconds.
+	Min, Max int64
+	// Unit is the unit tc's messages give a whole number's range, if
+	// any: "bytes".
+	Unit string
+	// Why says why a time's Max is the most: "the longest CoDel's clock
+	// compares".
+	Why string
+	// Example is a value tc takes, for messages: "5ms".
+	Example string
+
+	get func(Qdisc) int64
+	set func(*Qdisc, int64)
+}
+
+// OptionValue is what follows an option's word in tc's grammar.
+type OptionValue uint8
+
+// The values an option takes.
+const (
+	// CountValue is a whole number, as tc's get_unsigned reads it: 1024,
+	// 0x400.
+	CountValue OptionValue = iota
+	// SizeValue is a number of bytes, as tc's get_size reads it: 32Mb,
+	// 512Kb, 1000000.
+	SizeValue
+	// TimeValue is a time with its unit, as tc's get_time reads it: 5ms,
+	// 500us.
+	TimeValue
+	// SwitchValue is no value: the word turns the option on, its Off word
+	// off (SwitchOn, SwitchOff).
+	SwitchValue
+)
+
+// A switch's values through Get and Set; 0 is unset.
+const (
+	SwitchOff = 1
+	SwitchOn  = 2
+)
+
+// Get returns the option's value in q, 0 when it is unset: a time in
+// nanoseconds, a switch's SwitchOff or SwitchOn.
+func (o QdiscOption) Get(q Qdisc) int64 { return o.get(q) }
+
+// Set sets the option's value in q to v, a value Get would return.
+func (o QdiscOption) Set(q *Qdisc, v int64) { o.set(q, v) }
+
+// limitOption is Qdisc.Limit in tc's grammar: limit PACKETS. Every
+// discipline that bounds its packets lists it among its options.
+var limitOption = QdiscOption{Word: "limit", Field: "Limit", Value: CountValue, Min: 1, Max: MaxQdiscLimit, Example: "1000",
+	get: func(q Qdisc) int64 { return int64(q.Limit) },
+	set: func(q *Qdisc, v int64) { q.Limit = int(v) }}
+
+// paramOption is o, a parameter held in params of type P, with its get
+// and set: field points into a P. An unset Params reads as P's zero
+// value, and a Set stores a P.
+func paramOption[P QdiscParams, V ~int | ~int64 | ~uint8](o QdiscOption, field func(*P) *V) QdiscOption {
+	o.get = func(q Qdisc) int64 {
+		p, _ := q.Params.(P)
+		return int64(*field(&p))
 	}
-	return false
+	o.set = func(q *Qdisc, v int64) {
+		p, _ := q.Params.(P)
+		*field(&p) = V(v)
+		q.Params = p
+	}
+	return o
 }

@@ -14,13 +14,16 @@ func TestQdiscValidate(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{Qdisc: Qdisc{Kind: FIFO, Target: 5}}, "link: Qdisc.Target is set, but fifo has no such parameter; it reads Limit, LimitBytes"},
-		{Config{Qdisc: Qdisc{Kind: CoDel, Flows: 5}}, "Qdisc.Flows is set, but codel has no such parameter; it reads Limit, Target, Interval, ECN"},
-		{Config{Qdisc: Qdisc{Kind: CoDel, LimitBytes: 3000}}, "Qdisc.LimitBytes is set, but codel has no such parameter"},
-		{Config{Qdisc: Qdisc{Kind: PFIFOHeadDrop, ECN: ECNOn}}, "Qdisc.ECN is set, but pfifo_head_drop has no such parameter; it reads Limit"},
+		{Config{Qdisc: Qdisc{Kind: FIFO, Params: CoDelParams{Target: 5}}}, "link: Qdisc.Params is link.CoDelParams, but fifo takes none; it reads Limit, LimitBytes"},
+		{Config{Qdisc: Qdisc{Kind: CoDel, Params: FQCoDelParams{Flows: 5}}},
+			"Qdisc.Params is link.FQCoDelParams, but codel takes link.CoDelParams (nil means its defaults); it reads Limit, Target, Interval, ECN"},
+		{Config{Qdisc: Qdisc{Kind: CoDel, LimitBytes: 3000}}, "Qdisc.LimitBytes is set, but codel has no such parameter; it reads Limit, Target, Interval, ECN"},
+		{Config{Qdisc: Qdisc{Kind: PFIFOHeadDrop, Params: CoDelParams{ECN: ECNOn}}}, "Qdisc.Params is link.CoDelParams, but pfifo_head_drop takes none; it reads Limit"},
+		{Config{Qdisc: Qdisc{Kind: FQCoDel, LimitBytes: 3000}}, "it reads Limit, Flows, Quantum, Target, Interval, MemoryLimit, ECN, DropBatch"},
 		{Config{Qdisc: Qdisc{Kind: 9}}, "Qdisc.Kind is 9; want one of fifo, codel, fq_codel, pfifo_head_drop"},
-		{Config{BtoA: &Config{Qdisc: Qdisc{Kind: FQCoDel, Target: -1}}}, "BtoA.Qdisc.Target is -1ns"},
-		{Config{Qdisc: Qdisc{Kind: FQCoDel, Quantum: 10}}, "Quantum is 10"},
+		{Config{BtoA: &Config{Qdisc: Qdisc{Kind: FQCoDel, Params: FQCoDelParams{CoDelParams: CoDelParams{Target: -1}}}}}, "BtoA.Qdisc.Target is -1ns"},
+		{Config{Qdisc: Qdisc{Kind: CoDel, Params: CoDelParams{ECN: 3}}}, "Qdisc.ECN is 3; want ECNDefault, ECNOff or ECNOn"},
+		{Config{Qdisc: Qdisc{Kind: FQCoDel, Params: FQCoDelParams{Quantum: 10}}}, "Quantum is 10"},
 		{Config{BtoA: &Config{Qdisc: Qdisc{LimitBytes: 1000}}}, "BtoA.Qdisc.LimitBytes is 1000; want at least the MTU (1500 bytes)"},
 	} {
 		err := c.cfg.Validate()
@@ -121,7 +124,8 @@ func TestWithDefaults(t *testing.T) {
 	if c.MTU != DefaultMTU || c.Qdisc != (Qdisc{Limit: DefaultQueuePackets, LimitBytes: 150000}) {
 		t.Errorf("a>b: MTU %d, qdisc %+v", c.MTU, c.Qdisc)
 	}
-	if b := c.BtoA; b.MTU != 0 || b.Qdisc.Quantum != DefaultMTU || b.Qdisc.Limit != DefaultFQCoDelLimit || b.Qdisc.ECN != ECNOn {
+	if b := c.BtoA; b.MTU != 0 || b.Qdisc.Params != (FQCoDelParams{CoDelParams{DefaultTarget, DefaultInterval, ECNOn}, DefaultFlows, DefaultMTU, DefaultMemoryLimit, DefaultDropBatch}) ||
+		b.Qdisc.Limit != DefaultFQCoDelLimit {
 		t.Errorf("b>a: MTU %d, qdisc %+v", b.MTU, b.Qdisc)
 	}
 	if err := c.Validate(); err != nil {

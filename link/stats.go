@@ -93,7 +93,7 @@ type DirStats struct {
 	Reordered  uint64
 
 	// ECNMarked counts the packets CoDel marked CE instead of dropping
-	// (Qdisc.ECN).
+	// (CoDelParams.ECN).
 	ECNMarked uint64
 
 	// Delayed-ACK stage. An ACK is held, then either released by the timer

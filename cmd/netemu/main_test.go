@@ -44,7 +44,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "nagle", "--nodelay", "maybe"}, "--nodelay"},
 		{[]string{"run", "bulk", "--rtt", "10ms,20ms"}, "use netemu sweep"},
 		{[]string{"reproduce", "extra"}, "unexpected argument"},
-		{[]string{"run", "bulk", "--qdisc", "sfq"}, `"sfq" is not one netemu has; want fifo, pfifo, bfifo, codel, fq_codel or pfifo_head_drop`},
+		{[]string{"run", "bulk", "--qdisc", "sfq"}, `"sfq" is not one netemu has; want fifo, pfifo, bfifo, codel, fq_codel`},
 		{[]string{"run", "bulk", "--qdisc", "codel", "--queue", "50"}, "--queue and --qdisc codel both bound the queue"},
 		{[]string{"run", "bulk", "--qdisc-down", "codel flows 3"}, `--qdisc-down "codel flows 3": codel: "flows" is not one of its options`},
 		{[]string{"run", "bulk", "--qdisc", "fifo,codel", "--rtt", "10ms,20ms"}, "--rtt has 2 values; use netemu sweep"},

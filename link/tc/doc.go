@@ -12,7 +12,9 @@
 //     direction back out of a Config.
 //   - ParseQdisc and ParseQueue read a queue discipline (pfifo, bfifo,
 //     pfifo_head_drop, codel, fq_codel with their parameters) into a
-//     Qdisc, a link.Qdisc written and read with tc's words.
+//     Qdisc, a link.Qdisc written and read with tc's words: those each
+//     discipline registers in link with its parameters
+//     (link.QdiscOption), so that a new one needs nothing here.
 //   - ParseRate, ParseSize and their Format counterparts read and write
 //     tc's units: 10mbit, 1.5gbit, 64kbps (bytes), 1500b, 64KiB.
 //

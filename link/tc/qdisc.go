@@ -47,24 +47,28 @@ func orList(words []string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
-// fieldOptions are tc's words for link.Qdisc's fields.
-var fieldOptions = map[string][]string{
-	"Limit": {"limit"}, "Target": {"target"}, "Interval": {"interval"}, "ECN": {"ecn", "noecn"}, "Flows": {"flows"},
-	"Quantum": {"quantum"}, "MemoryLimit": {"memory_limit"}, "DropBatch": {"drop_batch"},
-}
-
-// kindOptions are the options of kind k, in tc's order.
-func kindOptions(k link.QdiscKind) []string {
-	var opts []string
+// kindWords are the words of kind k's options, in the order its messages
+// list them (link.QdiscKind.Fields), a switch's word for on then off.
+func kindWords(k link.QdiscKind) []string {
+	var words []string
 	for _, f := range k.Fields() {
-		opts = append(opts, fieldOptions[f]...)
+		o, _ := optionOf(k, f)
+		words = append(words, o.Word)
+		if o.Off != "" {
+			words = append(words, o.Off)
+		}
 	}
-	return opts
+	return words
 }
 
-var qdiscExample = map[string]string{
-	"limit": "limit 1000", "flows": "flows 1024", "quantum": "quantum 1500", "drop_batch": "drop_batch 64",
-	"target": "target 5ms", "interval": "interval 100ms", "memory_limit": "memory_limit 32Mb",
+// optionOf returns kind k's option that sets the field called field.
+func optionOf(k link.QdiscKind, field string) (link.QdiscOption, bool) {
+	for _, o := range k.Options() {
+		if o.Field == field {
+			return o, true
+		}
+	}
+	return link.QdiscOption{}, false
 }
 
 // ParseQdisc reads a queue discipline in tc's grammar, what follows
@@ -78,15 +82,16 @@ var qdiscExample = map[string]string{
 //	         [interval TIME] [memory_limit BYTES] [ecn|noecn] [drop_batch SIZE]
 //	pfifo_head_drop [limit PACKETS]
 //
-// and any other discipline link registers, with the options of the
-// fields it reads. Options may come in any order, each once. Times need
-// a unit (5ms, 100ms, 500us), where tc reads a bare number as
-// microseconds; limit, flows, quantum and drop_batch are whole numbers
-// (C's 0x and 0 notations too); bfifo's limit and memory_limit are sizes
-// as tc writes them (32Mb, 4Mb, 512Kb, 1000000: k, m and g are binary,
-// kbit, mbit and gbit eighths of them). fifo is netemu's drop-tail queue
-// with the link's limits; pfifo and bfifo are the same queue with a limit
-// of their own. ce_threshold is not supported and says so.
+// and any other discipline link registers, with the options it registers
+// (link.QdiscKind.Options). Options may come in any order, each once.
+// Times need a unit (5ms, 100ms, 500us), where tc reads a bare number as
+// microseconds; whole numbers (limit, flows, quantum, drop_batch) may be
+// written in C's 0x and 0 notations too; sizes (bfifo's limit,
+// memory_limit) are written as tc writes them (32Mb, 4Mb, 512Kb, 1000000:
+// k, m and g are binary, kbit, mbit and gbit eighths of them). fifo is
+// netemu's drop-tail queue with the link's limits; pfifo and bfifo are
+// the same queue with a limit of its own. ce_threshold is not supported
+// and says so.
 func ParseQdisc(s string) (Qdisc, error) {
 	args := strings.Fields(s)
 	if len(args) == 0 {
@@ -110,144 +115,159 @@ func ParseQdisc(s string) (Qdisc, error) {
 	if q.Kind == q.Kind.Count() {
 		return Qdisc{}, fmt.Errorf("qdisc %q is not one netemu has; want %s, like fq_codel or codel target 5ms", args[0], orList(qdiscNames()))
 	}
-	opts := kindOptions(q.Kind)
+	name := q.Kind.String()
 	seen := map[string]bool{}
 	for i := 1; i < len(args); i++ {
 		word := args[i]
-		opt := word
-		if word == "noecn" {
-			opt = "ecn"
-		}
-		if !contains(opts, opt) {
+		o, ok := wordOf(q.Kind, word)
+		if !ok {
 			if word == "ce_threshold" || word == "ce_threshold_selector" {
-				return Qdisc{}, fmt.Errorf("qdisc %s: %s is not supported; netemu's CoDel marks only in place of a drop (ecn)", q.Kind, word)
+				return Qdisc{}, fmt.Errorf("qdisc %s: %s is not supported; netemu's CoDel marks only in place of a drop (ecn)", name, word)
 			}
-			return Qdisc{}, fmt.Errorf("qdisc %s: %q is not one of its options; want %s", q.Kind, word, strings.Join(opts, ", "))
+			return Qdisc{}, fmt.Errorf("qdisc %s: %q is not one of its options; want %s", name, word, strings.Join(kindWords(q.Kind), ", "))
 		}
-		if seen[opt] {
-			return Qdisc{}, fmt.Errorf("qdisc %s: %s is given twice; give each option once", q.Kind, opt)
+		if seen[o.Word] {
+			return Qdisc{}, fmt.Errorf("qdisc %s: %s is given twice; give each option once", name, o.Word)
 		}
-		seen[opt] = true
-		if opt == "ecn" {
-			q.ECN = link.ECNOn
-			if word == "noecn" {
-				q.ECN = link.ECNOff
+		seen[o.Word] = true
+		var v int64
+		switch {
+		case o.Value == link.SwitchValue && word == o.Off:
+			v = link.SwitchOff
+		case o.Value == link.SwitchValue:
+			v = link.SwitchOn
+		case i+1 >= len(args):
+			return Qdisc{}, fmt.Errorf("qdisc %s: %s needs a value, like %s", name, word, example(o))
+		default:
+			i++
+			var err error
+			if v, err = parseValue(name, o, args[i]); err != nil {
+				return Qdisc{}, err
 			}
-			continue
 		}
-		if i+1 >= len(args) {
-			return Qdisc{}, fmt.Errorf("qdisc %s: %s needs a value, like %s", q.Kind, word, qdiscExample[word])
-		}
-		i++
-		if err := q.set(opt, args[i]); err != nil {
-			return Qdisc{}, err
-		}
+		o.Set((*link.Qdisc)(&q), v)
 	}
 	return q, nil
 }
 
-// set reads option opt's value v into q.
-func (q *Qdisc) set(opt, v string) error {
-	var err error
-	switch opt {
-	case "limit":
-		q.Limit, err = qdiscCount(q.Kind, opt, v, link.MaxQdiscLimit)
-	case "flows":
-		q.Flows, err = qdiscCount(q.Kind, opt, v, link.MaxFlows)
-	case "quantum":
-		q.Quantum, err = qdiscCount(q.Kind, opt, v, link.MaxQuantum)
-		if err == nil && q.Quantum < link.MinQuantum || err != nil && strings.Contains(err.Error(), "out of range") {
-			err = fmt.Errorf("qdisc %s: quantum %q is out of range; want %d to %d bytes, like quantum 1500", q.Kind, v, link.MinQuantum, link.MaxQuantum)
+// wordOf returns kind k's option that word names: its word, or a
+// switch's word for off.
+func wordOf(k link.QdiscKind, word string) (link.QdiscOption, bool) {
+	for _, o := range k.Options() {
+		if o.Word == word || o.Off == word {
+			return o, true
 		}
-	case "drop_batch":
-		q.DropBatch, err = qdiscCount(q.Kind, opt, v, link.MaxQdiscLimit)
-	case "target":
-		q.Target, err = qdiscTime(q.Kind, opt, v)
-	case "interval":
-		q.Interval, err = qdiscTime(q.Kind, opt, v)
-	case "memory_limit":
-		q.MemoryLimit, err = qdiscBytes(q.Kind.String(), opt, v, link.MaxMemoryLimit, "2Gb", "memory_limit 32Mb")
 	}
-	return err
+	return link.QdiscOption{}, false
 }
 
-// parseFIFO reads pfifo [limit PACKETS] or bfifo [limit BYTES].
+// example is option o with a value, for messages: limit 1000.
+func example(o link.QdiscOption) string { return o.Word + " " + o.Example }
+
+// parseValue reads v, the value of option o of the qdisc called name.
+func parseValue(name string, o link.QdiscOption, v string) (int64, error) {
+	switch o.Value {
+	case link.SizeValue:
+		return qdiscBytes(name, o.Word, v, o.Min, o.Max, sizeBound(o.Max), example(o))
+	case link.TimeValue:
+		return qdiscTime(name, o, v)
+	}
+	return qdiscCount(name, o, v)
+}
+
+// parseFIFO reads pfifo [limit PACKETS] or bfifo [limit BYTES], the
+// FIFO's options Limit and LimitBytes.
 func parseFIFO(args []string) (Qdisc, error) {
-	name := args[0]
+	name, field := args[0], "Limit"
+	if name == "bfifo" {
+		field = "LimitBytes"
+	}
+	o, _ := optionOf(link.FIFO, field)
+	like := name + " " + example(o)
 	switch {
 	case len(args) == 1:
 		return Qdisc{}, nil
 	case args[1] != "limit":
 		return Qdisc{}, fmt.Errorf("qdisc %s: %q is not one of its options; want limit", name, args[1])
 	case len(args) == 2:
-		return Qdisc{}, fmt.Errorf("qdisc %s: limit needs a value, like %s", name, fifoExample[name])
+		return Qdisc{}, fmt.Errorf("qdisc %s: limit needs a value, like %s", name, like)
 	case len(args) > 3:
-		return Qdisc{}, fmt.Errorf("qdisc %s: %q follows its limit; it takes limit only, like %s", name, strings.Join(args[3:], " "), fifoExample[name])
+		return Qdisc{}, fmt.Errorf("qdisc %s: %q follows its limit; it takes limit only, like %s", name, strings.Join(args[3:], " "), like)
 	}
-	var q Qdisc
+	var v int64
 	var err error
 	if name == "pfifo" {
-		q.Limit, err = qdiscCount(link.FIFO, "limit", args[2], link.MaxQdiscLimit)
-		if err != nil {
-			err = fmt.Errorf("qdisc pfifo: %s", strings.TrimPrefix(err.Error(), "qdisc fifo: "))
-		}
+		v, err = qdiscCount(name, o, args[2])
 	} else {
-		q.LimitBytes, err = qdiscBytes(name, "limit", args[2], maxFIFOBytes, strconv.Itoa(maxFIFOBytes)+" bytes", fifoExample[name])
+		hi := min(o.Max, maxInt) // an int holds it
+		v, err = qdiscBytes(name, "limit", args[2], o.Min, hi, strconv.FormatInt(hi, 10)+" bytes", like)
 	}
-	return q, err
+	if err != nil {
+		return Qdisc{}, err
+	}
+	var q Qdisc
+	o.Set((*link.Qdisc)(&q), v)
+	return q, nil
 }
 
-var fifoExample = map[string]string{"pfifo": "pfifo limit 1000", "bfifo": "bfifo limit 150000"}
-
-// maxFIFOBytes is the largest byte limit bfifo takes: tc's 32 bits, or
+// maxInt is the largest int: bfifo's limit is at most tc's 32 bits, or
 // fewer where an int is smaller.
-const maxFIFOBytes = min(1<<32-1, int(^uint(0)>>1))
+const maxInt = int64(^uint(0) >> 1)
 
-func contains(list []string, s string) bool {
-	for _, w := range list {
-		if w == s {
-			return true
-		}
-	}
-	return false
-}
-
-// qdiscCount reads a whole number from 1 to max as tc's get_unsigned does.
-func qdiscCount(k link.QdiscKind, opt, v string, max int) (int, error) {
+// qdiscCount reads a whole number, option o's value, as tc's
+// get_unsigned does.
+func qdiscCount(name string, o link.QdiscOption, v string) (int64, error) {
 	n, ok := cUint(v, 0)
 	if !ok || strings.HasPrefix(v, "-") {
-		return 0, fmt.Errorf("qdisc %s: %s %q is not a whole number; write it like %s", k, opt, v, qdiscExample[opt])
+		return 0, fmt.Errorf("qdisc %s: %s %q is not a whole number; write it like %s", name, o.Word, v, example(o))
 	}
-	if n < 1 || n > uint64(max) {
-		return 0, fmt.Errorf("qdisc %s: %s %q is out of range; want 1 to %d, like %s", k, opt, v, max, qdiscExample[opt])
+	if n < uint64(o.Min) || n > uint64(o.Max) {
+		unit := ""
+		if o.Unit != "" {
+			unit = " " + o.Unit
+		}
+		return 0, fmt.Errorf("qdisc %s: %s %q is out of range; want %d to %d%s, like %s", name, o.Word, v, o.Min, o.Max, unit, example(o))
 	}
-	return int(n), nil
+	return int64(n), nil
 }
 
-// qdiscBytes reads a size as tc's get_size does, from 1 byte to max.
-func qdiscBytes(name, opt, v string, max int, maxText, example string) (int, error) {
+// qdiscBytes reads a size as tc's get_size does, from lo to hi bytes;
+// hiText writes hi for messages.
+func qdiscBytes(name, opt, v string, lo, hi int64, hiText, example string) (int64, error) {
 	b, ok := tcSize(asciiLower(v))
 	switch {
 	case !ok || b != b:
 		return 0, fmt.Errorf("qdisc %s: %s %q is not a size; write it like 32Mb, 512Kb or 1000000 (bytes)", name, opt, v)
-	case b < 1 || b > float64(max):
-		return 0, fmt.Errorf("qdisc %s: %s %q is out of range; want 1 byte to %s, like %s", name, opt, v, maxText, example)
+	case b < float64(lo) || b > float64(hi):
+		loText := "1 byte"
+		if lo != 1 {
+			loText = sizeBound(lo)
+		}
+		return 0, fmt.Errorf("qdisc %s: %s %q is out of range; want %s to %s, like %s", name, opt, v, loText, hiText, example)
 	}
-	return int(b), nil
+	return int64(b), nil
 }
 
-// qdiscTime reads a time as tc's get_time does, with a unit required,
-// more than 0 and at most link.MaxCoDelTime.
-func qdiscTime(k link.QdiscKind, opt, v string) (time.Duration, error) {
+// sizeBound writes a size option's bound for messages: 2Gb, 32Mb, 1000.
+func sizeBound(n int64) string {
+	if n >= 1<<30 && n%(1<<30) == 0 {
+		return strconv.FormatInt(n>>30, 10) + "Gb"
+	}
+	return tcSizeString(int(n))
+}
+
+// qdiscTime reads a time, option o's value, as tc's get_time does, with
+// a unit required, more than 0 and at most o.Max.
+func qdiscTime(name string, o link.QdiscOption, v string) (int64, error) {
 	p := &netemParser{args: []string{v}}
-	d, err := p.time(opt, link.MaxCoDelTime, "the longest CoDel's clock compares")
+	d, err := p.time(o.Word, time.Duration(o.Max), o.Why)
 	if err != nil {
-		return 0, fmt.Errorf("qdisc %s: %s", k, strings.TrimPrefix(err.Error(), "netem: "))
+		return 0, fmt.Errorf("qdisc %s: %s", name, strings.TrimPrefix(err.Error(), "netem: "))
 	}
 	if d <= 0 {
-		return 0, fmt.Errorf("qdisc %s: %s %q would be no time at all; want more than 0, like %s", k, opt, v, qdiscExample[opt])
+		return 0, fmt.Errorf("qdisc %s: %s %q would be no time at all; want more than 0, like %s", name, o.Word, v, example(o))
 	}
-	return d, nil
+	return int64(d), nil
 }
 
 // tcSize reads a size as tc's get_size does: a number, with an optional
@@ -272,7 +292,8 @@ func tcSize(t string) (float64, bool) {
 }
 
 // String writes q in tc's grammar, each option only when it is set (not
-// zero), in tc's own "qdisc show" order, so that ParseQdisc reads q back
+// zero), in tc's own "qdisc show" order (the order of the discipline's
+// options, link.QdiscKind.Options), so that ParseQdisc reads q back
 // exactly:
 //
 //	fifo
@@ -294,35 +315,31 @@ func (q Qdisc) String() string {
 		return "fifo"
 	}
 	w := []string{q.Kind.String()}
-	add := func(s ...string) { w = append(w, s...) }
-	if q.Flows != 0 {
-		add("flows", strconv.Itoa(q.Flows))
-	}
-	if q.Quantum != 0 {
-		add("quantum", strconv.Itoa(q.Quantum))
-	}
-	if q.Target != 0 {
-		add("target", netemTime(q.Target))
-	}
-	if q.Interval != 0 {
-		add("interval", netemTime(q.Interval))
-	}
-	if q.Limit != 0 {
-		add("limit", strconv.Itoa(q.Limit))
-	}
-	if q.MemoryLimit != 0 {
-		add("memory_limit", tcSizeString(q.MemoryLimit))
-	}
-	switch q.ECN {
-	case link.ECNOn:
-		add("ecn")
-	case link.ECNOff:
-		add("noecn")
-	}
-	if q.DropBatch != 0 {
-		add("drop_batch", strconv.Itoa(q.DropBatch))
+	for _, o := range q.Kind.Options() {
+		if v := o.Get(link.Qdisc(q)); v != 0 {
+			w = append(w, formatOption(o, v)...)
+		}
 	}
 	return strings.Join(w, " ")
+}
+
+// formatOption writes option o with its value v, not 0, as tc does.
+func formatOption(o link.QdiscOption, v int64) []string {
+	switch o.Value {
+	case link.SwitchValue:
+		switch v {
+		case link.SwitchOn:
+			return []string{o.Word}
+		case link.SwitchOff:
+			return []string{o.Off}
+		}
+		return nil
+	case link.SizeValue:
+		return []string{o.Word, tcSizeString(int(v))}
+	case link.TimeValue:
+		return []string{o.Word, netemTime(time.Duration(v))}
+	}
+	return []string{o.Word, strconv.FormatInt(v, 10)}
 }
 
 // tcSizeString writes n bytes as tc prints sizes, exactly: 32Mb, 512Kb,
