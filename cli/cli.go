@@ -29,11 +29,9 @@ func Usagef(format string, args ...any) error {
 	return &UsageError{fmt.Sprintf(format, args...)}
 }
 
-
 // MaxCells bounds a sweep's cells (experiment.MaxCells), counted before
 // any is built.
 const MaxCells = experiment.MaxCells
-
 
 // AvailableCPUs is the number of CPUs this process may use (the
 // cgroup's limit in a container), the default number of a sweep's

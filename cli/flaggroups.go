@@ -173,6 +173,10 @@ var (
 	}}
 
 	// Groups are every group, in help's order.
+	// LinkRunGroups are the groups of a command that runs cases or a
+	// link of its own: all but the sweep's.
+	LinkRunGroups = []*Group{&LinkGroup, &ImpairGroup, &OutputGroup, &KernelGroup}
+
 	Groups = []*Group{&LinkGroup, &ImpairGroup, &OutputGroup, &SweepGroup, &KernelGroup}
 )
 

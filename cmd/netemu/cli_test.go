@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/gopacket/pcapgo"
+	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -137,7 +138,7 @@ func TestNotes(t *testing.T) {
 		{[]string{"run", "bulk", "--size", "100KB", "--netem", "loss 1%"}, []string{"give no delay and no rate: the link keeps netemu's --rtt 50ms and --rate 10mbit"}},
 		{[]string{"run", "bulk", "--size", "100KB", "--netem", "loss 1%", "--rtt", "20ms", "--rate", "0"}, nil},
 		{[]string{"run", "bulk", "--size", "100KB", "--netem-up", "rate 1mbit delay 5ms", "--netem-down", "rate 20mbit delay 30ms"}, nil},
-		{[]string{"sweep", "bulk", "--size", "100KB", "--rtt", "10ms,20ms", "--jobs", itoa(availableCPUs() + 1)}, []string{"is more than the " + itoa(availableCPUs()) + " CPUs this process may use", "no faster"}},
+		{[]string{"sweep", "bulk", "--size", "100KB", "--rtt", "10ms,20ms", "--jobs", itoa(cli.AvailableCPUs() + 1)}, []string{"is more than the " + itoa(cli.AvailableCPUs()) + " CPUs this process may use", "no faster"}},
 	} {
 		code, _, errOut := runNetemu(c.args...)
 		if code != 0 {

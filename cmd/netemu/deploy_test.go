@@ -157,7 +157,7 @@ func TestKubernetesManifests(t *testing.T) {
 	// environment.
 	study := filepath.Join(t.TempDir(), "study.yaml")
 	os.WriteFile(study, []byte(cm.Data["study.yaml"]), 0o644)
-	if _, err := planSweep(context.Background(), &sweepCmd.Command, []string{"--spec", study}); err != nil {
+	if _, err := cli.PlanSweep(context.Background(), &sweepCmd.Command, []string{"--spec", study}); err != nil {
 		t.Errorf("job.yaml's study: %v", err)
 	}
 	t.Setenv("JOB_COMPLETIONS", env["JOB_COMPLETIONS"])

@@ -83,5 +83,3 @@ func workloadHelp(k workloads.Kind, w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
-
-

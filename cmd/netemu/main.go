@@ -57,8 +57,8 @@ func main() {
 	if kernel.IsShellInit() {
 		os.Exit(kernel.ShellInit()) // netemu shell's command, under it (kernel.RunInClient)
 	}
-	if isWorker() {
-		os.Exit(workerMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, nil))
+	if cli.IsWorker() {
+		os.Exit(cli.WorkerMain(&sweepCmd.Command, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, nil))
 	}
 	// Kernel mode without root: where the machine allows it, run again
 	// inside a user namespace of our own, where we are root.
@@ -76,24 +76,11 @@ func main() {
 	// is cut short (stop.go).
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	code := runStoppable(func(ctx context.Context) int {
+	code := cli.RunStoppable(func(ctx context.Context) int {
 		return run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	}, sigs, os.Stderr, stopLimit)
+	}, sigs, os.Stderr, cli.StopLimit)
 	signal.Stop(sigs)
 	os.Exit(code)
-}
-
-// signalError ends a run that a signal interrupted.
-type signalError struct{ sig os.Signal }
-
-func (e *signalError) Error() string { return "interrupted by " + e.sig.String() }
-
-// exitStatus is the shell's status for the signal: 128 + its number.
-func (e *signalError) exitStatus() int {
-	if s, ok := e.sig.(syscall.Signal); ok {
-		return 128 + int(s)
-	}
-	return 130
 }
 
 // wantsKernel reports whether the command line runs kernel mode.
@@ -149,10 +136,10 @@ func exitStatus(ctx context.Context, err error, stderr io.Writer) int {
 		}
 		return ee.code
 	}
-	var se *signalError
+	var se *cli.SignalError
 	if errors.As(context.Cause(ctx), &se) {
 		fmt.Fprintf(stderr, "netemu: %v; files written so far are complete\n", se)
-		return se.exitStatus()
+		return se.ExitStatus()
 	}
 	if err == nil {
 		return 0
@@ -173,6 +160,9 @@ type checkedWriter struct {
 	err error
 }
 
+// WriteErr is the first error of a write through c, nil if none.
+func (c *checkedWriter) WriteErr() error { return c.err }
+
 func (c *checkedWriter) Write(p []byte) (int, error) {
 	if c.err != nil {
 		return 0, c.err
@@ -180,16 +170,6 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.err = err
 	return n, err
-}
-
-// writeFailed returns the error of an earlier write to w, when w is the
-// command's checked stdout and a write to it failed: a command of many
-// runs stops there instead of measuring what it cannot print.
-func writeFailed(w io.Writer) error {
-	if c, ok := w.(*checkedWriter); ok {
-		return c.err
-	}
-	return nil
 }
 
 // lookup is the command args name first; nil for none.

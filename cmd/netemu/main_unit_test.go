@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
 )
@@ -22,7 +23,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(testAsNetemuEnv) != "" || kernel.IsShellInit() {
 		main() // the test binary as netemu itself, for tests that signal it
 	}
-	if isWorker() {
+	if cli.IsWorker() {
 		var fail, crash int
 		_, ferr := fmt.Sscan(os.Getenv(testFailEnv), &fail)
 		_, cerr := fmt.Sscan(os.Getenv(testCrashEnv), &crash)
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) {
 			}
 			return nil
 		}
-		os.Exit(workerMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, fault))
+		os.Exit(cli.WorkerMain(&sweepCmd.Command, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, fault))
 	}
 	code := m.Run()
 	if built.dir != "" {

@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/netemu/netemu/cli"
-	"github.com/netemu/netemu/experiment"
 )
 
 var mergeCmd = command{Command: cli.Command{Name: "merge"}, synopsis: "[--json] [--plot FILE] part-*.jsonl",
@@ -24,7 +20,7 @@ var mergeCmd = command{Command: cli.Command{Name: "merge"}, synopsis: "[--json] 
 // --plot. Parts of different studies, a part missing, given twice or
 // unfinished are refused.
 func cmdMerge(ctx context.Context, cmd *cli.Command, args []string, w, stderr io.Writer) error {
-	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
+	fs := flag.NewFlagSet(cmd.Name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	json := fs.Bool("json", false, "one JSON object per run and a summary per cell, as sweep --json")
 	plot := fs.String("plot", "", "draw the sweep to this .svg or .png file, as sweep --plot")
@@ -40,40 +36,5 @@ func cmdMerge(ctx context.Context, cmd *cli.Command, args []string, w, stderr io
 	if len(files) == 0 {
 		return usagef("merge: which files? give the --out files of a sweep's shards: netemu merge part-*.jsonl")
 	}
-	h, ocs, err := experiment.MergeResults(ctx, files)
-	var mismatch *experiment.StudyMismatchError
-	var ie *experiment.InputError
-	switch {
-	case errors.As(err, &mismatch):
-		return usagef("merge: %v, %s", err, mismatch.Got.Difference(mismatch.Want, cli.IsSwitch))
-	case errors.As(err, &ie):
-		return usagef("merge: %v", err)
-	case err != nil && ctx.Err() != nil:
-		return err
-	case err != nil:
-		return fmt.Errorf("merge: %w", err)
-	}
-	margs := append([]string{}, h.Args...)
-	if *json {
-		margs = append(margs, "--json")
-	}
-	if *plot != "" {
-		margs = append(margs, "--plot", *plot)
-	}
-	s, err := planSweep(ctx, &sweepCmd.Command, margs)
-	if err != nil {
-		return usagef("merge: the parts' sweep %q: %v", strings.Join(h.Args, " "), err)
-	}
-	s.Study.Study, s.Study.StudySHA256 = h.Study, h.StudySHA256
-	if err := s.CheckMerged(ocs); err != nil {
-		return usagef("merge: %v", err)
-	}
-	defer s.o.Announce(stderr)
-	out := s.newOutput(w, stderr)
-	for _, oc := range ocs {
-		if err := out.Add(oc); err != nil {
-			return err
-		}
-	}
-	return s.finish(out)
+	return cli.Merge(ctx, &sweepCmd.Command, files, *json, *plot, w, stderr)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/netemu/netemu/cli"
 )
 
 // runOK runs netemu and fails the test unless it exits 0.
@@ -223,7 +225,7 @@ func TestMergeInterrupted(t *testing.T) {
 	part := filepath.Join(t.TempDir(), "p.jsonl")
 	runOK(t, sweepArgs("--out", part)...)
 	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(&signalError{syscall.SIGTERM})
+	cancel(&cli.SignalError{Sig: syscall.SIGTERM})
 	var o, e strings.Builder
 	if code := run(ctx, []string{"merge", part}, &o, &e); code != 128+int(syscall.SIGTERM) || o.Len() != 0 {
 		t.Errorf("merge, interrupted: exit %d, stdout %q, stderr %q; want %d and no output", code, o.String(), e.String(), 128+int(syscall.SIGTERM))

@@ -120,4 +120,3 @@ func TestProgressOnATerminal(t *testing.T) {
 		}
 	})
 }
-

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -23,7 +22,7 @@ import (
 	"github.com/netemu/netemu/proxy"
 )
 
-var proxyCmd = command{Command: cli.Command{Name: "proxy", Rules: cli.Rules{Groups: []*cli.Group{&cli.LinkGroup, &cli.ImpairGroup, &cli.OutputGroup, &cli.KernelGroup}, Hidden: []string{"clock"}, Refuse: map[string]string{
+var proxyCmd = command{Command: cli.Command{Name: "proxy", Rules: cli.Rules{Groups: cli.LinkRunGroups, Hidden: []string{"clock"}, Refuse: map[string]string{
 	"backend":   "the proxy runs the emulated stacks; for programs' own TCP across the link, see netemu shell",
 	"link":      "it picks the kernel backend's link",
 	"plot":      "the proxy draws no figure; --timeline writes its data",
@@ -60,14 +59,14 @@ type proxyCommand struct {
 // run is netemu proxy with args, its output on w and stderr.
 func (pc proxyCommand) run(ctx context.Context, cmd *cli.Command, args []string, w, stderr io.Writer) error {
 	// Connections report their failures from their own goroutines.
-	stderr = &lockedWriter{w: stderr}
+	stderr = cli.NewLockedWriter(stderr)
 	o := cli.NewOptions(ctx)
 	fs := cli.NewFlagSet(cmd, o)
 	po := proxyFlags(fs)
 	if err := o.Parse(fs, args); err != nil {
 		return err
 	}
-	allowStop(ctx, po.grace) // the drain's, after the first interrupt
+	cli.AllowStop(ctx, po.grace) // the drain's, after the first interrupt
 	if fs.NArg() > 0 {
 		return usagef("proxy: unexpected argument %q; flags look like --forward 127.0.0.1:8080=127.0.0.1:80", fs.Arg(0))
 	}
@@ -184,7 +183,7 @@ func (pc proxyCommand) newProxy(n *emu.Net, asJSON bool, po *proxyOptions, c exp
 	cfg.Forwards, cfg.SOCKS5, cfg.Allow, cfg.Observe = po.forwards, po.socks, po.allow, c.Observe
 	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "netemu proxy: "+format+"\n", args...) }
 	if asJSON {
-		enc := json.NewEncoder(&lockedWriter{w: w})
+		enc := json.NewEncoder(cli.NewLockedWriter(w))
 		cfg.OnEnd = func(r proxy.Record) { enc.Encode(r) }
 	}
 	p, err := proxy.New(n, cfg)
@@ -230,7 +229,7 @@ func drainProxy(ctx context.Context, p *proxy.Proxy, sigs <-chan os.Signal, grac
 	go func() {
 		// When a signal ended the context, that signal came here too.
 		need := 1
-		var se *signalError
+		var se *cli.SignalError
 		if errors.As(context.Cause(ctx), &se) {
 			need = 2
 		}
@@ -252,9 +251,9 @@ func drainProxy(ctx context.Context, p *proxy.Proxy, sigs <-chan os.Signal, grac
 // once ctx is done: an interrupt is how it stops, so the status says so
 // (130 for SIGINT), without the line of a run cut short; nil otherwise.
 func interrupted(ctx context.Context) error {
-	var se *signalError
+	var se *cli.SignalError
 	if errors.As(context.Cause(ctx), &se) {
-		return &exitError{code: se.exitStatus()}
+		return &exitError{code: se.ExitStatus()}
 	}
 	return nil
 }
@@ -355,17 +354,4 @@ func proxyHelp(c *cli.Command) string {
 	b.WriteString("\nWho can use it: the listeners have no authentication. A port alone (8080,\n:8080) listens on loopback; another address (0.0.0.0:8080) is reachable by\nwhoever reaches this machine, and the proxy warns. SOCKS5 and CONNECT reach\nloopback only, unless --allow says more.\n")
 	b.WriteString("\nEvery connection takes one of the emulated client host's 49,536 ephemeral ports\n(16000 to 65535), held for 60 s of TIME_WAIT after it closes: past about 49,500\nconnections a minute, new ones fail with \"no ports are available\".\n")
 	return b.String() + cli.FlagHelp(c)
-}
-
-// lockedWriter serializes writes from several goroutines: the proxy's
-// connections' failure lines, the sweep workers' stderr.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/internal/soak"
 )
 
@@ -131,7 +132,7 @@ func TestProxyCarriesAndSummarizes(t *testing.T) {
 		t.Fatalf("read %q, %v; want hello", b, err)
 	}
 	time.Sleep(50 * time.Millisecond) // the record is filed
-	cancel(&signalError{os.Interrupt})
+	cancel(&cli.SignalError{Sig: os.Interrupt})
 	code, stdout, stderr := wait()
 	if code != 130 || strings.Contains(stderr, "interrupted") || !strings.Contains(stderr, "netemu proxy: the link: ") {
 		t.Errorf("exit %d, stderr %q; want 130 (stopped by an interrupt), the link's summary and no line of a run cut short", code, stderr)
@@ -160,7 +161,7 @@ func TestProxySecondInterrupt(t *testing.T) {
 	c.Read(make([]byte, 1))
 	// The first interrupt: main cancels the context, and the signal
 	// reaches the proxy's channel too.
-	cancel(&signalError{os.Interrupt})
+	cancel(&cli.SignalError{Sig: os.Interrupt})
 	sigs <- os.Interrupt
 	done := make(chan struct{})
 	var code int
@@ -198,7 +199,7 @@ func TestProxyListenScope(t *testing.T) {
 		{[]string{"--socks5", "0.0.0.0:0"}, "SOCKS5 and HTTP CONNECT on 0.0.0.0:", true},
 	} {
 		ctx, cancel := context.WithCancelCause(context.Background())
-		cancel(&signalError{os.Interrupt}) // it lists its listeners, then stops
+		cancel(&cli.SignalError{Sig: os.Interrupt}) // it lists its listeners, then stops
 		code, _, stderr := proxyRun(ctx, nil, c.args...)()
 		if code != 130 || !strings.Contains(stderr, c.listen) {
 			t.Errorf("proxy %q: exit %d, stderr %q; want it to listen as %q", c.args, code, stderr, c.listen)
@@ -212,7 +213,7 @@ func TestProxyListenScope(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	wait := proxyRun(ctx, nil, "--forward", ":"+port+"="+echoUpstream(t))
 	dialRetry(t, "127.0.0.1:"+port).Close()
-	cancel(&signalError{os.Interrupt})
+	cancel(&cli.SignalError{Sig: os.Interrupt})
 	if code, _, stderr := wait(); code != 130 || !strings.Contains(stderr, "netemu proxy: 127.0.0.1:"+port+" → ") || strings.Contains(stderr, "warning") {
 		t.Errorf("proxy --forward :%s=…: exit %d, stderr %q; want it on 127.0.0.1:%s, without a warning", port, code, stderr, port)
 	}
@@ -288,7 +289,7 @@ func TestProxyRetransmitTotalsAgree(t *testing.T) {
 					t.Error(err)
 				}
 			}
-			cancel(&signalError{os.Interrupt})
+			cancel(&cli.SignalError{Sig: os.Interrupt})
 			code, stdout, stderr := wait()
 			if code != 130 {
 				t.Fatalf("exit %d, stderr %q; want 130", code, stderr)

@@ -11,7 +11,7 @@ import (
 	"github.com/netemu/netemu/experiment"
 )
 
-var runCmd = command{Command: cli.Command{Name: "run", Rules: cli.Rules{Groups: []*cli.Group{&cli.LinkGroup, &cli.ImpairGroup, &cli.OutputGroup, &cli.KernelGroup}}},
+var runCmd = command{Command: cli.Command{Name: "run", Rules: cli.Rules{Groups: cli.LinkRunGroups}},
 	synopsis: "<workload> [flags]", about: "run one experiment", example: "netemu run bulk --rtt 100ms --rate 10mbit --loss 1%", run: cmdRun}
 
 // cmdRun measures each case (one, or one per workload variant), then

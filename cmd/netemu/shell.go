@@ -21,7 +21,7 @@ import (
 	"github.com/netemu/netemu/tcpstack"
 )
 
-var shellCmd = command{Command: cli.Command{Name: "shell", Rules: cli.Rules{Groups: []*cli.Group{&cli.LinkGroup, &cli.ImpairGroup, &cli.OutputGroup, &cli.KernelGroup}, Hidden: []string{"clock"}, Refuse: map[string]string{
+var shellCmd = command{Command: cli.Command{Name: "shell", Rules: cli.Rules{Groups: cli.LinkRunGroups, Hidden: []string{"clock"}, Refuse: map[string]string{
 	"backend":   "the command's own kernel TCP crosses the link",
 	"delack":    "kernel TCP delays its own ACKs",
 	"tcp":       "the command's own kernel TCP crosses the link",
@@ -91,7 +91,7 @@ func runShell(ctx context.Context, n *kernel.Net, sh kernel.Shell, watch *experi
 	sigs, stop := kernel.CatchSignals()
 	defer stop()
 	sh.Signals = sigs
-	release := holdStop(ctx) // the program's signals, until it ends
+	release := cli.HoldStop(ctx) // the program's signals, until it ends
 	if ctx.Err() != nil {
 		// A signal came first: the program never starts.
 		release()
@@ -289,7 +289,7 @@ func shellHelp(c *cli.Command) string {
 	b.WriteString("own), sysctls and /sys (read-only): it has no capabilities and no_new_privs,\n")
 	b.WriteString("so no setuid program gives any back.\n")
 	b.WriteString("\nShell flags (the link's flags below apply; --clock is real, --delack is kernel TCP's own):\n")
-	fs := flag.NewFlagSet("shell", flag.ContinueOnError)
+	fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
 	shellFlags(fs)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fs.VisitAll(func(f *flag.Flag) {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/netemu/netemu/cli"
 )
 
 const testStudy = `# bulk over lossy paths
@@ -132,7 +134,7 @@ func TestCellsCapped(t *testing.T) {
 	}
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.yaml")
-	os.WriteFile(big, []byte("workload: bulk\nrtt: ["+many(maxCells+1, "ms")+"]\n"), 0o644)
+	os.WriteFile(big, []byte("workload: bulk\nrtt: ["+many(cli.MaxCells+1, "ms")+"]\n"), 0o644)
 	huge := filepath.Join(dir, "huge.yaml") // 4.5 MB, over the bound
 	os.WriteFile(huge, []byte("workload: bulk\nrtt: ["+strings.Repeat("100ms,", 750_000)+"1ms]\n"), 0o644)
 	for _, c := range []struct {
@@ -140,7 +142,7 @@ func TestCellsCapped(t *testing.T) {
 		want string
 	}{
 		{[]string{"sweep", "bulk", "--rtt", many(3000, "ms"), "--queue", many(3000, ""), "--rate", many(3000, "mbit")}, "--rtt 3000 × --rate 3000 × --queue 3000 make more than 100000 cells"},
-		{[]string{"sweep", "bulk", "--rtt", many(maxCells+1, "ms")}, "100001 values; a sweep has at most 100000 cells"},
+		{[]string{"sweep", "bulk", "--rtt", many(cli.MaxCells+1, "ms")}, "100001 values; a sweep has at most 100000 cells"},
 		{[]string{"sweep", "--spec", big}, "big.yaml:2: rtt: 100001 values"},
 		{[]string{"sweep", "--spec", huge}, "longer than 4 MiB"},
 		{[]string{"sweep", "bulk", "--rtt", many(11, "ms"), "--seeds", "1-100000"}, "is 1100000 runs; want at most 1000000"},

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"testing"
+
+	"github.com/netemu/netemu/cli"
 )
 
 // BenchmarkSweepJobs runs one sweep of 48 runs (12 cells × 4 seeds of
@@ -19,7 +21,7 @@ func BenchmarkSweepJobs(b *testing.B) {
 	args := []string{"sweep", "bulk", "--rtt", "10ms,50ms", "--rate", "5mbit,10mbit,50mbit", "--loss", "0,1%", "--seeds", "1-4"}
 	const runs = 2 * 3 * 2 * 4
 	for _, jobs := range []int{1, 2, 4, 8, 16, 32, 64} {
-		if jobs > 2 && jobs > 2*availableCPUs() {
+		if jobs > 2 && jobs > 2*cli.AvailableCPUs() {
 			break
 		}
 		b.Run("jobs="+strconv.Itoa(jobs), func(b *testing.B) {

@@ -24,7 +24,7 @@ var toxiproxyCmd = command{Command: cli.Command{Name: "toxiproxy", Rules: cli.Ru
 // interrupt: the proxies it makes carry each connection across a link of
 // its own, the base link of the flags with the proxy's toxics.
 func cmdToxiproxy(ctx context.Context, cmd *cli.Command, args []string, _, stderr io.Writer) error {
-	stderr = &lockedWriter{w: stderr} // requests and connections log from their goroutines
+	stderr = cli.NewLockedWriter(stderr) // requests and connections log from their goroutines
 	o := cli.NewOptions(ctx)
 	fs := cli.NewFlagSet(cmd, o)
 	to := toxiproxyFlags(fs)
@@ -65,7 +65,7 @@ func cmdToxiproxy(ctx context.Context, cmd *cli.Command, args []string, _, stder
 		logf("warning: the API listens beyond loopback, without authentication: whoever reaches %s makes proxies to any address", s.Addr())
 	}
 	logf("interrupt (Ctrl-C) to stop")
-	allowStop(ctx, toxiproxy.CloseWait) // Close gives up on stuck networks after it, and names them
+	cli.AllowStop(ctx, toxiproxy.CloseWait) // Close gives up on stuck networks after it, and names them
 	<-ctx.Done()
 	if err := s.Close(); err != nil {
 		logf("%s", strings.TrimPrefix(err.Error(), "toxiproxy: "))

@@ -35,7 +35,7 @@ func cmdTrace(ctx context.Context, cmd *cli.Command, args []string, w, stderr io
 		return usagef("trace: which kind? want %s", traceKindNames())
 	}
 	kind := args[0]
-	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
+	fs := flag.NewFlagSet(cmd.Name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	tf := traceFlags(fs)
 	if err := cli.ParseFlags(fs, args[1:], "", cmd); err != nil {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/netemu/netemu/cli"
 )
 
 // A signal ends a command that waits on a trace: a FIFO with no writer
@@ -51,7 +53,7 @@ func TestSignalEndsTraceRead(t *testing.T) {
 				t.Fatalf("netemu %s returned %d before any signal, though its trace has no data: %s", strings.Join(args, " "), code, stderr.String())
 			case <-time.After(100 * time.Millisecond):
 			}
-			cancel(&signalError{sig})
+			cancel(&cli.SignalError{Sig: sig})
 			select {
 			case code := <-done:
 				if code != 128+int(sig) || !strings.Contains(stderr.String(), "interrupted") {

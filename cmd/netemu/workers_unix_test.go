@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/netemu/netemu/cli"
 )
 
 // SIGINT (here, its cancellation of the context) stops the sweep: every
@@ -20,12 +22,12 @@ func TestJobsInterruptLeavesNoProcess(t *testing.T) {
 	defer cancel(nil)
 	var mu sync.Mutex
 	var pids []int
-	ctx = withSweepTrace(ctx, &sweepTrace{workerStarted: func(pid int) {
+	ctx = cli.WithSweepTrace(ctx, &cli.SweepTrace{WorkerStarted: func(pid int) {
 		mu.Lock()
 		defer mu.Unlock()
 		pids = append(pids, pid)
 		if len(pids) == 2 {
-			cancel(&signalError{os.Interrupt})
+			cancel(&cli.SignalError{Sig: os.Interrupt})
 		}
 	}})
 	var o, e strings.Builder

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -9,22 +9,23 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
 // How netemu stops. The first SIGINT or SIGTERM ends the command's
 // context: a run completes its files, a proxy drains, a shell passes the
 // signal on. Whatever the command does then, netemu exits within
-// stopLimit beyond the time the command asked for (allowStop: a proxy's
-// --grace), and within stopLimit of a second signal, or of the end of
+// StopLimit beyond the time the command asked for (allowStop: a proxy's
+// --grace), and within StopLimit of a second signal, or of the end of
 // the program a shell ran (holdStop): a network wedged
 // inside the process (a lock taken in the wrong order, a close that
 // never returns) must not hold the process, which then says what it
 // found waiting.
-const stopLimit = 10 * time.Second
+const StopLimit = 10 * time.Second
 
 // stopPolicy is what a command asked of the stop: more time, beyond
-// stopLimit, or none counted while its signals are a program's.
+// StopLimit, or none counted while its signals are a program's.
 type stopPolicy struct {
 	mu       sync.Mutex
 	extra    time.Duration
@@ -34,9 +35,9 @@ type stopPolicy struct {
 
 type stopKey struct{}
 
-// allowStop asks for d more time to stop after an interrupt (a drain's
+// AllowStop asks for d more time to stop after an interrupt (a drain's
 // grace). Without a policy in ctx (a test's context) it does nothing.
-func allowStop(ctx context.Context, d time.Duration) {
+func AllowStop(ctx context.Context, d time.Duration) {
 	if p, ok := ctx.Value(stopKey{}).(*stopPolicy); ok {
 		p.mu.Lock()
 		p.extra = max(p.extra, d)
@@ -44,11 +45,11 @@ func allowStop(ctx context.Context, d time.Duration) {
 	}
 }
 
-// holdStop starts no limit until the returned release is called: the
+// HoldStop starts no limit until the returned release is called: the
 // signals are a program's to handle meanwhile (netemu shell passes them
 // on, and an interactive shell ignores Ctrl-C); the limit runs from the
 // release, if a signal came, for the network's teardown.
-func holdStop(ctx context.Context) (release func()) {
+func HoldStop(ctx context.Context) (release func()) {
 	p, ok := ctx.Value(stopKey{}).(*stopPolicy)
 	if !ok {
 		return func() {}
@@ -70,19 +71,19 @@ func (p *stopPolicy) allowance() (time.Duration, bool) {
 	return p.extra, p.held
 }
 
-// runStoppable runs cmd (the command, as run runs it), its context
+// RunStoppable runs cmd (the command, as run runs it), its context
 // ended by the first signal on sigs, and returns its exit status; or,
 // if it has not returned within the limits above, the signal's status
 // after a line on stderr that says what was still waiting. cmd's
 // goroutine is then left to the process's exit.
-func runStoppable(cmd func(context.Context) int, sigs <-chan os.Signal, stderr io.Writer, limit time.Duration) int {
+func RunStoppable(cmd func(context.Context) int, sigs <-chan os.Signal, stderr io.Writer, limit time.Duration) int {
 	pol := &stopPolicy{released: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancelCause(context.WithValue(context.Background(), stopKey{}, pol))
 	defer cancel(nil)
 	done := make(chan int, 1)
 	go func() { done <- cmd(ctx) }()
 	var (
-		first    *signalError
+		first    *SignalError
 		since    time.Time // of the first signal
 		deadline time.Time
 		timer    <-chan time.Time
@@ -95,7 +96,7 @@ func runStoppable(cmd func(context.Context) int, sigs <-chan os.Signal, stderr i
 			extra, held := pol.allowance()
 			d := limit
 			if first == nil {
-				first, since = &signalError{s}, time.Now()
+				first, since = &SignalError{Sig: s}, time.Now()
 				cancel(first)
 				d += extra
 			}
@@ -109,7 +110,7 @@ func runStoppable(cmd func(context.Context) int, sigs <-chan os.Signal, stderr i
 		case <-timer:
 			fmt.Fprintf(stderr, "netemu: still running %v after %v; exiting without finishing: %s\n",
 				time.Since(since).Round(100*time.Millisecond), first, wedged())
-			return first.exitStatus()
+			return first.ExitStatus()
 		}
 	}
 }
@@ -134,8 +135,8 @@ func wedged() string {
 		}
 		for line := range strings.SplitSeq(g, "\n") {
 			f, ok := strings.CutPrefix(line, "github.com/netemu/netemu/")
-			if !ok && strings.HasPrefix(line, "main.") { // this command's own
-				f, ok = "cmd/netemu."+strings.TrimPrefix(line, "main."), true
+			if !ok && strings.HasPrefix(line, "main.") { // the front end's own
+				f, ok = line, true
 			}
 			if ok {
 				f, _, _ = strings.Cut(f, "(0x")
@@ -158,4 +159,17 @@ func wedged() string {
 		total += k
 	}
 	return fmt.Sprintf("%d goroutines wait on locks, in %s", total, strings.Join(parts, ", "))
+}
+
+// SignalError ends a run that a signal interrupted.
+type SignalError struct{ Sig os.Signal }
+
+func (e *SignalError) Error() string { return "interrupted by " + e.Sig.String() }
+
+// ExitStatus is the shell's status for the signal: 128 + its number.
+func (e *SignalError) ExitStatus() int {
+	if s, ok := e.Sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 130
 }

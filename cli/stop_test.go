@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -62,8 +62,8 @@ func TestSignalEndsAWedgedCommand(t *testing.T) {
 			code := make(chan int, 1)
 			ready := make(chan struct{})
 			go func() {
-				code <- runStoppable(func(ctx context.Context) int {
-					allowStop(ctx, tc.allow)
+				code <- RunStoppable(func(ctx context.Context) int {
+					AllowStop(ctx, tc.allow)
 					close(ready)
 					return w.run(ctx)
 				}, sigs, &stderr, limit)
@@ -89,7 +89,7 @@ func TestSignalEndsAWedgedCommand(t *testing.T) {
 				t.Errorf("returned after %v; want it to wait %v for the command", el, tc.atLeast)
 			}
 			line := stderr.String()
-			if !strings.HasPrefix(line, "netemu: still running") || !strings.Contains(line, "exiting without finishing: 1 goroutines wait on locks, in cmd/netemu.(*wedge).lockAgain ×1") || strings.Count(line, "\n") != 1 {
+			if !strings.HasPrefix(line, "netemu: still running") || !strings.Contains(line, "exiting without finishing: 1 goroutines wait on locks, in cli.(*wedge).lockAgain ×1") || strings.Count(line, "\n") != 1 {
 				t.Errorf("stderr %q; want one line that names the wedged lock", line)
 			}
 		})
@@ -104,8 +104,8 @@ func TestSignalEndsAWedgedCommand(t *testing.T) {
 		programEnds := make(chan struct{})
 		code := make(chan int, 1)
 		go func() {
-			code <- runStoppable(func(ctx context.Context) int {
-				release := holdStop(ctx)
+			code <- RunStoppable(func(ctx context.Context) int {
+				release := HoldStop(ctx)
 				sigs <- os.Interrupt
 				<-programEnds
 				release()
@@ -131,7 +131,7 @@ func TestSignalEndsAWedgedCommand(t *testing.T) {
 		sigs := make(chan os.Signal, 1)
 		var stderr bytes.Buffer
 		sigs <- os.Interrupt
-		got := runStoppable(func(ctx context.Context) int {
+		got := RunStoppable(func(ctx context.Context) int {
 			<-ctx.Done()
 			return 7
 		}, sigs, &stderr, time.Hour)

@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/tcpstack"
+	"github.com/netemu/netemu/workloads"
+)
+
+// compare's table: each case on the emulator, with each TCP of --tcp,
+// and on kernel TCP, side by side.
+
+// Compare runs each of cases, parsed by ParseCases for a command with
+// BothBackends, on the emulator (virtual clock) with each TCP of --tcp
+// and on kernel TCP over the same link, and writes them side by side on
+// w, as a table or JSON lines; the progress bar goes to stderr.
+func Compare(ctx context.Context, o *Options, cases []experiment.Case, w, stderr io.Writer) error {
+	emulated, err := o.NewBackend(experiment.Emulated{}.Name())
+	if err != nil {
+		return err
+	}
+	kern, err := o.NewBackend(experiment.Kernel{}.Name())
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if !o.JSON {
+		compareHeader(tw, o.TCPs())
+	}
+	var facts string
+	var details []string // each case's summaries, when the kind has details
+	bar := NewProgress(stderr, len(cases)*(len(o.TCPs())+1), true)
+	defer bar.Close()
+	for _, c := range cases {
+		m, err := o.compareCase(ctx, emulated, kern, c, o.Grid().Variant(c), bar)
+		if err != nil {
+			return err
+		}
+		if o.JSON {
+			if err := m.encode(enc); err != nil {
+				return err
+			}
+			continue
+		}
+		if d := o.compareRow(tw, c, m); d != "" {
+			details = append(details, d)
+		}
+		facts = m.kernelFacts()
+	}
+	if o.JSON {
+		return nil
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, d := range details {
+		fmt.Fprintln(w, d)
+	}
+	o.compareFooter(w, facts)
+	return nil
+}
+
+// compareHeader writes the table's header: with one TCP, the emulated
+// and kernel columns; with several, a column of each TCP, then each
+// against the kernel.
+func compareHeader(tw io.Writer, impls []tcpstack.Impl) {
+	if len(impls) <= 1 {
+		fmt.Fprintln(tw, "workload\trtt\trate\tcase\temulated\tkernel\tmodel\temulated vs kernel\t")
+		return
+	}
+	var cols, vs []string
+	for _, impl := range impls {
+		cols = append(cols, string(impl))
+		vs = append(vs, string(impl)+" vs kernel")
+	}
+	fmt.Fprintf(tw, "workload\trtt\trate\tcase\t%s\tkernel\tmodel\t%s\t\n", strings.Join(cols, "\t"), strings.Join(vs, "\t"))
+}
+
+// comparison is one case measured on the emulator with each TCP of
+// --tcp, in its order, and on kernel TCP.
+type comparison struct {
+	emulated    []workloads.Result
+	records     []experiment.Record
+	watch       *experiment.Watch // the first TCP's run's
+	kernel      workloads.Result
+	kernelRec   experiment.Record
+	kernelWatch *experiment.Watch
+}
+
+// compareCase measures case c, named vname, on emulated (virtual clock)
+// with each TCP of --tcp and on kern, a step of bar each, and draws
+// --plot's figure of the first TCP against the kernel.
+func (o *Options) compareCase(ctx context.Context, emulated, kern experiment.Backend, c experiment.Case, vname string, bar *Progress) (comparison, error) {
+	var m comparison
+	impls := o.TCPs()
+	for k, impl := range impls {
+		bar.Start(CaseLabel(c) + " tcp " + string(impl))
+		ec := c
+		ec.Clock = emu.Virtual
+		ec.TCP.Impl = impl
+		name := vname
+		if len(impls) > 1 {
+			name = joinVariant(vname, string(impl))
+		}
+		er, erec, ewatch, err := o.Measure(ctx, emulated, ec, name, false)
+		bar.Finish()
+		if err != nil {
+			return m, err
+		}
+		m.emulated, m.records = append(m.emulated, er), append(m.records, erec)
+		if k == 0 {
+			m.watch = ewatch
+		}
+	}
+	bar.Start(CaseLabel(c) + " kernel")
+	var err error
+	m.kernel, m.kernelRec, m.kernelWatch, err = o.Measure(ctx, kern, c, joinVariant(vname, "kernel"), false)
+	bar.Finish()
+	if err != nil {
+		return m, err
+	}
+	if o.Plot != "" {
+		path := VariantPath(o.Plot, vname)
+		ec := c
+		ec.TCP.Impl = impls[0]
+		if err := experiment.CompareFigure(ec, m.emulated[0], m.kernel, m.watch, m.kernelWatch).Save(path); err != nil {
+			return m, err
+		}
+		o.Wrote("plot", path)
+	}
+	return m, nil
+}
+
+// encode writes m's records as JSON lines: each TCP's, then the
+// kernel's.
+func (m comparison) encode(enc *json.Encoder) error {
+	for _, erec := range m.records {
+		if err := enc.Encode(erec); err != nil {
+			return err
+		}
+	}
+	return enc.Encode(m.kernelRec)
+}
+
+// compareRow writes case c's row of the table and returns its line of
+// details, the summaries of each run, when the kind has details ("" when
+// not).
+func (o *Options) compareRow(tw io.Writer, c experiment.Case, m comparison) string {
+	kg, _ := m.kernel.Headline()
+	_, model := m.emulated[0].Headline()
+	var cols, vs []string
+	for _, er := range m.emulated {
+		eg, _ := er.Headline()
+		cols = append(cols, fmtDur(eg))
+		vs = append(vs, experiment.Deviation(experiment.Ms(eg), experiment.Ms(kg)))
+	}
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.emulated[0].Workload, fmtDur(c.RTT()), c.RateLabel(),
+		o.Grid().CaseName(c), strings.Join(cols, "\t"), fmtDur(kg), fmtDur(model), strings.Join(vs, "\t"))
+	if !o.Kind().Details {
+		return ""
+	}
+	name := o.Grid().CaseName(c)
+	if name == "" {
+		name = m.emulated[0].Workload
+	}
+	var parts []string
+	for k, er := range m.emulated {
+		label := "emulated"
+		if len(m.emulated) > 1 {
+			label = string(o.TCPs()[k])
+		}
+		parts = append(parts, label+" "+er.Detail.Summary())
+	}
+	return fmt.Sprintf("  %s: %s; kernel %s", name, strings.Join(parts, "; "), m.kernel.Detail.Summary())
+}
+
+// kernelFacts describes the kernel m ran on, and, when measured, how
+// late the bridge delivered.
+func (m comparison) kernelFacts() string {
+	facts := m.kernelRec.Kernel.String()
+	if m.kernelRec.LateMeanUs != nil {
+		facts += fmt.Sprintf("; bridge delivery late by %.0f µs mean, %.0f µs p99", *m.kernelRec.LateMeanUs, *m.kernelRec.LateP99Us)
+		if m.kernelRec.LateMaxUs != nil {
+			facts += fmt.Sprintf(", %.0f µs at most", *m.kernelRec.LateMaxUs)
+		}
+	}
+	return facts
+}
+
+// compareFooter writes the line under the table that names the TCPs
+// compared and the kernel's facts, and what the rows show.
+func (o *Options) compareFooter(w io.Writer, facts string) {
+	var names []string
+	for _, impl := range o.TCPs() {
+		names = append(names, implName(impl))
+	}
+	label := "emulated"
+	if len(o.TCPs()) > 1 {
+		label = o.TCPList()
+	}
+	fmt.Fprintf(w, "\n%s: %s on the virtual clock; kernel: %s.\n", label, strings.Join(names, ", "), facts)
+	if o.Kind().Headline != "" {
+		fmt.Fprintf(w, "%s rows show the %s.\n", o.Kind().Name, o.Kind().Headline)
+	}
+}
+
+// implName is how a footer names a TCP.
+func implName(i tcpstack.Impl) string {
+	if i.OrDefault() == tcpstack.Netemu {
+		return "netemu's TCP"
+	}
+	return "gVisor TCP"
+}
+
+// joinVariant adds a word to a variant name.
+func joinVariant(variant, word string) string {
+	if variant == "" {
+		return word
+	}
+	return variant + "-" + word
+}
