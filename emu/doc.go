@@ -27,6 +27,15 @@
 // error wrapping ErrStalled, naming the virtual instant, instead of
 // hanging.
 //
+// A network of another shape, hosts and routers joined by links, is a
+// topo.Topology in Config.Topology: every link a whole link.Config, every
+// router forwarding by a shortest-path table (package topo), each host
+// with its address and one interface. Net.Between(from, to) is the
+// network as a workload sees it between two hosts; Net.Host and Net.Link
+// reach a host or a link by name; Stats counts every link and router.
+// The pair is the topology of two hosts and one link, and runs exactly
+// as it did before topologies (the same trace hashes).
+//
 // Env is the part of Net that workloads use (Listen, Dial, Now, Sleep,
 // Go); other backends implement it too. Package
 // [github.com/netemu/netemu/emutest] builds networks for Go tests, with

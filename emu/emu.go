@@ -10,6 +10,7 @@ import (
 	"hash"
 	"net"
 	"net/netip"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/netemu/netemu/clock"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/tcpstack"
+	"github.com/netemu/netemu/topo"
 )
 
 // ClockMode selects the clock of a run.
@@ -60,8 +62,15 @@ var (
 // hosts with default TCP settings on the virtual clock, seed 0.
 type Config struct {
 	// Link shapes both directions; see link.Config. Direction a>b runs
-	// from the client to the server. A zero Link.Seed takes Seed.
+	// from the client to the server. A zero Link.Seed takes Seed. With a
+	// Topology, it is not used: each link has its own.
 	Link link.Config
+
+	// Topology, if set, is the network: its hosts and routers joined by
+	// its links (package topo). nil means two hosts, client and server,
+	// joined by Link (topo.Pair). The first host is the client of Net's
+	// Dial and the second its server; Between gives any other pair.
+	Topology *topo.Topology
 
 	// TCP pins both hosts' TCP settings; see tcpstack.TCPConfig.
 	TCP tcpstack.TCPConfig
@@ -109,9 +118,25 @@ func (c Config) OwnDelayedACKs() bool {
 	return c.TCP.Impl.OrDefault() == tcpstack.Netemu && c.ServerTCPConfig().Impl.OrDefault() == tcpstack.Netemu
 }
 
+// topology is the network the configuration describes: Topology, or
+// the pair joined by Link.
+func (c Config) topology() topo.Topology {
+	if c.Topology != nil {
+		return *c.Topology
+	}
+	return topo.Pair(c.Link)
+}
+
 // Validate reports the first invalid field.
 func (c Config) Validate() error {
-	if err := c.Link.Validate(); err != nil {
+	if c.Topology != nil {
+		if !reflect.ValueOf(c.Link).IsZero() {
+			return errors.New("emu: Config has a Topology and a Link; give each link's configuration in the Topology")
+		}
+		if err := c.Topology.Validate(); err != nil {
+			return err
+		}
+	} else if err := c.Link.Validate(); err != nil {
 		return err
 	}
 	if err := c.TCP.Validate(); err != nil {
@@ -141,25 +166,32 @@ func (c Config) Validate() error {
 // sides wait to read).
 var ErrStalled = clock.ErrStalled
 
-// Net is an emulated network of two hosts joined by a link.
+// Net is an emulated network: hosts and routers joined by links, two
+// hosts and one link unless Config.Topology says otherwise.
 type Net struct {
 	cfg     Config
+	topo    topo.Topology
 	clk     clock.Clock
 	virtual *clock.Virtual // nil on the real clock
 	precise *clock.Precise // the link's timers on the real clock; nil on the virtual one
 	serial  *clock.Serial  // every timer in a bubble; nil elsewhere
-	link    *link.Link
-	client  *tcpstack.Host
-	server  *tcpstack.Host
+	links   []*link.Link   // topo.Links' order
+	hosts   []*tcpstack.Host
+	routers []*router
+	ends    [][2]node // each link's nodes, A and B
+	byAddr  map[netip.Addr]int
+	link    *link.Link     // links[0]: the pair's
+	client  *tcpstack.Host // hosts[0]
+	server  *tcpstack.Host // hosts[1]
 
 	born    time.Time // when New made it; a bubble's trace counts from here
 	traceMu sync.Mutex
 	trace   hash.Hash
 	// In a bubble, packets due at one instant are delivered by timers
-	// that run in no fixed order, so each direction has its own hash
-	// (trace holds A→B's, traceBtoA B→A's) and Stats combines them.
-	traceBtoA hash.Hash
-	hdr       [13]byte
+	// that run in no fixed order, so each link's direction has its own
+	// hash (dirTraces[2*link+dir]) and Stats combines them in order.
+	dirTraces []hash.Hash
+	hdr       [15]byte
 
 	runMu   sync.Mutex
 	abortMu sync.Mutex
@@ -197,9 +229,11 @@ func New(cfg Config) (*Net, error) {
 	case cfg.Clock != Bubble && in:
 		return nil, fmt.Errorf("emu: Clock is emu.%s inside a testing/synctest bubble, where its goroutines never block durably and the bubble's time would never move; use emu.Bubble", map[ClockMode]string{Virtual: "Virtual", Real: "Real"}[cfg.Clock])
 	}
-	n := &Net{cfg: cfg, trace: sha256.New(), quiet: cfg.QuietLimit, born: time.Now()}
+	n := &Net{cfg: cfg, topo: cfg.topology(), trace: sha256.New(), quiet: cfg.QuietLimit, born: time.Now()}
 	if cfg.Clock == Bubble {
-		n.traceBtoA = sha256.New()
+		for range 2 * len(n.topo.Links) {
+			n.dirTraces = append(n.dirTraces, sha256.New())
+		}
 	}
 	if n.quiet == 0 {
 		n.quiet = defaultQuietLimit
@@ -226,46 +260,16 @@ func New(cfg Config) (*Net, error) {
 		// timers: theirs may block on a stack's locks.
 		n.precise = clock.NewPrecise()
 	}
-	var linkClock clock.Clock = n.virtual
-	switch {
-	case n.precise != nil:
-		linkClock = n.precise
-	case cfg.Clock == Bubble:
-		linkClock = n.clk
-	}
-	lc := cfg.Link
-	if lc.Seed == 0 {
-		lc.Seed = cfg.Seed
-	}
-	serverTCP := cfg.ServerTCPConfig()
-	if cfg.OwnDelayedACKs() {
-		// netemu's TCP delays its own ACKs and grows its own window, as
-		// a Linux receiver does: the link only carries the packets.
-		lc.DelayedACK = 0
-	}
-	l, err := link.New(lc, linkClock, n.deliver)
-	if err != nil {
-		n.closeClock()
-		return nil, err
-	}
-	n.link = l
-	mtu := l.Config().MTU
-	// A link that corrupts needs hosts that check checksums, as kernels do.
-	verify := lc.Corrupt.P > 0 || lc.BtoA != nil && lc.BtoA.Corrupt.P > 0
-	n.client, err = tcpstack.New(tcpstack.Config{Addr: ClientAddr, Clock: n.clk, MTU: mtu, TCP: cfg.TCP, Seed: cfg.Seed, Probe: cfg.Probe, VerifyChecksums: verify}, func(p []byte) { l.Send(link.AtoB, p) })
-	if err == nil {
-		n.server, err = tcpstack.New(tcpstack.Config{Addr: ServerAddr, Clock: n.clk, MTU: mtu, TCP: serverTCP, Seed: cfg.Seed, Probe: cfg.Probe, VerifyChecksums: verify}, func(p []byte) { l.Send(link.BtoA, p) })
-	}
-	if err != nil {
+	if err := n.build(); err != nil {
 		n.Close()
 		return nil, err
 	}
 	return n, nil
 }
 
-// deliver is the link's far end: it records the packet in the trace and
-// hands it to the receiving host.
-func (n *Net) deliver(dir link.Dir, pkt []byte) {
+// deliver is link i's far end: it records the packet in the trace and
+// hands it to the node at the end of direction dir.
+func (n *Net) deliver(i int, dir link.Dir, pkt []byte) {
 	n.traceMu.Lock()
 	var now time.Duration
 	switch {
@@ -287,14 +291,22 @@ func (n *Net) deliver(dir link.Dir, pkt []byte) {
 			n.traceMu.Lock()
 		}
 	}
-	binary.BigEndian.PutUint64(n.hdr[0:8], uint64(now))
-	n.hdr[8] = byte(dir)
-	binary.BigEndian.PutUint32(n.hdr[9:13], uint32(len(pkt)))
-	tr := n.trace
-	if n.traceBtoA != nil && dir == link.BtoA {
-		tr = n.traceBtoA
+	// The record of a delivery: its instant, its direction, its length,
+	// and, on a network of more than one link, the link's index (the
+	// pair's records are what they always were).
+	hdr := n.hdr[:13]
+	binary.BigEndian.PutUint64(hdr[0:8], uint64(now))
+	hdr[8] = byte(dir)
+	binary.BigEndian.PutUint32(hdr[9:13], uint32(len(pkt)))
+	if len(n.links) > 1 {
+		hdr = n.hdr[:15]
+		binary.BigEndian.PutUint16(hdr[13:15], uint16(i))
 	}
-	tr.Write(n.hdr[:])
+	tr := n.trace
+	if n.dirTraces != nil {
+		tr = n.dirTraces[2*i+int(dir)]
+	}
+	tr.Write(hdr)
 	if n.virtual != nil || n.cfg.Clock == Bubble {
 		// Only a virtual or bubble trace can repeat: on the real clock
 		// arrival times never do, so the payload is left out of its hash
@@ -302,16 +314,16 @@ func (n *Net) deliver(dir link.Dir, pkt []byte) {
 		tr.Write(pkt)
 	}
 	n.traceMu.Unlock()
-	if dir == link.AtoB {
-		n.server.Deliver(pkt)
-	} else {
-		n.client.Deliver(pkt)
+	to := n.ends[i][1]
+	if dir == link.BtoA {
+		to = n.ends[i][0]
 	}
+	n.arrive(to, pkt)
 }
 
-// Observe makes f receive every event of the link: each packet sent,
-// held, queued, dropped and delivered (see link.Observer). Set it before
-// traffic flows.
+// Observe makes f receive every event of the pair's link (the first
+// link of a topology): each packet sent, held, queued, dropped and
+// delivered (see link.Observer). Set it before traffic flows.
 func (n *Net) Observe(f link.Observer) { n.link.Observe(f) }
 
 // Outage takes the link down from start to end after now, the instant of
@@ -392,34 +404,24 @@ var _ Env = (*Net)(nil)
 func (n *Net) Seed() uint64 { return n.cfg.Seed }
 
 // Listen listens on the server's port; see tcpstack.Host.Listen.
-func (n *Net) Listen(port uint16) (net.Listener, error) { return n.server.Listen(port) }
+func (n *Net) Listen(port uint16) (net.Listener, error) { return n.pair().Listen(port) }
 
 // Dial connects from the client to the server's port. The connection
 // offers SetNoDelay like *net.TCPConn.
-func (n *Net) Dial(ctx context.Context, port uint16) (Conn, error) {
-	c, err := n.client.Dial(ctx, n.server.AddrPort(port))
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
+func (n *Net) Dial(ctx context.Context, port uint16) (Conn, error) { return n.pair().Dial(ctx, port) }
 
 // ListenPacket opens a UDP socket on the server's port; see
 // tcpstack.Host.ListenUDP.
-func (n *Net) ListenPacket(port uint16) (net.PacketConn, error) { return n.server.ListenUDP(port) }
+func (n *Net) ListenPacket(port uint16) (net.PacketConn, error) { return n.pair().ListenPacket(port) }
 
 // DialPacket opens a UDP socket on the client, on a free port, and
 // returns it with the server's address at port.
 func (n *Net) DialPacket(ctx context.Context, port uint16) (net.PacketConn, net.Addr, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	c, err := n.client.ListenUDP(0)
-	if err != nil {
-		return nil, nil, err
-	}
-	return c, net.UDPAddrFromAddrPort(n.server.AddrPort(port)), nil
+	return n.pair().DialPacket(ctx, port)
 }
+
+// pair is the network between its client and its server.
+func (n *Net) pair() *pairEnv { return &pairEnv{n: n, client: n.client, server: n.server} }
 
 // Go starts f on a new goroutine. On the virtual clock the goroutine
 // begins as an event of its own, once the run is idle, after the events
@@ -632,7 +634,12 @@ func payload(pkt []byte) int {
 
 // Stats describe a run so far.
 type Stats struct {
+	// Link is the pair's link's (a topology's first link's).
 	Link link.Stats
+	// Links are every link's, in the topology's order, and Routers every
+	// router's, when the network has more than one link.
+	Links   []link.Stats
+	Routers []RouterStats
 	// TraceSHA256 is the SHA-256 over every packet delivered across the
 	// link, each preceded by its arrival time (nanoseconds since
 	// clock.Epoch on the virtual clock, since New in a synctest bubble),
@@ -651,12 +658,24 @@ type Stats struct {
 func (n *Net) Stats() Stats {
 	n.traceMu.Lock()
 	sum := n.trace.Sum(nil)
-	if n.traceBtoA != nil {
-		both := sha256.Sum256(n.traceBtoA.Sum(sum))
+	if n.dirTraces != nil {
+		var all []byte
+		for _, h := range n.dirTraces {
+			all = h.Sum(all)
+		}
+		both := sha256.Sum256(all)
 		sum = both[:]
 	}
 	n.traceMu.Unlock()
 	s := Stats{Link: n.link.Stats(), TraceSHA256: hex.EncodeToString(sum)}
+	if len(n.links) > 1 {
+		for _, l := range n.links {
+			s.Links = append(s.Links, l.Stats())
+		}
+		for _, r := range n.routers {
+			s.Routers = append(s.Routers, r.stats())
+		}
+	}
 	if n.virtual != nil {
 		s.Events = n.virtual.Events()
 	}
@@ -664,11 +683,8 @@ func (n *Net) Stats() Stats {
 }
 
 func (n *Net) closeHosts() {
-	if n.client != nil {
-		n.client.Close()
-	}
-	if n.server != nil {
-		n.server.Close()
+	for _, h := range n.hosts {
+		h.Close()
 	}
 }
 
@@ -691,8 +707,8 @@ func (n *Net) Close() error {
 	n.closeOnce.Do(func() {
 		n.closed.Store(true)
 		n.closeHosts()
-		if n.link != nil {
-			n.link.Close()
+		for _, l := range n.links {
+			l.Close()
 		}
 		n.closeClock()
 	})

@@ -1,0 +1,91 @@
+package topo
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/netemu/netemu/link"
+)
+
+// The usual shapes. Each takes its bottleneck's link configuration;
+// access links (host to router) are ideal but for their delay.
+
+// Pair is two hosts, client and server, joined by one link: the network
+// netemu has always emulated.
+func Pair(lc link.Config) Topology {
+	return Topology{Hosts: []string{"client", "server"}, Links: []Link{{Name: "link", A: "client", B: "server", Config: lc}}}
+}
+
+// A Flow is a pair of hosts a shape's workload runs between: From dials,
+// To listens.
+type Flow struct{ From, To string }
+
+// Dumbbell is n senders (s1…sn) and n receivers (r1…rn) on either side
+// of one bottleneck between routers left and right. accessRTT[i], if
+// given, is sender i+1's round-trip time to the left router (each
+// direction half of it); the receivers' access links have no delay. The
+// bottleneck is lc, left to right. Flows pair si with ri.
+func Dumbbell(n int, accessRTT []time.Duration, lc link.Config) (Topology, []Flow) {
+	t := Topology{Routers: []string{"left", "right"}}
+	var senders, receivers []Link
+	var flows []Flow
+	for i := range n {
+		s, r := fmt.Sprintf("s%d", i+1), fmt.Sprintf("r%d", i+1)
+		t.Hosts = append(t.Hosts, s, r)
+		var d time.Duration
+		if i < len(accessRTT) {
+			d = accessRTT[i] / 2
+		}
+		senders = append(senders, Link{A: s, B: "left", Config: access(d, lc.MTU)})
+		receivers = append(receivers, Link{A: "right", B: r, Config: access(0, lc.MTU)})
+		flows = append(flows, Flow{From: s, To: r})
+	}
+	t.Links = append(append(append(t.Links, Link{Name: "bottleneck", A: "left", B: "right", Config: lc}), senders...), receivers...)
+	return t, flows
+}
+
+// Star is n hosts (h1…hn) around one router, each with a flow to one
+// server. The router's link to the server is the bottleneck, lc: its
+// direction AtoB carries what the hosts send the server, BtoA what the
+// server sends them.
+func Star(n int, lc link.Config) (Topology, []Flow) {
+	t := Topology{Hosts: []string{"server"}, Routers: []string{"router"},
+		Links: []Link{{Name: "bottleneck", A: "router", B: "server", Config: lc}}}
+	var flows []Flow
+	for i := range n {
+		h := fmt.Sprintf("h%d", i+1)
+		t.Hosts = append(t.Hosts, h)
+		t.Links = append(t.Links, Link{A: h, B: "router", Config: access(0, lc.MTU)})
+		flows = append(flows, Flow{From: h, To: "server"})
+	}
+	return t, flows
+}
+
+// Chain is the parking lot: k bottlenecks in a row between routers
+// r0…rk, each lc; one flow (a0 to b0) crosses all of them, and one per
+// hop (ai to bi) crosses hop i alone.
+func Chain(k int, lc link.Config) (Topology, []Flow) {
+	t := Topology{}
+	for i := 0; i <= k; i++ {
+		t.Routers = append(t.Routers, fmt.Sprintf("r%d", i))
+	}
+	for i := 1; i <= k; i++ {
+		t.Links = append(t.Links, Link{Name: fmt.Sprintf("hop%d", i), A: t.Routers[i-1], B: t.Routers[i], Config: lc})
+	}
+	flows := []Flow{{From: "a0", To: "b0"}}
+	t.Hosts = append(t.Hosts, "a0", "b0")
+	t.Links = append(t.Links, Link{A: "a0", B: "r0", Config: access(0, lc.MTU)}, Link{A: t.Routers[k], B: "b0", Config: access(0, lc.MTU)})
+	for i := 1; i <= k; i++ {
+		a, b := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
+		t.Hosts = append(t.Hosts, a, b)
+		t.Links = append(t.Links, Link{A: a, B: t.Routers[i-1], Config: access(0, lc.MTU)}, Link{A: t.Routers[i], B: b, Config: access(0, lc.MTU)})
+		flows = append(flows, Flow{From: a, To: b})
+	}
+	return t, flows
+}
+
+// access is an access link: one-way delay d, no rate limit, the
+// bottleneck's MTU.
+func access(d time.Duration, mtu int) link.Config {
+	return link.Config{Delay: d, MTU: mtu}
+}
