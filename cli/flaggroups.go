@@ -172,12 +172,21 @@ var (
 		}},
 	}}
 
-	// Groups are every group, in help's order.
+	TopologyGroup = Group{title: "Topologies (netemu run and sweep; the link flags shape the bottleneck)", notHere: "topologies run with netemu run and sweep", flags: []sharedFlag{
+		{"topology", func(fs *flag.FlagSet, n string, o *Options) {
+			fs.StringVar(&o.topology, n, "", "run the workload once per flow of a network of more hosts: dumbbell:N (N clients and N servers across one bottleneck), star:N (N hosts through one router to a server), chain:K (K bottlenecks in a row, one flow across all and one per hop)")
+		}},
+		{"access-rtt", func(fs *flag.FlagSet, n string, o *Options) {
+			fs.StringVar(&o.accessRTT, n, "", "dumbbell: each client's round trip to the bottleneck's router, in client order: 4ms,80ms (the rest have none)")
+		}},
+	}}
+
 	// LinkRunGroups are the groups of a command that runs cases or a
-	// link of its own: all but the sweep's.
+	// link of its own: all but the sweep's and the topologies'.
 	LinkRunGroups = []*Group{&LinkGroup, &ImpairGroup, &OutputGroup, &KernelGroup}
 
-	Groups = []*Group{&LinkGroup, &ImpairGroup, &OutputGroup, &SweepGroup, &KernelGroup}
+	// Groups are every group, in help's order.
+	Groups = []*Group{&LinkGroup, &ImpairGroup, &TopologyGroup, &OutputGroup, &SweepGroup, &KernelGroup}
 )
 
 // Rules are the shared flags a command takes: its groups' and its own

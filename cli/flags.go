@@ -152,6 +152,8 @@ type Options struct {
 	traces    map[string]*link.Trace // the trace files read, by path as given: each read once
 	cc        string
 	tcp       *listFlag[tcpstack.Impl]
+	topology  string // --topology as typed
+	accessRTT string // --access-rtt as typed
 	pcap      string
 	timeline  string
 	mmLogUp   string
@@ -397,7 +399,8 @@ func (o *Options) NotApplicable() error {
 			reject("clock", "kernel TCP runs in real time"),
 			reject("seed", "kernel TCP takes no seed; the seed applies to the link's impairments (--loss, --netem, ...)", o.Impaired()),
 			reject("delack", "kernel TCP delays its own ACKs"),
-			reject("tcp", "kernel TCP is Linux's; --tcp picks the emulated hosts' TCP"))
+			reject("tcp", "kernel TCP is Linux's; --tcp picks the emulated hosts' TCP"),
+			reject("topology", "topologies run on the emulator for now; kernel TCP runs the pair"))
 	default:
 		errs = append(errs, reject("link", "it picks the kernel backend's link; add --backend kernel"))
 	}

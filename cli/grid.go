@@ -46,6 +46,9 @@ func (o *Options) cases() ([]experiment.Case, error) {
 		return nil, err
 	}
 	g.Workloads, g.Case.TCP, g.Case.Clock, g.Case.Seed = ws, tcp, clk, o.Seed
+	if g.Case.Shape, err = o.network(); err != nil {
+		return nil, err
+	}
 	// The cells are counted before any is built: a list too long is
 	// refused at once, not after minutes of building.
 	if err := checkCells(cmd, g); err != nil {

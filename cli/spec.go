@@ -23,7 +23,7 @@ import (
 // flags; every other shared flag (a file the sweep writes, how it runs
 // or prints) only the command line gives, so that running a study
 // someone sent writes nothing but what the command line says.
-var studyGroups = []*Group{&LinkGroup, &ImpairGroup, &KernelGroup}
+var studyGroups = []*Group{&LinkGroup, &ImpairGroup, &TopologyGroup, &KernelGroup}
 
 // groupOf is the group of the shared flag --name; nil if it is none.
 func groupOf(name string) *Group {

@@ -23,6 +23,11 @@ type Case struct {
 	// and every tie between them falling the same way on every run.
 	Exact bool
 
+	// Shape, if set, is the network the case runs on instead of the
+	// pair: Link is its bottleneck, and the workload runs once per flow
+	// of the shape, all at once (emulated backend only).
+	Shape *Shape
+
 	// Observe and Probe, if set, watch the run: every link event, and
 	// every TCP sender state sample (see emu.Net.Observe, emu.Config.Probe).
 	// Instruments set them.

@@ -30,6 +30,9 @@ func (e Emulated) Run(ctx context.Context, c Case) (workloads.Result, Record, er
 		// exact ties of a clock without any (link.Config.Dither).
 		lc.Dither = link.DefaultDither
 	}
+	if c.Shape != nil {
+		return e.runShape(ctx, c, lc)
+	}
 	n, err := emu.New(emu.Config{Link: lc, TCP: c.TCP, Clock: c.Clock, Seed: c.Seed, Probe: c.Probe})
 	if err != nil {
 		return workloads.Result{}, Record{}, err
@@ -51,6 +54,21 @@ func (e Emulated) Run(ctx context.Context, c Case) (workloads.Result, Record, er
 	rec := newRecord(e.Name(), c, r, st.Link)
 	rec.Seed = &c.Seed
 	rec.ACKsHeld = st.Link[0].ACKsHeld + st.Link[1].ACKsHeld
+	rec.TraceSHA256 = st.TraceSHA256
+	return r, rec, nil
+}
+
+// runShape runs c on its shape, lc its bottleneck.
+func (e Emulated) runShape(ctx context.Context, c Case, lc link.Config) (workloads.Result, Record, error) {
+	r, st, err := runShape(ctx, c, lc)
+	if err != nil {
+		if len(st.Links) > 0 {
+			err = traceEnded(err, c.Link, st.Links[0])
+		}
+		return workloads.Result{}, Record{}, err
+	}
+	rec := newRecord(e.Name(), c, r, st.Link)
+	rec.Seed = &c.Seed
 	rec.TraceSHA256 = st.TraceSHA256
 	return r, rec, nil
 }

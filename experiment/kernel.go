@@ -27,6 +27,9 @@ func (k Kernel) Run(ctx context.Context, c Case) (workloads.Result, Record, erro
 	if err := c.Workload.Validate(); err != nil {
 		return workloads.Result{}, Record{}, err
 	}
+	if c.Shape != nil {
+		return workloads.Result{}, Record{}, fmt.Errorf("%w: the %s topology runs on the emulator only for now; kernel TCP runs the pair", kernel.ErrUnsupported, c.Shape.Name)
+	}
 	lc := c.Link
 	if lc.Seed == 0 {
 		lc.Seed = c.Seed

@@ -20,27 +20,28 @@ func Pair(lc link.Config) Topology {
 // To listens.
 type Flow struct{ From, To string }
 
-// Dumbbell is n senders (s1…sn) and n receivers (r1…rn) on either side
-// of one bottleneck between routers left and right. accessRTT[i], if
-// given, is sender i+1's round-trip time to the left router (each
-// direction half of it); the receivers' access links have no delay. The
-// bottleneck is lc, left to right. Flows pair si with ri.
+// Dumbbell is n clients (c1…cn) and n servers (s1…sn) on either side of
+// one bottleneck between routers left and right. accessRTT[i], if given,
+// is client i+1's round-trip time to the left router (each direction
+// half of it); the servers' access links have no delay. The bottleneck
+// is lc, its direction AtoB left to right, clients to servers, as the
+// pair's is. Flows pair ci with si: ci dials.
 func Dumbbell(n int, accessRTT []time.Duration, lc link.Config) (Topology, []Flow) {
 	t := Topology{Routers: []string{"left", "right"}}
-	var senders, receivers []Link
+	var clients, servers []Link
 	var flows []Flow
 	for i := range n {
-		s, r := fmt.Sprintf("s%d", i+1), fmt.Sprintf("r%d", i+1)
-		t.Hosts = append(t.Hosts, s, r)
+		c, s := fmt.Sprintf("c%d", i+1), fmt.Sprintf("s%d", i+1)
+		t.Hosts = append(t.Hosts, c, s)
 		var d time.Duration
 		if i < len(accessRTT) {
 			d = accessRTT[i] / 2
 		}
-		senders = append(senders, Link{A: s, B: "left", Config: access(d, lc.MTU)})
-		receivers = append(receivers, Link{A: "right", B: r, Config: access(0, lc.MTU)})
-		flows = append(flows, Flow{From: s, To: r})
+		clients = append(clients, Link{A: c, B: "left", Config: access(d, lc.MTU)})
+		servers = append(servers, Link{A: "right", B: s, Config: access(0, lc.MTU)})
+		flows = append(flows, Flow{From: c, To: s})
 	}
-	t.Links = append(append(append(t.Links, Link{Name: "bottleneck", A: "left", B: "right", Config: lc}), senders...), receivers...)
+	t.Links = append(append(append(t.Links, Link{Name: "bottleneck", A: "left", B: "right", Config: lc}), clients...), servers...)
 	return t, flows
 }
 

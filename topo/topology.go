@@ -317,3 +317,37 @@ func (t Topology) checkLoops(tables map[string]map[string]Hop) error {
 	}
 	return nil
 }
+
+// Route returns the hops a packet from host from takes to host to: the
+// link of from, then each router's next hop. t must be valid.
+func (t Topology) Route(from, to string) ([]Hop, error) {
+	tables, err := t.Tables()
+	if err != nil {
+		return nil, err
+	}
+	ls := t.LinksOf(from)
+	if len(ls) != 1 || !slices.Contains(t.Hosts, to) || from == to {
+		return nil, errorf("no route from %q to %q: want two hosts of %v", from, to, t.Hosts)
+	}
+	hops := []Hop{{Link: ls[0], Dir: dirFrom(t.Links[ls[0]], from)}}
+	at := t.Links[ls[0]].other(from)
+	for at != to {
+		if !slices.Contains(t.Routers, at) {
+			return nil, errorf("no route from %s to %s: it reaches host %s, which forwards nothing", from, to, at)
+		}
+		hop := tables[at][to]
+		hops = append(hops, hop)
+		at = t.Links[hop.Link].other(at)
+	}
+	return hops, nil
+}
+
+// DirConfig is the configuration of hop h: its link's Config in
+// direction AtoB, or Config.BtoA in direction BtoA where set.
+func (t Topology) DirConfig(h Hop) link.Config {
+	c := t.Links[h.Link].Config
+	if h.Dir == link.BtoA && c.BtoA != nil {
+		return *c.BtoA
+	}
+	return c
+}

@@ -108,7 +108,7 @@ func TestShapes(t *testing.T) {
 	if err := d.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Hosts) != 6 || len(flows) != 3 || flows[2] != (Flow{From: "s3", To: "r3"}) || d.Links[0].Label() != "bottleneck" {
+	if len(d.Hosts) != 6 || len(flows) != 3 || flows[2] != (Flow{From: "c3", To: "s3"}) || d.Links[0].Label() != "bottleneck" {
 		t.Errorf("dumbbell: %+v, %+v", d, flows)
 	}
 	if d.Links[2].Config.Delay != ms(40) || d.Links[3].Config.Delay != 0 {
@@ -128,5 +128,24 @@ func TestShapes(t *testing.T) {
 		if hop := tables[r]["b0"]; c.Links[hop.Link].Label() != "hop"+string(rune('1'+i)) {
 			t.Errorf("%s toward b0: %s; want hop%d", r, c.Links[hop.Link].Label(), i+1)
 		}
+	}
+}
+
+// A flow's route is its host's link, then each router's next hop.
+func TestRoute(t *testing.T) {
+	c, _ := Chain(2, link.Config{Delay: ms(5)})
+	hops, err := c.Route("b0", "a0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, h := range hops {
+		names = append(names, c.Links[h.Link].Label())
+		if h.Dir != link.BtoA {
+			t.Errorf("%s crossed %v; want BtoA, back toward a0", c.Links[h.Link].Label(), h.Dir)
+		}
+	}
+	if got := strings.Join(names, " "); got != "r2-b0 hop2 hop1 a0-r0" {
+		t.Errorf("b0 to a0 crosses %s; want r2-b0 hop2 hop1 a0-r0", got)
 	}
 }

@@ -224,9 +224,9 @@ func (f *flows) received() int64 {
 	return n
 }
 
-// jain is Jain's fairness index of xs: (Σx)² ÷ (n·Σx²), 1 when all are
+// Jain is Jain's fairness index of xs: (Σx)² ÷ (n·Σx²), 1 when all are
 // equal, 1/n when one has everything; 0 for none or all zero.
-func jain(xs []float64) float64 {
+func Jain(xs []float64) float64 {
 	var sum, sq float64
 	for _, x := range xs {
 		sum += x

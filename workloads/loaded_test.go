@@ -143,8 +143,8 @@ func TestJain(t *testing.T) {
 		{[]float64{1, 3}, 16.0 / 20},
 		{nil, 0},
 	} {
-		if got := jain(c.xs); got != c.want {
-			t.Errorf("jain(%v) = %v; want %v", c.xs, got, c.want)
+		if got := Jain(c.xs); got != c.want {
+			t.Errorf("Jain(%v) = %v; want %v", c.xs, got, c.want)
 		}
 	}
 }

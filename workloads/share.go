@@ -285,7 +285,7 @@ func (s Share) Run(ctx context.Context, env emu.Env, path Path) (Result, error) 
 		LoadStart:     load.start.Sub(start),
 		FlowPorts:     load.ports(),
 	}
-	d.Jain = jain(d.FlowGoodput)
+	d.Jain = Jain(d.FlowGoodput)
 	return Result{
 		Started: start,
 		Elapsed: env.Now().Sub(start),

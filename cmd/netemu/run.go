@@ -11,7 +11,7 @@ import (
 	"github.com/netemu/netemu/experiment"
 )
 
-var runCmd = command{Command: cli.Command{Name: "run", Rules: cli.Rules{Groups: cli.LinkRunGroups}},
+var runCmd = command{Command: cli.Command{Name: "run", Rules: cli.Rules{Groups: append([]*cli.Group{&cli.TopologyGroup}, cli.LinkRunGroups...)}},
 	synopsis: "<workload> [flags]", about: "run one experiment", example: "netemu run bulk --rtt 100ms --rate 10mbit --loss 1%", run: cmdRun}
 
 // cmdRun measures each case (one, or one per workload variant), then
@@ -33,6 +33,7 @@ func cmdRun(ctx context.Context, cmd *cli.Command, args []string, w, stderr io.W
 		fmt.Fprintln(tw, experiment.TableHeader)
 	}
 	enc := json.NewEncoder(w)
+	var shapes []shaped
 	slow := len(cases) > 1 || o.Clock == "real" || b.Name() != (experiment.Emulated{}).Name()
 	bar := cli.NewProgress(stderr, len(cases), slow)
 	defer bar.Close()
@@ -55,9 +56,27 @@ func cmdRun(ctx context.Context, cmd *cli.Command, args []string, w, stderr io.W
 		}
 		experiment.WriteRow(tw, experiment.Row{Case: c, CaseName: o.Grid().CaseName(c), Workload: r.Workload, Elapsed: r.Elapsed,
 			Model: r.Model.Elapsed, Conns: r.Conns, Drops: rec.Drops, Summary: r.Detail.Summary()})
+		if d, ok := r.Detail.(experiment.ShapeDetail); ok {
+			shapes = append(shapes, shaped{cli.CaseLabel(c), d})
+		}
 	}
-	if tw != nil {
-		return tw.Flush()
+	if tw == nil {
+		return nil
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// A topology's flows and links, under the table.
+	for _, s := range shapes {
+		if err := cli.WriteShape(w, s.label, s.d); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// shaped is a case run on a topology, for the tables under run's.
+type shaped struct {
+	label string
+	d     experiment.ShapeDetail
 }

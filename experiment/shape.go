@@ -1,0 +1,355 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/stats"
+	"github.com/netemu/netemu/tcpstack"
+	"github.com/netemu/netemu/topo"
+	"github.com/netemu/netemu/workloads"
+)
+
+// Shape is a network of more than two hosts that a case runs on: its
+// topology for the case's link, which is the shape's bottleneck, and the
+// flows its workload runs, one instance of it per flow, all at once.
+type Shape struct {
+	// Name labels the case and its record: "dumbbell:2".
+	Name string
+	// Build returns the topology whose bottleneck is lc, and its flows.
+	Build func(lc link.Config) (topo.Topology, []topo.Flow)
+}
+
+// ShapeDetail is a shape's run: each flow's result, their fairness, and
+// what each link did.
+type ShapeDetail struct {
+	Shape string
+	Flows []FlowResult
+	// FlowGoodput is each flow's goodput, bits per second, in flow order,
+	// and Share each one's part of their sum.
+	FlowGoodput []float64
+	Share       []float64
+	Jain        float64 // Jain's fairness index of FlowGoodput
+	Links       []LinkResult
+}
+
+// FlowResult is one flow of a shape: its hosts and its workload's run.
+type FlowResult struct {
+	Name     string `json:"name"` // "from>to"
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Workload string `json:"workload"`
+	// RTT is the round trip of the flow's path: both ways' delays.
+	RTT         time.Duration    `json:"-"`
+	Elapsed     time.Duration    `json:"-"`
+	Goodput     float64          `json:"goodput_bps"`
+	Retransmits int              `json:"retransmits"`
+	Result      workloads.Result `json:"-"`
+}
+
+// LinkResult is one direction of a link over a shape's run.
+type LinkResult struct {
+	Link        string            `json:"link"`
+	Dir         string            `json:"dir"` // "from>to", by its ends' names
+	Delivered   uint64            `json:"delivered"`
+	Dropped     uint64            `json:"dropped"`
+	DropsBy     map[string]uint64 `json:"drops_by,omitempty"`
+	Utilisation float64           `json:"utilisation"` // of its rate over the run; 0 without a rate
+	// QueueDelay50 and QueueDelay99 are the median and 99th percentile
+	// of the time packets waited before their serialization began.
+	QueueDelay50 time.Duration `json:"-"`
+	QueueDelay99 time.Duration `json:"-"`
+}
+
+// Summary implements workloads.Detail: "Jain 0.999; s1>r1 9.8, s2>r2 9.7 Mbit/s".
+func (d ShapeDetail) Summary() string {
+	var parts []string
+	for _, f := range d.Flows {
+		parts = append(parts, fmt.Sprintf("%s %.1f", f.Name, f.Goodput/1e6))
+	}
+	return fmt.Sprintf("Jain %.3f; %s Mbit/s", d.Jain, strings.Join(parts, ", "))
+}
+
+// MarshalJSON writes the shape's fields into the run's record, with
+// share's names for the flows' goodputs and fairness.
+func (d ShapeDetail) MarshalJSON() ([]byte, error) {
+	type flow struct {
+		FlowResult
+		RTTMs     float64 `json:"rtt_ms"`
+		ElapsedMs float64 `json:"elapsed_ms"`
+	}
+	type dir struct {
+		LinkResult
+		Q50 float64 `json:"queue_delay_p50_ms"`
+		Q99 float64 `json:"queue_delay_p99_ms"`
+	}
+	var flows []flow
+	for _, f := range d.Flows {
+		flows = append(flows, flow{f, Ms(f.RTT), Ms(f.Elapsed)})
+	}
+	var links []dir
+	for _, l := range d.Links {
+		links = append(links, dir{l, Ms(l.QueueDelay50), Ms(l.QueueDelay99)})
+	}
+	return json.Marshal(struct {
+		Shape       string    `json:"topology"`
+		Flows       []flow    `json:"flows"`
+		FlowGoodput []float64 `json:"flow_goodput_bps"`
+		Share       []float64 `json:"flow_share"`
+		Jain        float64   `json:"jain_index"`
+		Links       []dir     `json:"links"`
+	}{d.Shape, flows, d.FlowGoodput, d.Share, d.Jain, links})
+}
+
+// runShape runs case c, whose link is lc, on its shape: every flow's
+// workload at once, each between its two hosts, and what every link did.
+func runShape(ctx context.Context, c Case, lc link.Config) (workloads.Result, emu.Stats, error) {
+	t, flows := c.Shape.Build(lc)
+	paths := make([]workloads.Path, len(flows))
+	for i, f := range flows {
+		p, err := flowPath(t, f)
+		if err != nil {
+			return workloads.Result{}, emu.Stats{}, err
+		}
+		paths[i] = p
+	}
+	retrans := &retransmits{last: map[[2]netip.AddrPort]int{}}
+	probe := func(s tcpstack.Sample) {
+		retrans.add(s)
+		if c.Probe != nil {
+			c.Probe(s)
+		}
+	}
+	n, err := emu.New(emu.Config{Topology: &t, TCP: c.TCP, Clock: c.Clock, Seed: c.Seed, Probe: probe})
+	if err != nil {
+		return workloads.Result{}, emu.Stats{}, err
+	}
+	defer n.Close()
+	waits, start := observeQueues(n, t, c.Observe)
+	results := make([]workloads.Result, len(flows))
+	err = n.Run(ctx, func(ctx context.Context) error {
+		errs := make(chan error, len(flows))
+		for i, f := range flows {
+			env, err := n.Between(f.From, f.To)
+			if err != nil {
+				return err
+			}
+			// Flows to one host listen on ports of their own.
+			env = offsetEnv{Env: env, off: uint16(i)}
+			n.Go(func() {
+				r, err := workloads.Run(ctx, c.Workload, env, paths[i])
+				results[i] = r
+				if err != nil {
+					err = fmt.Errorf("flow %s>%s: %w", f.From, f.To, err)
+				}
+				errs <- err
+			})
+		}
+		for range flows {
+			if err := <-errs; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	st := n.Stats()
+	if err != nil {
+		return workloads.Result{}, st, err
+	}
+	d := ShapeDetail{Shape: c.Shape.Name, Links: linkResults(t, st, waits, n.Now().Sub(start))}
+	var r workloads.Result
+	for i, f := range flows {
+		fr := FlowResult{Name: f.From + ">" + f.To, From: f.From, To: f.To, Workload: results[i].Workload, RTT: paths[i].RTT,
+			Elapsed: results[i].Elapsed, Goodput: goodput(results[i]), Retransmits: retrans.between(t, f), Result: results[i]}
+		d.Flows = append(d.Flows, fr)
+		d.FlowGoodput = append(d.FlowGoodput, fr.Goodput)
+		r.Elapsed = max(r.Elapsed, fr.Elapsed)
+		r.Bytes += results[i].Bytes
+		r.Conns += results[i].Conns
+		r.Requests += results[i].Requests
+	}
+	var sum float64
+	for _, g := range d.FlowGoodput {
+		sum += g
+	}
+	for _, g := range d.FlowGoodput {
+		share := 0.0
+		if sum > 0 {
+			share = g / sum
+		}
+		d.Share = append(d.Share, share)
+	}
+	d.Jain = workloads.Jain(d.FlowGoodput)
+	r.Workload, r.Started, r.Detail = results[0].Workload, results[0].Started, d
+	return r, st, nil
+}
+
+// goodput is a flow's payload rate: share's own figure where the
+// workload is share, its bytes over its time otherwise.
+func goodput(r workloads.Result) float64 {
+	if d, ok := r.Detail.(workloads.ShareDetail); ok {
+		return d.Goodput
+	}
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Bytes) * 8 / r.Elapsed.Seconds()
+}
+
+// flowPath is what the model knows of flow f's path on t: the round
+// trip, and the narrowest rate and the loss of the way back, to the
+// dialing host, where a workload's bytes flow.
+func flowPath(t topo.Topology, f topo.Flow) (workloads.Path, error) {
+	there, err := t.Route(f.From, f.To)
+	if err != nil {
+		return workloads.Path{}, err
+	}
+	back, err := t.Route(f.To, f.From)
+	if err != nil {
+		return workloads.Path{}, err
+	}
+	var p workloads.Path
+	for _, h := range there {
+		p.RTT += t.DirConfig(h).Delay
+	}
+	keep := 1.0
+	for _, h := range back {
+		dc := t.DirConfig(h)
+		p.RTT += dc.Delay
+		if dc.Rate > 0 && (p.Rate == 0 || dc.Rate < p.Rate) {
+			p.Rate = dc.Rate
+		}
+		if dc.Loss.Model == link.LossRandom {
+			keep *= 1 - dc.Loss.P
+		}
+	}
+	p.Loss = 1 - keep
+	return p, nil
+}
+
+// offsetEnv is an Env whose ports are its own: each flow's are offset by
+// its number, so that flows to one host listen apart.
+type offsetEnv struct {
+	emu.Env
+	off uint16
+}
+
+func (e offsetEnv) Listen(port uint16) (net.Listener, error) { return e.Env.Listen(port + e.off) }
+
+func (e offsetEnv) Dial(ctx context.Context, port uint16) (emu.Conn, error) {
+	return e.Env.Dial(ctx, port+e.off)
+}
+
+func (e offsetEnv) ListenPacket(port uint16) (net.PacketConn, error) {
+	return e.Env.ListenPacket(port + e.off)
+}
+
+func (e offsetEnv) DialPacket(ctx context.Context, port uint16) (net.PacketConn, net.Addr, error) {
+	return e.Env.DialPacket(ctx, port+e.off)
+}
+
+// retransmits keeps each connection's latest count of retransmitted
+// packets, from the hosts' TCP samples (netemu's TCP counts them;
+// gVisor's samples give 0).
+type retransmits struct {
+	mu   sync.Mutex
+	last map[[2]netip.AddrPort]int
+}
+
+func (r *retransmits) add(s tcpstack.Sample) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := [2]netip.AddrPort{s.Local, s.Remote}
+	r.last[k] = max(r.last[k], s.TotalRetrans)
+}
+
+// between is the retransmissions of flow f's connections, both ends'.
+func (r *retransmits) between(t topo.Topology, f topo.Flow) int {
+	a, _ := t.HostAddr(f.From)
+	b, _ := t.HostAddr(f.To)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	total := 0
+	for k, n := range r.last {
+		if (k[0].Addr() == a && k[1].Addr() == b) || (k[0].Addr() == b && k[1].Addr() == a) {
+			total += n
+		}
+	}
+	return total
+}
+
+// queueWaits holds, for each link direction (2*link+dir), the time each
+// packet waited before its serialization began.
+type queueWaits struct {
+	mu    sync.Mutex
+	waits [][]time.Duration
+}
+
+// observeQueues watches every link of n for the waits of its packets,
+// and returns them with the instant the links' times count from; also,
+// the case's own observer, watches the first link (the shape's
+// bottleneck) as it would the pair's.
+func observeQueues(n *emu.Net, t topo.Topology, also link.Observer) (*queueWaits, time.Time) {
+	q := &queueWaits{waits: make([][]time.Duration, 2*len(t.Links))}
+	var start time.Time
+	for i, tl := range t.Links {
+		l, _ := n.Link(tl.Label())
+		if i == 0 {
+			start = l.Start()
+		}
+		l.Observe(func(e link.Event) {
+			if e.Kind == link.EventQueue {
+				q.mu.Lock()
+				q.waits[2*i+int(e.Dir)] = append(q.waits[2*i+int(e.Dir)], e.Start-e.At)
+				q.mu.Unlock()
+			}
+			if i == 0 && also != nil {
+				also(e)
+			}
+		})
+	}
+	return q, start
+}
+
+// linkResults is each link direction that carried packets, over a run
+// of length d.
+func linkResults(t topo.Topology, st emu.Stats, q *queueWaits, d time.Duration) []LinkResult {
+	var out []LinkResult
+	for i, tl := range t.Links {
+		for _, dir := range []link.Dir{link.AtoB, link.BtoA} {
+			ds := st.Links[i][dir]
+			if ds.SentPackets == 0 {
+				continue
+			}
+			from, to := tl.A, tl.B
+			if dir == link.BtoA {
+				from, to = to, from
+			}
+			lr := LinkResult{Link: tl.Label(), Dir: from + ">" + to, Delivered: ds.Packets, Dropped: ds.Drops.Total()}
+			for r := range link.DropReason(0).Count() {
+				if k := ds.Drops[r]; k > 0 {
+					if lr.DropsBy == nil {
+						lr.DropsBy = map[string]uint64{}
+					}
+					lr.DropsBy[r.String()] = k
+				}
+			}
+			if rate := t.DirConfig(topo.Hop{Link: i, Dir: dir}).Rate; rate > 0 && d > 0 {
+				lr.Utilisation = float64(ds.Bytes) * 8 / (rate * d.Seconds())
+			}
+			if w := stats.Sorted(q.waits[2*i+int(dir)]); len(w) > 0 {
+				lr.QueueDelay50, lr.QueueDelay99 = stats.Quantile(w, 0.5), stats.Quantile(w, 0.99)
+			}
+			out = append(out, lr)
+		}
+	}
+	return out
+}
