@@ -19,25 +19,32 @@ import (
 	"testing"
 )
 
-// README.md's examples are run by TestREADME and TestREADMEGo, so that
-// the README cannot drift from the code:
+// The examples of README.md and of every guide in docs/ (readmeFiles)
+// are run by TestREADME and TestREADMEGo, so that no page can drift from
+// the code, and a block keeps its test wherever it moves:
 //
 //   - every line of a command block (a fenced block of shell commands)
 //     runs and must exit 0, or is skipped for the reason readmeSkips
-//     gives; a line no rule covers fails the test;
+//     gives; a line no rule covers fails the test. A line on several
+//     pages runs once;
 //   - a block of output follows a paragraph whose last command in
 //     backquotes (`go run ./cmd/netemu …`, `./netemu …`, `sudo ./netemu
-//     …`) printed it, or a Go program; it must equal what the command
-//     prints, byte for byte. A block that ends with a line "..." shows the
-//     first lines of the output. Kernel mode's figures belong to the
-//     machine: for those only the lines without figures must match;
+//     …`) printed it, or a Go program on the same page; it must equal what
+//     the command prints, byte for byte. A block that ends with a line
+//     "..." shows the first lines of the output. Kernel mode's figures
+//     belong to the machine: for those only the lines without figures must
+//     match;
 //   - files a command writes under docs/ (the pictures) must equal the
 //     files in docs/;
 //   - the Go blocks are whole files: each goes into a package of its own
-//     in the module that the README's workspace commands make, where they
-//     must be gofmt-formatted, pass go vet and go test, and a program's
-//     output must be the block that follows it; the README's test is the
-//     body of emutest's ExampleNew.
+//     in the module that the workspace commands (a block with go work
+//     init, on any page) make, where they must be gofmt-formatted, pass go
+//     vet and go test, and a program's output must be the block that
+//     follows it; the test TestGetCostsTwoRoundTrips is the body of
+//     emutest's ExampleNew;
+//   - what is not to be run is not fenced: a transcript of a real session
+//     or a machine, and an excerpt of another project's code, are indented
+//     by four spaces.
 //
 // `go run ./cmd/netemu` lines run a binary built once by the test; files
 // they write land in a temporary directory. -short skips the kernel-mode
@@ -45,10 +52,10 @@ import (
 // benchmarks and the accuracy report, which take a quarter of a minute
 // and more and keep the CPU busy (go test . -run README -readme.long).
 
-var readmeLong = flag.Bool("readme.long", false, "also run the README's commands that take minutes")
+var readmeLong = flag.Bool("readme.long", false, "also run the documentation's commands that take minutes")
 
-// readmeSkips are the README's command lines that do not run every time,
-// and why.
+// readmeSkips are the command lines of README.md and docs/ that do not
+// run every time, and why.
 var readmeSkips = map[string]struct {
 	when string // always, short (under -short), long (unless -readme.long)
 	why  string
@@ -63,6 +70,8 @@ var readmeSkips = map[string]struct {
 	"sudo ./netemu reproduce --lossy":                     {"long", "about 7 minutes of kernel runs"},
 	"sudo ./netemu reproduce --backend kernel":            {"short", "about 30 s of kernel runs"},
 	"sudo ./netemu compare bulk --rtt 50ms --rate 10mbit": {"short", "about 5 s of kernel runs"},
+	"sudo ./netemu compare page --proto h1,h1s,h2":        {"short", "about 2 s of kernel runs"},
+	"sudo ./netemu compare loaded --rtt 20ms --rate 20mbit --qdisc fifo,codel,fq_codel":   {"short", "about 35 s of kernel runs"},
 	"sudo ./netemu compare bulk --tcp netemu,gvisor --rtt 100ms --rate 25mbit --queue 30": {"short", "about 10 s of kernel runs"},
 	// A study's files: each line needs a file of the one before it, and
 	// the test runs each line in a directory of its own.
@@ -76,13 +85,17 @@ var readmeSkips = map[string]struct {
 	"sudo ./netemu compare bulk --size 5MiB --tcp netemu,gvisor --trace-down TMobile-LTE-short.down --trace-up TMobile-LTE-short.up": {"always", "needs mahimahi's recorded traces, as above"},
 }
 
-// A readmeBlock is a fenced block of README.md.
+// A readmeBlock is a fenced block of README.md or of a guide in docs/.
 type readmeBlock struct {
+	file  string // README.md, or docs/NAME.md
 	line  int    // of its opening fence, from 1
 	lang  string // after the fence: "go", or ""
 	text  string
 	intro string // the paragraph just above it, its lines joined by spaces
 }
+
+// where names the block's opening fence, file:line.
+func (b readmeBlock) where() string { return b.file + ":" + strconv.Itoa(b.line) }
 
 func (b readmeBlock) kind() string {
 	switch first := strings.Fields(b.text); {
@@ -94,9 +107,33 @@ func (b readmeBlock) kind() string {
 	return "output"
 }
 
+// readmeFiles are the pages whose blocks the tests run: README.md, then
+// every page of docs/ in name order.
+func readmeFiles(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(docs)
+	return append([]string{"README.md"}, docs...)
+}
+
+// readmeBlocks returns the fenced blocks of every page of readmeFiles, in
+// order.
 func readmeBlocks(t *testing.T) []readmeBlock {
 	t.Helper()
-	b, err := os.ReadFile("README.md")
+	var blocks []readmeBlock
+	for _, file := range readmeFiles(t) {
+		blocks = append(blocks, fileBlocks(t, file)...)
+	}
+	return blocks
+}
+
+// fileBlocks returns the fenced blocks of one page.
+func fileBlocks(t *testing.T, file string) []readmeBlock {
+	t.Helper()
+	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +144,7 @@ func readmeBlocks(t *testing.T) []readmeBlock {
 		if !ok {
 			continue
 		}
-		blk := readmeBlock{line: i + 1, lang: lang}
+		blk := readmeBlock{file: file, line: i + 1, lang: lang}
 		j := i - 1
 		for j >= 0 && lines[j] == "" {
 			j--
@@ -122,7 +159,7 @@ func readmeBlocks(t *testing.T) []readmeBlock {
 			text = append(text, lines[i])
 		}
 		if i == len(lines) {
-			t.Fatalf("README.md:%d: the block never ends", blk.line)
+			t.Fatalf("%s: the block never ends", blk.where())
 		}
 		blk.text = strings.Join(text, "\n") + "\n"
 		blocks = append(blocks, blk)
@@ -145,7 +182,7 @@ func commandLines(b readmeBlock) []string {
 }
 
 // shellWords splits a command line as a shell would, for the quoting the
-// README uses: words, "double" and 'single' quotes.
+// pages use: words, "double" and 'single' quotes.
 func shellWords(t *testing.T, line string) []string {
 	var words []string
 	var w strings.Builder
@@ -192,7 +229,7 @@ func introCommand(b readmeBlock) string {
 	return cmd
 }
 
-// readmeRun runs the README's command lines, once each.
+// readmeRun runs the pages' command lines, once each.
 type readmeRun struct {
 	root, bin string
 
@@ -268,7 +305,7 @@ func (r *readmeRun) run(t *testing.T, line string) *readmeResult {
 				return
 			}
 			// The traces in link/testdata, at the path they have from
-			// the repository's root, where the README's commands run.
+			// the repository's root, where the pages' commands run.
 			if res.err = os.Symlink(filepath.Join(r.root, "link"), filepath.Join(res.dir, "link")); res.err != nil {
 				return
 			}
@@ -322,7 +359,7 @@ func TestREADME(t *testing.T) {
 	// half minute of kernel runs of reproduce --backend kernel held both.)
 	type check struct {
 		line    string
-		block   int           // README line of the first command block that has it; 0 if none
+		block   *readmeBlock  // the first command block that has it; nil if none
 		outputs []readmeBlock // blocks of what it prints
 	}
 	var checks []*check
@@ -344,17 +381,17 @@ func TestREADME(t *testing.T) {
 				continue // TestREADMEGo runs the workspace block
 			}
 			for _, line := range commandLines(b) {
-				if c := add(line); c.block == 0 {
-					c.block = b.line
+				if c := add(line); c.block == nil {
+					c.block = &blocks[i]
 				}
 			}
 		case "output":
 			cmd := introCommand(b)
 			if cmd == "" {
-				if i > 0 && blocks[i-1].kind() == "go" {
+				if i > 0 && blocks[i-1].kind() == "go" && blocks[i-1].file == b.file {
 					continue // a program's output: TestREADMEGo
 				}
-				t.Errorf("README.md:%d: a block of output, and no command in backquotes in the paragraph above it", b.line)
+				t.Errorf("%s: a block of output, and no command in backquotes in the paragraph above it (indent a block that is not to be run)", b.where())
 				continue
 			}
 			c := add(cmd)
@@ -366,15 +403,15 @@ func TestREADME(t *testing.T) {
 			t.Parallel()
 			res := r.run(t, c.line)
 			if res.err != nil {
-				where := c.block
-				if where == 0 {
-					where = c.outputs[0].line
+				where := c.outputs
+				if c.block != nil {
+					where = []readmeBlock{*c.block}
 				}
-				t.Fatalf("README.md:%d: %s: %v\n%s", where, c.line, res.err, res.stderr)
+				t.Fatalf("%s: %s: %v\n%s", where[0].where(), c.line, res.err, res.stderr)
 			}
 			// Pictures in docs/ are what their commands draw.
 			for _, w := range shellWords(t, c.line) {
-				if !strings.HasPrefix(w, "docs/") || res.dir == "" || c.block == 0 {
+				if !strings.HasPrefix(w, "docs/") || res.dir == "" || c.block == nil {
 					continue
 				}
 				got, err := os.ReadFile(filepath.Join(res.dir, w))
@@ -383,7 +420,7 @@ func TestREADME(t *testing.T) {
 				}
 				want, err := os.ReadFile(filepath.Join(root, w))
 				if err != nil || !bytes.Equal(got, want) {
-					t.Errorf("%s differs from what README.md:%d's command draws (%v); run it in the module's root", w, c.block, err)
+					t.Errorf("%s differs from what %s's command draws (%v); run it in the module's root", w, c.block.where(), err)
 				}
 			}
 			for _, b := range c.outputs {
@@ -393,7 +430,7 @@ func TestREADME(t *testing.T) {
 	}
 }
 
-// compareOutput checks that the README shows what cmd printed.
+// compareOutput checks that block b shows what cmd printed.
 func compareOutput(t *testing.T, b readmeBlock, cmd, got string) {
 	t.Helper()
 	want := b.text
@@ -420,13 +457,13 @@ func compareOutput(t *testing.T, b readmeBlock, cmd, got string) {
 		want, got = shape(want), shape(got)
 	}
 	if got != want {
-		t.Errorf("README.md:%d shows what %q printed once; now it prints:\n%s\nREADME.md shows:\n%s", b.line, cmd, got, want)
+		t.Errorf("%s shows what %q printed once; now it prints:\n%s\n%s shows:\n%s", b.where(), cmd, got, b.file, want)
 	}
 }
 
-// TestREADMEGo makes the module of the README's workspace commands, beside
-// a clone of this module, and builds, vets, tests and runs the README's Go
-// code in it.
+// TestREADMEGo makes the module of the workspace commands, beside a clone
+// of this module, and builds, vets, tests and runs the Go code of
+// README.md and docs/ in it.
 func TestREADMEGo(t *testing.T) {
 	t.Parallel()
 	root, err := os.Getwd()
@@ -456,7 +493,7 @@ func TestREADMEGo(t *testing.T) {
 	}
 
 	blocks := readmeBlocks(t)
-	dir := filepath.Join(sandbox, "netemu") // in the clone, as the README starts
+	dir := filepath.Join(sandbox, "netemu") // in the clone, as the workspace commands start
 	made := false
 	for _, b := range blocks {
 		if b.kind() != "commands" || !strings.Contains(b.text, "go work init") {
@@ -474,17 +511,17 @@ func TestREADMEGo(t *testing.T) {
 					}
 				case words[0] == "go":
 					if out, err := goCmd(dir, words[1:]...); err != nil {
-						t.Fatalf("README.md:%d: %s: %v\n%s", b.line, part, err, out)
+						t.Fatalf("%s: %s: %v\n%s", b.where(), part, err, out)
 					}
 				default:
-					t.Fatalf("README.md:%d: %q: readme_test.go has no rule for this command", b.line, part)
+					t.Fatalf("%s: %q: readme_test.go has no rule for this command", b.where(), part)
 				}
 			}
 		}
 		made = true
 	}
 	if !made {
-		t.Fatal("README.md has no block with go work init: the Go code has no module to build in")
+		t.Fatal("neither README.md nor docs/ has a block with go work init: the Go code has no module to build in")
 	}
 
 	type program struct {
@@ -500,13 +537,14 @@ func TestREADMEGo(t *testing.T) {
 		}
 		src := []byte(b.text)
 		if formatted, err := format.Source(src); err != nil || !bytes.Equal(formatted, src) {
-			t.Errorf("README.md:%d: the Go code is not gofmt-formatted (%v)", b.line, err)
+			t.Errorf("%s: the Go code is not gofmt-formatted (%v)", b.where(), err)
 		}
-		f, err := parser.ParseFile(fset, "README.md", src, 0)
+		f, err := parser.ParseFile(fset, b.file, src, 0)
 		if err != nil {
-			t.Fatalf("README.md:%d: %v", b.line, err)
+			t.Fatalf("%s: %v", b.where(), err)
 		}
-		pkg := filepath.Join(dir, "readme"+strconv.Itoa(b.line))
+		// A package per block, named by its page and line: readme12, gotests40.
+		pkg := filepath.Join(dir, strings.ToLower(strings.TrimSuffix(filepath.Base(b.file), ".md"))+strconv.Itoa(b.line))
 		if err := os.Mkdir(pkg, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -524,7 +562,7 @@ func TestREADMEGo(t *testing.T) {
 		}
 		if f.Name.Name == "main" {
 			p := program{pkg: "./" + filepath.Base(pkg)}
-			if i+1 < len(blocks) && blocks[i+1].kind() == "output" && introCommand(blocks[i+1]) == "" {
+			if i+1 < len(blocks) && blocks[i+1].file == b.file && blocks[i+1].kind() == "output" && introCommand(blocks[i+1]) == "" {
 				p.output = &blocks[i+1]
 			}
 			programs = append(programs, p)
@@ -532,7 +570,7 @@ func TestREADMEGo(t *testing.T) {
 	}
 	for _, args := range [][]string{{"vet", "./..."}, {"test", "-count=1", "./..."}} {
 		if out, err := goCmd(dir, args...); err != nil {
-			t.Fatalf("go %s in the README's module: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("go %s in the pages' module: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
 	for _, p := range programs {
@@ -542,13 +580,13 @@ func TestREADMEGo(t *testing.T) {
 			continue
 		}
 		if p.output != nil && string(out) != p.output.text {
-			t.Errorf("README.md:%d shows what its program printed once; now it prints:\n%s", p.output.line, out)
+			t.Errorf("%s shows what its program printed once; now it prints:\n%s", p.output.where(), out)
 		}
 	}
 
-	// The README's test is emutest's ExampleNew.
+	// The pages' TestGetCostsTwoRoundTrips is emutest's ExampleNew.
 	if readmeTest == nil {
-		t.Fatal("README.md has no TestGetCostsTwoRoundTrips")
+		t.Fatal("neither README.md nor docs/ has TestGetCostsTwoRoundTrips")
 	}
 	ef, err := parser.ParseFile(fset, filepath.Join("emutest", "example_test.go"), nil, 0)
 	if err != nil {
@@ -572,6 +610,6 @@ func TestREADMEGo(t *testing.T) {
 		t.Fatal("emutest/example_test.go has no ExampleNew")
 	}
 	if got, want := body(example.Body.List[1:]), body(readmeTest.Body.List); got != want {
-		t.Errorf("emutest's ExampleNew (after its first line) is not the README's TestGetCostsTwoRoundTrips:\n%s\nREADME.md:\n%s", got, want)
+		t.Errorf("emutest's ExampleNew (after its first line) is not TestGetCostsTwoRoundTrips of README.md or docs/:\n%s\nthe page's:\n%s", got, want)
 	}
 }

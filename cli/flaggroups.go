@@ -144,7 +144,7 @@ var (
 
 	SweepGroup = Group{title: "Sweep flags (netemu sweep)", notHere: "it is a flag of netemu sweep", flags: []sharedFlag{
 		{"spec", func(fs *flag.FlagSet, n string, o *Options) {
-			fs.String(n, "", "sweep: the study file (YAML): the workload and the flags that shape its runs (link, impairments, TCP, kernel, seeds, the workload's) by name, lists for axes; output files come from the command line only; see the README")
+			fs.String(n, "", "sweep: the study file (YAML): the workload and the flags that shape its runs (link, impairments, TCP, kernel, seeds, the workload's) by name, lists for axes; output files come from the command line only; see docs/STUDIES.md")
 		}},
 		{"seeds", func(fs *flag.FlagSet, n string, o *Options) {
 			fs.StringVar(&o.SeedsFlag, n, "", "sweep: run each cell with every seed of a range, 1-20, or a count, 20 (seeds 1 to 20); the table shows medians and 10th–90th percentiles")

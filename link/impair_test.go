@@ -416,8 +416,8 @@ func TestCrandomUncorrelated(t *testing.T) {
 // netem's correlated loss draws a weighted mean of uniform values, whose
 // spread shrinks with the correlation, so fewer draws fall under P than P
 // says: 8 % with 10 % correlation loses about 3.5 %, and 1 % with 25 %
-// correlation almost nothing. netemu does what netem does; the
-// README says so and points to the Markov models for bursty loss.
+// correlation almost nothing. netemu does what netem does;
+// docs/LINK.md says so and points to the Markov models for bursty loss.
 func TestCorrelatedLossIsNetems(t *testing.T) {
 	const n = 1_000_000
 	lost, _ := lossRate(RandomLoss(0.08, 0.10), n, 1)

@@ -49,7 +49,7 @@ func TestIperf3(t *testing.T) {
 
 // BenchmarkIperf3 measures what iperf3 receives through a forward, both
 // ways, against a full link's payload rate (realclient.Iperf3Full): on an
-// idle machine within a few per cent of it. README.md has the figures:
+// idle machine within a few per cent of it. docs/PROXY.md has the figures:
 //
 //	go test -run XXX -bench Iperf3 ./proxy
 func BenchmarkIperf3(b *testing.B) {
