@@ -152,8 +152,9 @@ type Options struct {
 	traces    map[string]*link.Trace // the trace files read, by path as given: each read once
 	cc        string
 	tcp       *listFlag[tcpstack.Impl]
-	topology  string // --topology as typed
-	accessRTT string // --access-rtt as typed
+	topology  string    // --topology as typed
+	accessRTT string    // --access-rtt as typed
+	file      *topoFile // --topology's file, read
 	pcap      string
 	timeline  string
 	mmLogUp   string
@@ -195,6 +196,9 @@ func parseArgs(ctx context.Context, c *Command, args []string) (*Options, error)
 		return nil, err
 	}
 	rest := fs.Args()
+	if o.topology != "" && isTopoFile(o.topology) {
+		return o, o.fromTopoFile(fs, rest)
+	}
 	if len(rest) == 0 {
 		return nil, Usagef("%s: which workload? want %s", cmd, workloads.Names())
 	}

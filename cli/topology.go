@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -13,6 +14,7 @@ import (
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/topo"
+	"github.com/netemu/netemu/workloads"
 )
 
 // The shapes --topology names: each builds its topology and flows around
@@ -44,6 +46,19 @@ func shapeNames() string {
 // network is the shape --topology and --access-rtt describe; nil
 // without --topology.
 func (o *Options) network() (*experiment.Shape, error) {
+	if o.file != nil {
+		if o.accessRTT != "" {
+			return nil, Usagef("--access-rtt does not apply to --topology %s: the file gives each link its delay", o.topology)
+		}
+		if err := o.file.unshaped(o.Given); err != nil {
+			return nil, err
+		}
+		return o.file.shape(), nil
+	}
+	if o.topology != "" && isTopoFile(o.topology) {
+		// A workload was named, so the file was not read.
+		return nil, Usagef("%s %s: --topology %s gives each flow its workload; drop %s", o.cmd.Name, o.kind.Name, o.topology, o.kind.Name)
+	}
 	if o.topology == "" {
 		if o.accessRTT != "" {
 			return nil, Usagef("--access-rtt %s does not apply: it gives a dumbbell's clients their round trips; add --topology dumbbell:N", o.accessRTT)
@@ -135,4 +150,26 @@ func WriteShape(w io.Writer, title string, d experiment.ShapeDetail) error {
 		fmt.Fprintf(w, "(%d more link directions carried packets with no rate limit and no drop; --json lists them)\n", quiet)
 	}
 	return nil
+}
+
+// fromTopoFile finishes parseArgs for --topology FILE: the file gives
+// the flows their workloads, so the arguments after the shared flags
+// (rest) must be none; the cases' workload is the first flow's.
+func (o *Options) fromTopoFile(fs *flag.FlagSet, rest []string) error {
+	if len(rest) > 0 {
+		return Usagef("%s: %q: --topology %s gives each flow its workload; drop %s", o.cmd.Name, rest[0], o.topology, rest[0])
+	}
+	f, err := readTopoFile(o.topology)
+	if err != nil {
+		return err
+	}
+	o.file = f
+	first := f.each[0].Workload
+	o.kind, _ = workloads.Lookup(first.Name())
+	o.build = func() ([]workloads.Workload, error) { return []workloads.Workload{first}, nil }
+	o.set = setFlags(fs)
+	if err := o.NotApplicable(); err != nil {
+		return err
+	}
+	return o.CheckOutputs()
 }

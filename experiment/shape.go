@@ -26,6 +26,16 @@ type Shape struct {
 	Name string
 	// Build returns the topology whose bottleneck is lc, and its flows.
 	Build func(lc link.Config) (topo.Topology, []topo.Flow)
+	// Flows, if set, gives each flow (in Build's order) a workload of its
+	// own and the instant it starts; nil: the case's workload, all at
+	// the run's start.
+	Flows []ShapeFlow
+}
+
+// ShapeFlow is what one flow of a shape runs, and when.
+type ShapeFlow struct {
+	Workload workloads.Workload // nil: the case's
+	Start    time.Duration      // after the run's start
 }
 
 // ShapeDetail is a shape's run: each flow's result, their fairness, and
@@ -144,8 +154,21 @@ func runShape(ctx context.Context, c Case, lc link.Config) (workloads.Result, em
 			}
 			// Flows to one host listen on ports of their own.
 			env = offsetEnv{Env: env, off: uint16(i)}
+			w, start := c.Workload, time.Duration(0)
+			if i < len(c.Shape.Flows) {
+				if fw := c.Shape.Flows[i].Workload; fw != nil {
+					w = fw
+				}
+				start = c.Shape.Flows[i].Start
+			}
 			n.Go(func() {
-				r, err := workloads.Run(ctx, c.Workload, env, paths[i])
+				if start > 0 {
+					if err := n.Sleep(ctx, start); err != nil {
+						errs <- err
+						return
+					}
+				}
+				r, err := workloads.Run(ctx, w, env, paths[i])
 				results[i] = r
 				if err != nil {
 					err = fmt.Errorf("flow %s>%s: %w", f.From, f.To, err)

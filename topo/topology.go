@@ -39,7 +39,14 @@ type Topology struct {
 	Links []Link
 	// Routes override the shortest path where given.
 	Routes []Route
+	// Addrs gives hosts addresses of their own, in 198.18.0.0/15, in
+	// place of their link end's; nil for none.
+	Addrs map[string]netip.Addr
 }
+
+// Range is where every address of a topology lies: 198.18.0.0/15,
+// reserved for benchmarks (RFC 2544).
+var Range = netip.MustParsePrefix("198.18.0.0/15")
 
 // Link joins node A to node B. Config's direction AtoB carries A's
 // packets to B; BtoA (Config.BtoA, when set) B's to A.
@@ -125,6 +132,9 @@ func (t Topology) Validate() error {
 			return errorf("host %s has %d links; a host has one interface: join it to one router or host, and give a router the others", h, n)
 		}
 	}
+	if err := t.checkAddrs(seen); err != nil {
+		return err
+	}
 	for _, r := range t.Routes {
 		if seen[r.At] != "router" {
 			return errorf("route at %q: want a router, one of %v", r.At, t.Routers)
@@ -138,6 +148,28 @@ func (t Topology) Validate() error {
 	}
 	_, err := t.Tables()
 	return err
+}
+
+// checkAddrs checks the addresses Addrs gives: each a host's, in Range,
+// and no two hosts with one address.
+func (t Topology) checkAddrs(seen map[string]string) error {
+	owner := map[netip.Addr]string{}
+	for _, h := range t.Hosts {
+		a, _ := t.HostAddr(h)
+		if other, ok := owner[a]; ok {
+			return errorf("hosts %s and %s both have the address %v; give each its own", other, h, a)
+		}
+		owner[a] = h
+	}
+	for h, a := range t.Addrs {
+		if seen[h] != "host" {
+			return errorf("an address for %q, which is no host; want one of %v", h, t.Hosts)
+		}
+		if !a.Is4() || !Range.Contains(a) {
+			return errorf("host %s's address %v is outside %v, where emulated hosts live", h, a, Range)
+		}
+	}
+	return nil
 }
 
 // names lists every node, for messages.
@@ -175,6 +207,9 @@ func Addr(i, end int) netip.Addr {
 func (t Topology) HostAddr(h string) (netip.Addr, bool) {
 	if !slices.Contains(t.Hosts, h) {
 		return netip.Addr{}, false
+	}
+	if a, ok := t.Addrs[h]; ok {
+		return a, true
 	}
 	ls := t.LinksOf(h)
 	if len(ls) != 1 {

@@ -90,6 +90,9 @@ func TestValidate(t *testing.T) {
 		{"route via stranger", func(t *Topology) { t.Routes = []Route{{At: "r1", To: "b", Via: "b"}} }, "want a neighbour of r1"},
 		{"loop", func(t *Topology) { t.Routes = []Route{{At: "r2", To: "b", Via: "r1"}} }, "the routes to host b loop"},
 		{"same name", func(t *Topology) { t.Links[0].Name, t.Links[1].Name = "x", "x" }, `both named "x"`},
+		{"address outside", func(t *Topology) { t.Addrs = map[string]netip.Addr{"a": netip.MustParseAddr("10.0.0.1")} }, "outside 198.18.0.0/15"},
+		{"address twice", func(t *Topology) { t.Addrs = map[string]netip.Addr{"a": netip.MustParseAddr("198.18.2.2")} }, "both have the address 198.18.2.2"},
+		{"address of a router", func(t *Topology) { t.Addrs = map[string]netip.Addr{"r1": netip.MustParseAddr("198.18.9.9")} }, `an address for "r1", which is no host`},
 	} {
 		top := good()
 		c.edit(&top)
