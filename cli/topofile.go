@@ -130,8 +130,12 @@ func readTopoFile(path string) (*topoFile, error) {
 	if err := f.topo.Validate(); err != nil {
 		return nil, Usagef("--topology %s: %s", path, strings.TrimPrefix(err.Error(), "topology: "))
 	}
+	tables, err := f.topo.Tables()
+	if err != nil {
+		return nil, Usagef("--topology %s: %s", path, strings.TrimPrefix(err.Error(), "topology: "))
+	}
 	for i, fl := range f.flows {
-		if _, err := f.topo.Route(fl.From, fl.To); err != nil {
+		if _, err := f.topo.RouteWith(tables, fl.From, fl.To); err != nil {
 			return nil, f.errAt(path, f.nodes[i], "flow %s>%s: %s", fl.From, fl.To, strings.TrimPrefix(err.Error(), "topology: "))
 		}
 	}

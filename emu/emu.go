@@ -636,8 +636,8 @@ func payload(pkt []byte) int {
 type Stats struct {
 	// Link is the pair's link's (a topology's first link's).
 	Link link.Stats
-	// Links are every link's, in the topology's order, and Routers every
-	// router's, when the network has more than one link.
+	// Links are every link's, in the topology's order (the pair's one
+	// included), and Routers every router's.
 	Links   []link.Stats
 	Routers []RouterStats
 	// TraceSHA256 is the SHA-256 over every packet delivered across the
@@ -668,13 +668,11 @@ func (n *Net) Stats() Stats {
 	}
 	n.traceMu.Unlock()
 	s := Stats{Link: n.link.Stats(), TraceSHA256: hex.EncodeToString(sum)}
-	if len(n.links) > 1 {
-		for _, l := range n.links {
-			s.Links = append(s.Links, l.Stats())
-		}
-		for _, r := range n.routers {
-			s.Routers = append(s.Routers, r.stats())
-		}
+	for _, l := range n.links {
+		s.Links = append(s.Links, l.Stats())
+	}
+	for _, r := range n.routers {
+		s.Routers = append(s.Routers, r.stats())
 	}
 	if n.virtual != nil {
 		s.Events = n.virtual.Events()

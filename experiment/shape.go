@@ -123,9 +123,13 @@ func (d ShapeDetail) MarshalJSON() ([]byte, error) {
 // workload at once, each between its two hosts, and what every link did.
 func runShape(ctx context.Context, c Case, lc link.Config) (workloads.Result, emu.Stats, error) {
 	t, flows := c.Shape.Build(lc)
+	tables, err := t.Tables()
+	if err != nil {
+		return workloads.Result{}, emu.Stats{}, err
+	}
 	paths := make([]workloads.Path, len(flows))
 	for i, f := range flows {
-		p, err := flowPath(t, f)
+		p, err := flowPath(t, tables, f)
 		if err != nil {
 			return workloads.Result{}, emu.Stats{}, err
 		}
@@ -227,15 +231,16 @@ func goodput(r workloads.Result) float64 {
 	return float64(r.Bytes) * 8 / r.Elapsed.Seconds()
 }
 
-// flowPath is what the model knows of flow f's path on t: the round
+// flowPath is what the model knows of flow f's path on t, whose
+// routers' tables are tables: the round
 // trip, and the narrowest rate and the loss of the way back, to the
 // dialing host, where a workload's bytes flow.
-func flowPath(t topo.Topology, f topo.Flow) (workloads.Path, error) {
-	there, err := t.Route(f.From, f.To)
+func flowPath(t topo.Topology, tables map[string]map[string]topo.Hop, f topo.Flow) (workloads.Path, error) {
+	there, err := t.RouteWith(tables, f.From, f.To)
 	if err != nil {
 		return workloads.Path{}, err
 	}
-	back, err := t.Route(f.To, f.From)
+	back, err := t.RouteWith(tables, f.To, f.From)
 	if err != nil {
 		return workloads.Path{}, err
 	}

@@ -279,8 +279,10 @@ func delayOf(l Link, d link.Dir) time.Duration {
 
 // towards returns, for every node that can reach host h, its first hop
 // on its shortest path to h (Dijkstra from h over the reversed links:
-// least delay, then fewest hops, then the first link in order). Packets
-// are forwarded only by routers: a path passes through no other host.
+// least delay, then fewest hops, then the first link in order; at equal
+// costs the node first in Hosts, then Routers, is settled first).
+// Packets are forwarded only by routers: a path passes through no other
+// host.
 func (t Topology) towards(h string) map[string]Hop {
 	type cost struct {
 		delay time.Duration
@@ -296,38 +298,54 @@ func (t Topology) towards(h string) map[string]Hop {
 		}
 		return a.link < b.link
 	}
-	best := map[string]cost{h: {}}
-	next := map[string]Hop{}
-	done := map[string]bool{}
-	isRouter := func(n string) bool { return slices.Contains(t.Routers, n) }
+	nodes := append(slices.Clone(t.Hosts), t.Routers...)
+	index := make(map[string]int, len(nodes))
+	for i, n := range nodes {
+		index[n] = i
+	}
+	adj := make([][]int, len(nodes)) // each node's links
+	for i, l := range t.Links {
+		adj[index[l.A]] = append(adj[index[l.A]], i)
+		adj[index[l.B]] = append(adj[index[l.B]], i)
+	}
+	best := make([]cost, len(nodes))
+	reached := make([]bool, len(nodes))
+	done := make([]bool, len(nodes))
+	hop := make([]Hop, len(nodes))
+	start := index[h]
+	reached[start] = true
 	for {
-		// The closest node not yet done, in the order of the names for
-		// equal costs.
-		cur, found := "", false
-		for _, n := range append(slices.Clone(t.Hosts), t.Routers...) {
-			c, ok := best[n]
-			if ok && !done[n] && (!found || less(c, best[cur])) {
-				cur, found = n, true
+		cur := -1
+		for i := range nodes {
+			if reached[i] && !done[i] && (cur < 0 || less(best[i], best[cur])) {
+				cur = i
 			}
 		}
-		if !found {
-			return next
+		if cur < 0 {
+			break
 		}
 		done[cur] = true
-		if cur != h && !isRouter(cur) {
+		if cur != start && cur < len(t.Hosts) {
 			continue // a host forwards nothing
 		}
-		for _, i := range t.LinksOf(cur) {
-			l := t.Links[i]
-			from := l.other(cur)
-			d := dirFrom(l, from)
-			c := cost{delay: best[cur].delay + delayOf(l, d), hops: best[cur].hops + 1, link: i}
-			if old, ok := best[from]; !done[from] && (!ok || less(c, old)) {
-				best[from] = c
-				next[from] = Hop{Link: i, Dir: d}
+		for _, li := range adj[cur] {
+			l := t.Links[li]
+			from := index[l.other(nodes[cur])]
+			d := dirFrom(l, nodes[from])
+			c := cost{delay: best[cur].delay + delayOf(l, d), hops: best[cur].hops + 1, link: li}
+			if !done[from] && (!reached[from] || less(c, best[from])) {
+				best[from], reached[from] = c, true
+				hop[from] = Hop{Link: li, Dir: d}
 			}
 		}
 	}
+	next := map[string]Hop{}
+	for i, n := range nodes {
+		if reached[i] && i != start {
+			next[n] = hop[i]
+		}
+	}
+	return next
 }
 
 // checkLoops follows, for every host, each router's hops toward it: a
@@ -354,12 +372,18 @@ func (t Topology) checkLoops(tables map[string]map[string]Hop) error {
 }
 
 // Route returns the hops a packet from host from takes to host to: the
-// link of from, then each router's next hop. t must be valid.
+// link of from, then each router's next hop. It computes the routers'
+// tables; RouteWith takes them, computed once, for many routes.
 func (t Topology) Route(from, to string) ([]Hop, error) {
 	tables, err := t.Tables()
 	if err != nil {
 		return nil, err
 	}
+	return t.RouteWith(tables, from, to)
+}
+
+// RouteWith is Route with the routers' tables t.Tables returned.
+func (t Topology) RouteWith(tables map[string]map[string]Hop, from, to string) ([]Hop, error) {
 	ls := t.LinksOf(from)
 	if len(ls) != 1 || !slices.Contains(t.Hosts, to) || from == to {
 		return nil, errorf("no route from %q to %q: want two hosts of %v", from, to, t.Hosts)
@@ -367,10 +391,10 @@ func (t Topology) Route(from, to string) ([]Hop, error) {
 	hops := []Hop{{Link: ls[0], Dir: dirFrom(t.Links[ls[0]], from)}}
 	at := t.Links[ls[0]].other(from)
 	for at != to {
-		if !slices.Contains(t.Routers, at) {
+		hop, ok := tables[at][to]
+		if !ok {
 			return nil, errorf("no route from %s to %s: it reaches host %s, which forwards nothing", from, to, at)
 		}
-		hop := tables[at][to]
 		hops = append(hops, hop)
 		at = t.Links[hop.Link].other(at)
 	}
