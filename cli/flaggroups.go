@@ -159,7 +159,7 @@ var (
 			fs.BoolVar(&o.Resume, n, false, "sweep: go on from the runs the --out file holds, after an interruption")
 		}},
 		{"shard", func(fs *flag.FlagSet, n string, o *Options) {
-			fs.StringVar(&o.ShardFlag, n, "", "sweep: run shard i of n (i from 0), every n-th cell; in a Kubernetes Indexed Job, JOB_COMPLETION_INDEX and JOB_COMPLETIONS")
+			fs.StringVar(&o.ShardFlag, n, "", "sweep: run shard i of n (i from 0), every n-th cell; in a Kubernetes Indexed Job, JOB_COMPLETION_INDEX and JOB_COMPLETIONS; in a SLURM job array (--array=0-N), SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT")
 		}},
 	}}
 

@@ -19,21 +19,22 @@ import (
 
 // RunSweep runs the sweep command c with args: every combination of the
 // comma-separated values of the list flags (the cells), each with every
-// seed of --seeds; the shard from --shard or a Kubernetes Indexed Job's
-// environment.
+// seed of --seeds; the shard from --shard or, in a pod of a Kubernetes
+// Indexed Job or a task of a SLURM job array, from its environment
+// (ShardFromEnviron), which a line on stderr names.
 func RunSweep(ctx context.Context, c *Command, args []string, w, stderr io.Writer) error {
 	s, err := PlanSweep(ctx, c, args)
 	if err != nil {
 		return err
 	}
 	if !s.o.Given("shard") {
-		i, n, ok, err := ShardFromEnv()
+		i, n, from, err := ShardFromEnviron(os.LookupEnv)
 		if err != nil {
 			return err
 		}
-		if ok {
+		if from != "" {
 			s.Shard, s.Shards = i, n
-			fmt.Fprintf(stderr, "netemu: shard %d/%d, from JOB_COMPLETION_INDEX and JOB_COMPLETIONS\n", i, n)
+			fmt.Fprintf(stderr, "netemu: shard %d/%d, from %s\n", i, n, from)
 		}
 	}
 	s.o.PrintNotes(stderr)
