@@ -304,10 +304,13 @@ func (r *readmeRun) run(t *testing.T, line string) *readmeResult {
 			if res.err = os.Mkdir(filepath.Join(res.dir, "docs"), 0o755); res.err != nil {
 				return
 			}
-			// The traces in link/testdata, at the path they have from
-			// the repository's root, where the pages' commands run.
-			if res.err = os.Symlink(filepath.Join(r.root, "link"), filepath.Join(res.dir, "link")); res.err != nil {
-				return
+			// The traces in link/testdata and the topology files in
+			// topo/testdata, at the paths they have from the
+			// repository's root, where the pages' commands run.
+			for _, d := range []string{"link", "topo"} {
+				if res.err = os.Symlink(filepath.Join(r.root, d), filepath.Join(res.dir, d)); res.err != nil {
+					return
+				}
 			}
 			cmd.Dir = res.dir
 		}
