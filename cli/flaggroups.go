@@ -223,6 +223,9 @@ type Command struct {
 	// virtual clock, with each TCP of --tcp's list, and on kernel TCP
 	// (compare); --backend and --clock are its own.
 	BothBackends bool
+	// Repeatable are the command's own flags that may be given more than
+	// once (proxy's --forward); any other flag given twice is refused.
+	Repeatable []string
 }
 
 // Takes reports whether the command of r takes --name.

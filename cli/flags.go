@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -236,11 +237,8 @@ func parseArgs(ctx context.Context, c *Command, args []string) (*Options, error)
 // misread, for stderr.
 func (o *Options) notes() []string {
 	var out []string
-	for _, r := range o.rate.raw {
-		if l := strings.ToLower(r); strings.HasSuffix(l, "bps") && l != "0" {
-			v, _ := tc.ParseRate(r)
-			out = append(out, fmt.Sprintf("note: --rate %s is bytes per second, as tc reads it: %s; write %sbit for bits", r, tc.FormatRate(v), strings.TrimSuffix(l, "bps")))
-		}
+	for _, n := range o.TableNotes() {
+		out = append(out, "note: --rate "+n)
 	}
 	names := []string{"netem", "netem-up", "netem-down"}
 	for i, line := range o.netem {
@@ -264,6 +262,34 @@ func (o *Options) notes() []string {
 		out = append(out, fmt.Sprintf("note: --jobs %d is more than the %d CPUs this process may use; a worker keeps about one core busy, so the workers beyond %d take turns and the sweep is no faster", o.Jobs, AvailableCPUs(), AvailableCPUs()))
 	}
 	return out
+}
+
+// TableNotes are the notes a table of the run says on its first line
+// too: a --rate in bytes per second, as tc reads "Mbps", which is most
+// likely meant as bits ("10Mbps is 80 Mbit/s in tc's units; did you
+// mean 10mbit?").
+func (o *Options) TableNotes() []string {
+	var out []string
+	for _, r := range o.rate.raw {
+		if l := strings.ToLower(r); strings.HasSuffix(l, "bps") && l != "0" {
+			v, _ := tc.ParseRate(r)
+			out = append(out, fmt.Sprintf("%s is %s in tc's units (bytes per second); did you mean %sbit?", r, bitsLabel(v), strings.TrimSuffix(l, "bps")))
+		}
+	}
+	return out
+}
+
+// bitsLabel writes a rate in bits per second as people say it: "80 Mbit/s".
+func bitsLabel(v float64) string {
+	for _, u := range []struct {
+		scale float64
+		name  string
+	}{{1e9, "Gbit/s"}, {1e6, "Mbit/s"}, {1e3, "kbit/s"}} {
+		if v >= u.scale {
+			return strconv.FormatFloat(v/u.scale, 'g', 6, 64) + " " + u.name
+		}
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64) + " bit/s"
 }
 
 // netemLeavesOut is a note for netem lines that set no delay or no rate
@@ -431,9 +457,13 @@ func (o *Options) Impaired() bool {
 // c, if not nil, is the command whose Rules word the shared flags it
 // refuses.
 func ParseFlags(fs *flag.FlagSet, args []string, workload string, c *Command) error {
+	counts := countFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err // the command's help, on stdout
+		}
+		if why := parseError(fs, err); why != "" {
+			return Usagef("%s: %s", fs.Name(), why)
 		}
 		// flag's messages name the flag: "invalid value "x" for flag -rate: ...".
 		msg := strings.Replace(err.Error(), " for flag -", " for --", 1)
@@ -463,6 +493,106 @@ func ParseFlags(fs *flag.FlagSet, args []string, workload string, c *Command) er
 			}
 		}
 		return Usagef("%s: %s (see netemu help %s)", fs.Name(), msg, fs.Name())
+	}
+	return counts.twice(fs, c)
+}
+
+// flagParseError matches flag's message for a value its own types (a
+// switch, a number, a duration) cannot read.
+var flagParseError = regexp.MustCompile(`^invalid (boolean )?value "(.*)" for (?:flag )?-([^:]+): (parse error|value out of range)$`)
+
+// parseError words flag's refusal of a value of its own types as what
+// would work: "" for any other error.
+func parseError(fs *flag.FlagSet, err error) string {
+	m := flagParseError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	val, name := m[2], m[3]
+	f := fs.Lookup(name)
+	if f == nil {
+		return ""
+	}
+	if m[1] != "" {
+		return fmt.Sprintf("--%s=%s: --%s is a switch: write --%s alone to turn it on, or --%s=false", name, val, name, name, name)
+	}
+	inner := f.Value
+	if c, ok := inner.(*countedValue); ok {
+		inner = c.Value
+	}
+	switch t := fmt.Sprintf("%T", inner); {
+	case strings.Contains(t, "uint"):
+		return fmt.Sprintf("--%s %q: want a whole number of 0 or more, like %s", name, val, f.DefValue)
+	case strings.Contains(t, "int"):
+		return fmt.Sprintf("--%s %q: want a whole number, like %s", name, val, f.DefValue)
+	case strings.Contains(t, "duration"):
+		return fmt.Sprintf("--%s %q: want a duration, like 50ms or 1.5s", name, val)
+	case strings.Contains(t, "float"):
+		return fmt.Sprintf("--%s %q: want a number, like %s", name, val, f.DefValue)
+	}
+	return ""
+}
+
+// A countedValue is a flag's value that counts how often it is set.
+type countedValue struct {
+	flag.Value
+	raw []string // each value given, as typed
+}
+
+func (v *countedValue) Set(s string) error {
+	v.raw = append(v.raw, s)
+	return v.Value.Set(s)
+}
+
+// countedBool is a countedValue of a switch.
+type countedBool struct{ *countedValue }
+
+func (countedBool) IsBoolFlag() bool { return true }
+
+// flagCounts are the counted values of a flag set, by name.
+type flagCounts map[string]*countedValue
+
+// countFlags makes every flag of fs count how often it is set (once:
+// a flag set parsed twice, before and after a workload's name, keeps its
+// counts) and returns the counts.
+func countFlags(fs *flag.FlagSet) flagCounts {
+	counts := flagCounts{}
+	fs.VisitAll(func(f *flag.Flag) {
+		switch v := f.Value.(type) {
+		case *countedValue:
+			counts[f.Name] = v
+		case countedBool:
+			counts[f.Name] = v.countedValue
+		default:
+			cv := &countedValue{Value: v}
+			counts[f.Name] = cv
+			if b, ok := v.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				f.Value = countedBool{cv}
+			} else {
+				f.Value = cv
+			}
+		}
+	})
+	return counts
+}
+
+// twice refuses a flag given more than once, which flag would take as
+// its last value without a word; command c's Repeatable flags may be.
+func (counts flagCounts) twice(fs *flag.FlagSet, c *Command) error {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	for _, name := range names {
+		v := counts[name]
+		if v == nil || len(v.raw) < 2 || c != nil && slices.Contains(c.Repeatable, name) {
+			continue
+		}
+		if _, ok := fs.Lookup(name).Value.(countedBool); ok {
+			return Usagef("%s: --%s is given %d times; give it once", fs.Name(), name, len(v.raw))
+		}
+		if _, list := v.Value.(interface{ rawAt(int) string }); list {
+			return Usagef("%s: --%s is given %d times (%s); give it once, or a list to sweep: --%s %s", fs.Name(), name, len(v.raw), strings.Join(v.raw, ", then "), name, strings.Join(v.raw, ","))
+		}
+		return Usagef("%s: --%s is given %d times (%s); give it once", fs.Name(), name, len(v.raw), strings.Join(v.raw, ", then "))
 	}
 	return nil
 }
@@ -759,6 +889,11 @@ func (o *Options) instruments(variant string, explain bool) experiment.Instrumen
 // itself (proxy, shell); a file that cannot be created is a usage error.
 func (o *Options) Attach(c *experiment.Case) (*experiment.Watch, error) {
 	w, err := experiment.Instruments{Pcap: o.pcap, Timeline: o.timeline, MMLogUp: o.mmLogUp, MMLogDown: o.mmLogDown, Command: commandLine()}.Attach(c)
+	if err == nil { // the files are made: Announce names them
+		for _, f := range []writtenFile{{"pcap", o.pcap}, {"timeline", o.timeline}, {"mm-log-up", o.mmLogUp}, {"mm-log-down", o.mmLogDown}} {
+			o.Wrote(f.flag, f.path)
+		}
+	}
 	return w, outputUsage(err)
 }
 

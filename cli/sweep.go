@@ -39,6 +39,11 @@ func RunSweep(ctx context.Context, c *Command, args []string, w, stderr io.Write
 	}
 	s.o.PrintNotes(stderr)
 	defer s.o.Announce(stderr)
+	if !s.o.JSON {
+		for _, n := range s.o.TableNotes() {
+			fmt.Fprintln(w, "note: "+n)
+		}
+	}
 	return s.run(ctx, w, stderr)
 }
 
@@ -77,6 +82,11 @@ func Merge(ctx context.Context, c *Command, files []string, asJSON bool, plot st
 		return Usagef("merge: %v", err)
 	}
 	defer s.o.Announce(stderr)
+	if !s.o.JSON {
+		for _, n := range s.o.TableNotes() {
+			fmt.Fprintln(w, "note: "+n)
+		}
+	}
 	out := s.newOutput(w, stderr)
 	for _, oc := range ocs {
 		if err := out.Add(oc); err != nil {

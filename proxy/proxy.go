@@ -152,6 +152,14 @@ type Config struct {
 	// connection numbers them across its proxies with it.
 	FirstID uint64
 
+	// CloseRefused: an upstream that refuses (or cannot be reached)
+	// closes the client's connection normally, a FIN, as toxiproxy does,
+	// where the default resets it as a refused connect resets a real
+	// path's SYN. A client that dials before its upstream is up then sees
+	// its connection accepted and closed, never a reset it may take as
+	// its connect failing.
+	CloseRefused bool
+
 	// Logf, if set, receives one line for each connection that fails
 	// (an upstream that refuses, a dial across the link that times out).
 	Logf func(format string, args ...any)
@@ -724,6 +732,10 @@ func (p *Proxy) serveUpstream(ec *tcpstack.Conn) {
 		var err error
 		if u, err = p.cfg.Loops.Dial(p.ctx, p.cfg.DialUpstream, s.target, s.client); err != nil {
 			s.fail(fmt.Sprintf("upstream: %v", err))
+			if p.cfg.CloseRefused {
+				s.close()
+				return
+			}
 			// The client sees its connection reset, as a refused connect
 			// resets a real path's SYN.
 			s.abort("")

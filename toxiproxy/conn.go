@@ -84,7 +84,7 @@ func (c *conn) start() {
 	}
 	var p *proxy.Proxy
 	if err == nil {
-		p, err = proxy.New(n, proxy.Config{Shape: c.shape, OnEnd: c.ended, DialUpstream: srv.upstreamDial(), FirstID: c.id, Loops: &srv.loops,
+		p, err = proxy.New(n, proxy.Config{Shape: c.shape, OnEnd: c.ended, DialUpstream: srv.upstreamDial(), FirstID: c.id, Loops: &srv.loops, CloseRefused: true,
 			Logf: func(format string, args ...any) { srv.cfg.Logf("proxy "+c.r.px.name+": "+format, args...) }})
 	}
 	if err != nil {

@@ -197,11 +197,40 @@ func TestLostOutputIsAnError(t *testing.T) {
 	}
 }
 
-// A rate in tc's bytes-per-second units gets a note saying what it means.
+// A rate in tc's bytes-per-second units gets a note saying what it
+// means, on stderr and on the table's first line.
 func TestBytesPerSecondNote(t *testing.T) {
-	code, _, errOut := runNetemu("run", "bulk", "--size", "100KB", "--rate", "10Mbps")
-	if code != 0 || !strings.Contains(errOut, "--rate 10Mbps is bytes per second") || !strings.Contains(errOut, "80mbit") {
-		t.Errorf("exit %d, stderr %q", code, errOut)
+	const note = "10Mbps is 80 Mbit/s in tc's units (bytes per second); did you mean 10mbit?"
+	code, out, errOut := runNetemu("run", "bulk", "--size", "100KB", "--rate", "10Mbps")
+	if code != 0 || !strings.Contains(errOut, "note: --rate "+note) || !strings.HasPrefix(out, "note: "+note+"\n") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the note on both", code, out, errOut)
+	}
+	code, out, _ = runNetemu("sweep", "bulk", "--size", "100KB", "--rate", "10Mbps,1mbit")
+	if code != 0 || !strings.HasPrefix(out, "note: "+note+"\n") {
+		t.Errorf("sweep: exit %d, stdout %q; want the note first", code, out)
+	}
+	if _, out, _ = runNetemu("run", "bulk", "--size", "100KB", "--rate", "10Mbps", "--json"); strings.Contains(out, "note") {
+		t.Errorf("--json: %q; want the records alone", out)
+	}
+}
+
+// A flag given twice is refused, not taken as its last value; flag's
+// "parse error" is worded as what would work.
+func TestFlagSlips(t *testing.T) {
+	for _, c := range []struct{ args, want string }{
+		{"run bulk --rtt 50ms --rtt 100ms", "run: --rtt is given 2 times (50ms, then 100ms); give it once, or a list to sweep: --rtt 50ms,100ms"},
+		{"run --rtt 10ms bulk --rtt 20ms", "--rtt is given 2 times (10ms, then 20ms)"},
+		{"run bulk --size 1MB --size 2MB", "run: --size is given 2 times (1MB, then 2MB); give it once"},
+		{"run bulk --json --json", "run: --json is given 2 times; give it once"},
+		{"run bulk --seed abc", `run: --seed "abc": want a whole number of 0 or more, like 1`},
+		{"run bulk --mtu 1.5", `run: --mtu "1.5": want a whole number, like 1500`},
+		{"run bulk --json=yes", "run: --json=yes: --json is a switch: write --json alone to turn it on, or --json=false"},
+		{"sweep bulk --jobs x", `sweep: --jobs "x": want a whole number, like 0`},
+	} {
+		code, out, errOut := runNetemu(strings.Fields(c.args)...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", c.args, code, out, errOut, c.want)
+		}
 	}
 }
 

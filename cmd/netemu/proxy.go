@@ -22,7 +22,7 @@ import (
 	"github.com/netemu/netemu/proxy"
 )
 
-var proxyCmd = command{Command: cli.Command{Name: "proxy", Rules: cli.Rules{Groups: cli.LinkRunGroups, Hidden: []string{"clock"}, Refuse: map[string]string{
+var proxyCmd = command{Command: cli.Command{Name: "proxy", Repeatable: []string{"forward", "allow"}, Rules: cli.Rules{Groups: cli.LinkRunGroups, Hidden: []string{"clock"}, Refuse: map[string]string{
 	"backend":   "the proxy runs the emulated stacks; for programs' own TCP across the link, see netemu shell",
 	"link":      "it picks the kernel backend's link",
 	"plot":      "the proxy draws no figure; --timeline writes its data",
@@ -279,9 +279,11 @@ func (f *forwardList) Set(s string) error {
 }
 
 // writeProxySummary writes a row for each of the last connections kept
-// and a total over all of them. The total's retransmits are the link's,
-// as the line at the foot gives them: the connections' and, on a line of
-// their own, those in no connection's record.
+// and a total over all of them: "total" in the conn column, and how many
+// connections it sums where a row names its way in. The total's
+// retransmits are the link's, as the line at the foot gives them: the
+// connections' and, on a line of their own, those in no connection's
+// record.
 func writeProxySummary(w io.Writer, recs []proxy.Record, tot proxy.Totals) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "conn\tvia\tupstream\tduration\tbytes up\tbytes down\tretransmits\t  error")
@@ -294,7 +296,11 @@ func writeProxySummary(w io.Writer, recs []proxy.Record, tot proxy.Totals) error
 	if other := tot.LinkRetransmits - tot.Retransmits; other > 0 {
 		fmt.Fprintf(tw, "…\tretransmits in no connection's record\t\t\t\t\t%d\t\n", other)
 	}
-	fmt.Fprintf(tw, "%d\t\t\t\t%d\t%d\t%d\t\n", tot.Conns, tot.BytesUp, tot.BytesDown, tot.LinkRetransmits)
+	conns := fmt.Sprintf("%d connections", tot.Conns)
+	if tot.Conns == 1 {
+		conns = "1 connection"
+	}
+	fmt.Fprintf(tw, "total\t%s\t\t\t%d\t%d\t%d\t\n", conns, tot.BytesUp, tot.BytesDown, tot.LinkRetransmits)
 	return tw.Flush()
 }
 

@@ -29,6 +29,9 @@ func cmdRun(ctx context.Context, cmd *cli.Command, args []string, w, stderr io.W
 	}
 	var tw *tabwriter.Writer
 	if !o.JSON {
+		for _, n := range o.TableNotes() {
+			fmt.Fprintln(w, "note: "+n)
+		}
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, experiment.TableHeader)
 	}

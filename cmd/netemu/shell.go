@@ -21,7 +21,7 @@ import (
 	"github.com/netemu/netemu/tcpstack"
 )
 
-var shellCmd = command{Command: cli.Command{Name: "shell", Rules: cli.Rules{Groups: cli.LinkRunGroups, Hidden: []string{"clock"}, Refuse: map[string]string{
+var shellCmd = command{Command: cli.Command{Name: "shell", Repeatable: []string{"port"}, Rules: cli.Rules{Groups: cli.LinkRunGroups, Hidden: []string{"clock"}, Refuse: map[string]string{
 	"backend":   "the command's own kernel TCP crosses the link",
 	"delack":    "kernel TCP delays its own ACKs",
 	"tcp":       "the command's own kernel TCP crosses the link",
@@ -66,6 +66,7 @@ func cmdShell(ctx context.Context, cmd *cli.Command, args []string, w, stderr io
 	if err != nil {
 		return err
 	}
+	defer o.Announce(stderr)
 	defer watch.Finish() // on every early return; the end checks its error
 	n, err := shellNet(c, via, tcp)
 	if err != nil {

@@ -52,6 +52,16 @@ func TestShellExitStatus(t *testing.T) {
 	}
 }
 
+// shell --pcap names the file it wrote, as run does.
+func TestShellAnnouncesItsFiles(t *testing.T) {
+	needShell(t)
+	pcap := filepath.Join(t.TempDir(), "shell.pcap")
+	code, _, errOut := runNetemu("shell", "--rtt", "10ms", "--pcap", pcap, "--", "true")
+	if code != 0 || !strings.Contains(errOut, "netemu: wrote "+pcap+" (--pcap)\n") {
+		t.Errorf("exit %d, stderr %q; want the wrote line for %s", code, errOut, pcap)
+	}
+}
+
 // curl in the shell fetches from a Go server on the host's loopback with
 // its own kernel TCP: the first request takes the handshake and the
 // request (2 RTT), each further one on the kept connection 1 RTT.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,17 @@ import (
 // each: at 200KB a run took twice the CPU under the race detector.
 var smallGrid = []string{"sweep", "bulk", "--size", "50KB", "--rtt", "10ms,50ms", "--rate", "10mbit", "--loss", "0,2%"}
 
-func sweepArgs(extra ...string) []string { return append(append([]string{}, smallGrid...), extra...) }
+// sweepArgs is smallGrid with extra: a flag of extra that smallGrid
+// has takes its place (a flag given twice is refused).
+func sweepArgs(extra ...string) []string {
+	args := append([]string{}, smallGrid...)
+	for i := 0; i+1 < len(extra); i++ {
+		if j := slices.Index(args, extra[i]); j > 0 && strings.HasPrefix(extra[i], "--") && j+1 < len(args) {
+			args = slices.Delete(args, j, j+2)
+		}
+	}
+	return append(args, extra...)
+}
 
 // --seeds runs each cell once per seed: one record per seed, then a
 // summary whose median and percentiles are the runs'.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -46,7 +47,7 @@ func cmdToxiproxy(ctx context.Context, cmd *cli.Command, args []string, _, stder
 		return err
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "netemu toxiproxy: "+format+"\n", args...) }
-	s, err := toxiproxy.New(toxiproxy.Config{Listen: addr, Version: "netemu " + moduleVersion(), Link: lc, TCP: tcp, Seed: o.Seed, Logf: logf, MaxConns: to.maxConns})
+	s, err := toxiproxy.New(toxiproxy.Config{Listen: addr, Version: toxiproxyVersion(moduleVersion()), Link: lc, TCP: tcp, Seed: o.Seed, Logf: logf, MaxConns: to.maxConns})
 	if err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "toxiproxy: "))
 	}
@@ -70,7 +71,41 @@ func cmdToxiproxy(ctx context.Context, cmd *cli.Command, args []string, _, stder
 	if err := s.Close(); err != nil {
 		logf("%s", strings.TrimPrefix(err.Error(), "toxiproxy: "))
 	}
-	return interrupted(ctx)
+	// An interrupt or SIGTERM is how a toxiproxy server stops: status 0,
+	// as toxiproxy-server's, which a container runtime reads as a clean
+	// stop (128 + the signal reads as a failure).
+	var se *cli.SignalError
+	if errors.As(context.Cause(ctx), &se) {
+		logf("stopped by %v", se.Sig)
+		return &exitError{code: 0}
+	}
+	return nil
+}
+
+// toxiproxyAPIVersion is the toxiproxy API netemu toxiproxy serves, as
+// toxiproxy's own releases number it: the version its Go client, tested
+// against it, has.
+const toxiproxyAPIVersion = "2.12.0"
+
+// toxiproxyVersion is what GET /version answers: a semantic version, as
+// toxiproxy's clients and wrappers expect, the API's, with netemu's own
+// version as its build metadata: "2.12.0+netemu.v0.0.0-20261207-96cf8d3".
+// Build metadata takes letters, digits and hyphens in dot-separated
+// identifiers (semver.org, item 10); other characters become dots.
+func toxiproxyVersion(netemu string) string {
+	clean := strings.Map(func(r rune) rune {
+		if r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '.'
+	}, netemu)
+	ids := []string{"netemu"}
+	for _, id := range strings.Split(clean, ".") {
+		if id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return toxiproxyAPIVersion + "+" + strings.Join(ids, ".")
 }
 
 // listenAddr is the API's address: --listen's, with its host or port

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -11,8 +12,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,14 +47,55 @@ func toxiproxyAt(t *testing.T, api string, args ...string) string {
 	})
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if v, err := tpclient.NewClient(api).Version(); err == nil {
-			if !strings.HasPrefix(string(v), `{"version": "netemu `) {
-				t.Fatalf("version: %s", v)
+			var ver struct{ Version string }
+			if err := json.Unmarshal(v, &ver); err != nil || !semver.MatchString(ver.Version) || !strings.HasPrefix(ver.Version, toxiproxyAPIVersion+"+netemu") {
+				t.Fatalf("version: %s; want a semantic version, toxiproxy's API's with netemu's as build metadata", v)
 			}
 			return api
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("netemu toxiproxy does not answer")
 		}
+	}
+}
+
+// semver is semver.org's regular expression of a version.
+var semver = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
+
+// The version is a semantic version whatever netemu's own looks like.
+func TestToxiproxyVersion(t *testing.T) {
+	for _, v := range []string{"(devel)", "(unknown)", "v0.0.0-20261207043501-96cf8d3abcde", "v0.0.0-20261207043501-96cf8d3abcde+dirty", "v1.2.3", ""} {
+		if got := toxiproxyVersion(v); !semver.MatchString(got) {
+			t.Errorf("netemu %q: /version %q is not a semantic version", v, got)
+		}
+	}
+	if got := toxiproxyVersion("(devel)"); got != "2.12.0+netemu.devel" {
+		t.Errorf("(devel): %q", got)
+	}
+}
+
+// SIGTERM stops netemu toxiproxy with status 0, as toxiproxy-server, so
+// that a container runtime reads the stop as clean.
+func TestToxiproxySIGTERM(t *testing.T) {
+	api := freeAddr(t)
+	cmd := exec.Command(netemuBin(t), "toxiproxy", "--listen", api)
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := tpclient.NewClient(api).Version(); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("netemu toxiproxy does not answer: %s", e.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after SIGTERM: %v; want exit status 0\n%s", err, e.String())
 	}
 }
 
