@@ -833,6 +833,14 @@ func parseImpl(s string) (tcpstack.Impl, error) {
 // the first --tcp.
 func (o *Options) TCPConfig() (tcpstack.TCPConfig, error) {
 	tcp := tcpstack.TCPConfig{Impl: o.tcp.vals[0], CongestionControl: tcpstack.CongestionControl(o.cc)}
+	if o.Backend == (experiment.Kernel{}).Name() && !o.cmd.BothBackends {
+		// Kernel TCP runs what the kernel has, listed or not in
+		// netemu's registry.
+		if err := (kernel.Config{CongestionControl: tcp.CongestionControl}).Validate(); err != nil {
+			return tcp, Usagef("--cc %q: %s", o.cc, strings.TrimPrefix(err.Error(), "kernel: "))
+		}
+		return tcp, nil
+	}
 	if err := tcp.Validate(); err != nil {
 		return tcp, Usagef("--cc %q: want %s", o.cc, tcp.Impl.CongestionControlChoices())
 	}

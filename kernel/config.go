@@ -9,17 +9,21 @@
 //
 // Kernel mode is Linux only. Elsewhere the package builds with the same
 // API, and New, CanReexec and Reexec return an error wrapping
-// ErrUnsupported. This file holds the plain data both builds share.
+// ErrUnsupported. This file holds the plain data both builds share, and
+// the check of a congestion control against the kernel's list.
 package kernel
 
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcp"
 	"github.com/netemu/netemu/tcpstack"
 )
 
@@ -42,9 +46,10 @@ type Config struct {
 	// Via is Auto (default), TUN or Netem.
 	Via Via
 
-	// CongestionControl is pinned on both sides' routes: one netemu's
-	// TCP runs (tcpstack.Netemu.CongestionControls), "cubic" (default)
-	// or "reno".
+	// CongestionControl is pinned on both sides' routes: any the
+	// running kernel lists in net.ipv4.tcp_available_congestion_control
+	// (AvailableCongestionControls), "cubic" (default), "reno", "bbr" or
+	// another the kernel has loaded.
 	CongestionControl tcpstack.CongestionControl
 
 	// Probe, if set, receives the sender state of every connection the
@@ -65,15 +70,68 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("kernel: link %q is unknown; want auto, tun or netem", c.Via)
 	}
-	// Kernel mode pins the congestion controls netemu's TCP runs, so that
-	// a kernel run compares with an emulated one. The registry knows more
-	// (bbr) that the kernel may have, and a connection can pick them
-	// (trackedConn.SetCongestionControl), but kernel mode does not pin
-	// them yet.
-	if cc := c.CongestionControl; cc != "" && !slices.Contains(tcpstack.Netemu.CongestionControls(), cc) {
-		return fmt.Errorf("kernel: congestion control %q is unknown; want %s", cc, tcpstack.Netemu.CongestionControlChoices())
+	if cc := c.CongestionControl; cc != "" {
+		avail, err := AvailableCongestionControls()
+		return checkCongestionControl(string(cc), avail, err)
 	}
 	return nil
+}
+
+// availableCongestionControls is where Linux lists the congestion
+// controls it has registered: built in, or loaded as modules
+// (net.ipv4.tcp_available_congestion_control).
+const availableCongestionControls = "/proc/sys/net/ipv4/tcp_available_congestion_control"
+
+// AvailableCongestionControls returns the congestion controls the
+// running kernel lists (net.ipv4.tcp_available_congestion_control), in
+// its order: "reno", "bbr", "cubic" here. It is an error where there is
+// no such list (not Linux, no /proc).
+func AvailableCongestionControls() ([]string, error) {
+	b, err := os.ReadFile(availableCongestionControls)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: the kernel's congestion controls: %w", err)
+	}
+	return parseCongestionControls(string(b)), nil
+}
+
+// parseCongestionControls reads the list as the kernel writes it: names
+// separated by spaces, a newline at the end.
+func parseCongestionControls(s string) []string {
+	return strings.Fields(s)
+}
+
+// checkCongestionControl accepts cc if the kernel lists it (avail, read
+// without error). Where the kernel's list cannot be read (readErr),
+// the names package tcp's registry knows are accepted, so that a
+// configuration validates where kernel mode cannot run (New then says
+// why).
+func checkCongestionControl(cc string, avail []string, readErr error) error {
+	if readErr == nil {
+		if slices.Contains(avail, cc) {
+			return nil
+		}
+		return fmt.Errorf("kernel: congestion control %q is not in this kernel; it has %s (net.ipv4.tcp_available_congestion_control; a module must be loaded to be listed: modprobe tcp_%s)",
+			cc, orList(avail), cc)
+	}
+	var known []string
+	for _, c := range tcp.CongestionControls() {
+		known = append(known, c.Name)
+	}
+	if slices.Contains(known, cc) {
+		return nil
+	}
+	return fmt.Errorf("kernel: congestion control %q is unknown; want %s", cc, orList(known))
+}
+
+// orList joins words as "a, b or c"; "none" for no words.
+func orList(words []string) string {
+	switch len(words) {
+	case 0:
+		return "none"
+	case 1:
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // ErrUnsupported is wrapped by errors that name a missing privilege or

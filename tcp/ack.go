@@ -48,9 +48,11 @@ func (s *sender) onAck(seg *segment, flag int) bool {
 	priorUna := s.una
 	priorInFlight := s.inFlight()
 	priorDelivered := s.delivered
+	priorLost := s.lost
 	priorSacked := s.sackedOut
 	var st sackState
 	st.reord = s.nxt
+	s.rs = rateSample{priorInFlight: priorInFlight, rttUS: -1}
 
 	if ack.LessThan(priorUna) {
 		// An old ACK (tcp_ack's old_ack): only its SACK blocks count.
@@ -94,6 +96,7 @@ func (s *sender) onAck(seg *segment, flag int) bool {
 	s.una = ack
 
 	flag |= s.cleanRtxQueue(priorUna, priorFack, &st, seg)
+	s.initPendingCC()
 	s.ackProbe(priorPackets)
 	if flag&flagAcked != 0 || flag&flagDataSacked != 0 {
 		e.kaSent = 0
@@ -115,7 +118,21 @@ func (s *sender) onAck(seg *segment, flag int) bool {
 	if flag&flagSetXmitTimer != 0 {
 		s.setXmitTimer()
 	}
-	s.congControl(ack, delivered, flag, s.lost-lostBefore, priorInFlight)
+	// The ACK's delivery-rate sample, from what it delivered in all
+	// (tcp_newly_delivered, after the duplicate ACKs counted above) and
+	// what it found lost (tcp_rate_gen).
+	s.rateGen(e.now(), s.delivered-priorDelivered, s.lost-priorLost)
+	if s.ctl == nil {
+		s.congControl(ack, delivered, flag, s.lost-lostBefore, priorInFlight)
+	} else if priorPackets > 0 && flag&flagSynAcked == 0 {
+		// tcp_cong_control with .cong_control: the algorithm does it
+		// all. Not for an ACK with nothing in flight before it (tcp_ack's
+		// no_queue), nor for the handshake's: Linux runs it on an active
+		// open's SYN-ACK before the algorithm's init, which then starts
+		// it afresh, and a passive open's child has nothing queued.
+		s.refreshCC()
+		s.ctl.congControl(&s.cc, &s.rs)
+	}
 	s.xmitRecovery()
 	if s.packetsOut == 0 && e.tm.xmitKind != xmitProbe {
 		e.tm.xmit.stop()
@@ -154,6 +171,7 @@ func (s *sender) cleanRtxQueue(priorUna, priorFack seqnum.Value, st *sackState, 
 	var firstAckt, lastAckt time.Duration
 	hasAckt := false
 	acked := uint32(0)
+	priorSacked := s.sackedOut
 	// The lowest segment acknowledged that was neither retransmitted nor
 	// SACKed: its own, as tcp_clean_rtx_queue keeps it.
 	var reord seqnum.Value
@@ -204,6 +222,7 @@ func (s *sender) cleanRtxQueue(priorUna, priorFack seqnum.Value, st *sackState, 
 		} else {
 			flag |= flagDataAcked
 		}
+		s.rateSkbDelivered(t)
 		if d := dataLen(t); d > 0 {
 			s.n -= d
 			s.buf.drop(d)
@@ -214,14 +233,23 @@ func (s *sender) cleanRtxQueue(priorUna, priorFack seqnum.Value, st *sackState, 
 	// RTT samples (tcp_ack_update_rtt): from the first segment newly
 	// acknowledged that was never retransmitted (Karn, RFC 6298 section
 	// 3), else from SACKed ones, else from the timestamp echo.
+	// The rate sample's RTT (rs->rtt_us) is the congestion-control RTT
+	// in microseconds as Linux counts them (tcp_ack_update_rtt).
 	seqRTT, caRTT := time.Duration(-1), time.Duration(-1)
+	rs := &s.rs
 	if hasAckt && flag&flagRetransAcked == 0 {
 		seqRTT, caRTT = now-firstAckt, now-lastAckt
+		rs.rttUS = usSince(now, lastAckt)
+		// A lone small segment's ACK may have waited for the delayed-ACK
+		// timer: its RTT is no news of the path (FLAG_ACK_MAYBE_DELAYED).
+		rs.isAckDelayed = acked == 1 && priorSacked == 0 && priorUna.Size(s.una) < seqnum.Size(s.cc.mss) &&
+			rs.priorDelivered+1 == s.delivered && flag&flagSynAcked == 0
 	}
 	sackRTT := time.Duration(-1)
 	if st.hasSackt {
 		sackRTT = now - st.firstSackt
 		caRTT = now - st.lastSackt
+		rs.rttUS = usSince(now, st.lastSackt)
 	}
 	if seqRTT < 0 {
 		seqRTT = sackRTT
@@ -230,6 +258,8 @@ func (s *sender) cleanRtxQueue(priorUna, priorFack seqnum.Value, st *sackState, 
 		d := time.Duration(e.tsVal()-seg.tsEcr) * time.Millisecond
 		if int32(e.tsVal()-seg.tsEcr) >= 0 {
 			seqRTT, caRTT = d, d
+			// tcp_rtt_tsopt_us: whole milliseconds, at least one.
+			rs.rttUS = max(int64(e.tsVal()-seg.tsEcr), 1) * 1000
 		}
 	}
 	rttUpdated := false
@@ -462,6 +492,7 @@ func (s *sender) tagOne(t *txSeg, dsack bool, st *sackState) {
 		s.retransOut--
 	}
 	t.flags = f
+	s.rateSkbDelivered(t) // tcp_sacktag_walk, once the marks are set
 }
 
 // checkSackReordering is tcp_check_sack_reordering: data from low on,
@@ -512,7 +543,9 @@ const (
 // window's rate (mss·max(cwnd, packets_out)/srtt) in slow start while
 // cwnd is under half of ssthresh, 1.2 times it otherwise. Linux divides
 // by srtt_us, srtt in eighths of a microsecond; the rate keeps Linux's
-// integer steps. netemu does not pace: the rate is read by HyStart.
+// integer steps. Not for an algorithm with .cong_control, which sets its
+// own; the algorithms that come here are not paced (pacing.go), and the
+// rate is read by HyStart and TSO sizing.
 func (s *sender) updatePacingRate() {
 	c := &s.cc
 	rate := uint64(c.mss) * (10000 << 3) // mss · (USEC_PER_SEC/100) << 3

@@ -61,8 +61,39 @@ type ccConn struct {
 	// pacingRate is sk_pacing_rate in bytes per second, as
 	// tcp_update_pacing_rate last set it; 0 before the first update
 	// (Linux starts at ~0UL, which reads the same where it is used).
-	// netemu does not pace; CUBIC's HyStart reads it (hystart_ack_delay).
+	// CUBIC's HyStart reads it (hystart_ack_delay); an algorithm with
+	// .cong_control (BBR) sets it, and the sender paces at it when
+	// pacingNeeded.
 	pacingRate uint64
+
+	// Read-only, for the algorithms that take delivery-rate samples
+	// (tcp_rate.c's fields of tcp_sock; rate.go keeps them):
+	delivered      uint32        // tp->delivered: packets delivered, ever (SACKed, ACKed, D-SACKed)
+	deliveredStamp time.Duration // tp->delivered_mstamp: when delivered last grew
+	lost           uint32        // tp->lost: packets marked lost, ever
+	caState        caState       // icsk_ca_state
+	wstamp         time.Duration // tcp_wstamp_ns: the departure time of the next segment; later than now while pacing holds it
+	rng            randSource    // get_random_u32_below: the host's seeded randomness
+
+	// appLimited is tp->app_limited: while nonzero, the delivered count
+	// (plus what was in flight) at which the current application-limited
+	// stretch ends; samples of packets sent before then are marked
+	// app-limited. The sender sets it (tcp_rate_check_app_limited); an
+	// algorithm may too (BBR in PROBE_RTT).
+	appLimited uint32
+
+	// pacingNeeded is sk_pacing_status == SK_PACING_NEEDED: the sender
+	// paces every segment at pacingRate (TCP's internal pacing, Linux's
+	// way without the fq qdisc). An algorithm's init sets it (bbr_init);
+	// nothing clears it, as nothing clears Linux's.
+	pacingNeeded bool
+}
+
+// randSource is the randomness an algorithm draws from: the protocol's
+// generator, seeded from the host's seed, so a run on the virtual clock
+// draws the same numbers every time.
+type randSource interface {
+	randBelow(n uint32) uint32 // get_random_u32_below: uniform in [0, n)
 }
 
 const infiniteSsthresh = 0x7fffffff // TCP_INFINITE_SSTHRESH
@@ -81,6 +112,34 @@ type congestion interface {
 	cwndEvent(c *ccConn, ev caEvent)                      // .cwnd_event
 	pktsAcked(c *ccConn, acked uint32, rtt time.Duration) // .pkts_acked; rtt < 0 when there is no sample
 	undoCwnd(c *ccConn) uint32                            // .undo_cwnd
+}
+
+// rateController is an algorithm with .cong_control: on every ACK that
+// acknowledges or SACKs something it is handed the ACK's delivery-rate
+// sample and sets cwnd and the pacing rate itself. The connection then
+// runs none of its own window rules for it: no PRR (tcp_cong_control,
+// tcp_rack_reo_timeout), no congAvoid, no tcp_update_pacing_rate, no
+// cwnd = ssthresh when a reduction ends (tcp_end_cwnd_reduction), no
+// restart after idle (tcp_slow_start_after_idle_check) and no cut for an
+// application-limited window (tcp_cwnd_validate). congAvoid is never
+// called.
+type rateController interface {
+	congestion
+	congControl(c *ccConn, rs *rateSample) // .cong_control
+}
+
+// tsoSizer is an algorithm with .min_tso_segs: the fewest segments a
+// GSO packet is sized to (tcp_tso_segs), instead of
+// net.ipv4.tcp_min_tso_segs.
+type tsoSizer interface {
+	minTSOSegs(c *ccConn) int
+}
+
+// sndbufSizer is an algorithm with .sndbuf_expand: the send buffer
+// grows to this many windows of segments (tcp_sndbuf_expand) instead
+// of 2.
+type sndbufSizer interface {
+	sndbufExpand() int
 }
 
 // inSlowStart is tcp_in_slow_start (include/net/tcp.h): slow start while

@@ -27,7 +27,7 @@ func newTestConn(hz int) ccConn {
 }
 
 func TestNewCongestion(t *testing.T) {
-	for _, name := range []string{"cubic", "reno"} {
+	for _, name := range []string{"cubic", "reno", "bbr"} {
 		cc, err := newCongestion(name)
 		if err != nil || cc.name() != name {
 			t.Errorf("newCongestion(%q) = %v, %v; want the %s algorithm", name, cc, err, name)
@@ -38,10 +38,10 @@ func TestNewCongestion(t *testing.T) {
 	if a == b {
 		t.Error("newCongestion returned the same instance twice; each connection needs its own state")
 	}
-	_, err := newCongestion("bbr")
-	if err == nil || !strings.Contains(err.Error(), `"bbr"`) ||
-		!strings.Contains(err.Error(), "cubic") || !strings.Contains(err.Error(), "reno") {
-		t.Errorf(`newCongestion("bbr") error = %v; want one naming bbr and listing cubic and reno`, err)
+	_, err := newCongestion("vegas")
+	if err == nil || !strings.Contains(err.Error(), `"vegas"`) ||
+		!strings.Contains(err.Error(), "cubic") || !strings.Contains(err.Error(), "reno") || !strings.Contains(err.Error(), "bbr") {
+		t.Errorf(`newCongestion("vegas") error = %v; want one naming vegas and listing cubic, reno and bbr`, err)
 	}
 }
 

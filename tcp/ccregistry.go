@@ -11,8 +11,11 @@ import (
 // runs it, and, where it does, how a connection gets a fresh instance. The
 // packages above (tcpstack, workloads, kernel, the CLI) ask it rather than
 // keep lists of their own. An algorithm's file declares its descriptor
-// (cubicControl in cubic.go, renoControl in cc.go); congestionControls
+// (cubicControl in cubic.go, renoControl in cc.go,
+// bbrControl in bbr.go); congestionControls
 // lists the descriptors once. Adding one is its file plus its line here.
+// An algorithm Linux has that netemu's TCP does not run would be listed
+// by name only (a descriptor without fresh); none is today.
 
 // A CongestionControl describes one congestion-control algorithm.
 type CongestionControl struct {
@@ -42,10 +45,11 @@ type CongestionNeeds struct {
 	RateSamples bool
 }
 
-// senderGives is what netemu's sender gives an algorithm: it computes the
-// pacing rate (HyStart reads it) but does not pace, and takes no
-// delivery-rate samples. An algorithm netemu's TCP runs needs no more.
-var senderGives = CongestionNeeds{}
+// senderGives is what netemu's sender gives an algorithm: pacing at the
+// rate the algorithm sets (pacing.go, once its init asks for it) and a
+// delivery-rate sample with every ACK (rate.go, handed to
+// .cong_control). An algorithm netemu's TCP runs needs no more.
+var senderGives = CongestionNeeds{Pacing: true, RateSamples: true}
 
 // covers reports whether g gives everything n asks.
 func (g CongestionNeeds) covers(n CongestionNeeds) bool {
@@ -66,15 +70,12 @@ const DefaultCongestionControl = "cubic"
 var congestionControls = []CongestionControl{
 	cubicControl,
 	renoControl,
-	// BBR needs pacing and delivery-rate samples, which netemu's sender
-	// does not give yet; kernel TCP runs it where the kernel has tcp_bbr.
-	{Name: "bbr", About: "BBR: paces at its model of the bottleneck's rate and round-trip time (tcp_bbr.c)",
-		Needs: CongestionNeeds{Pacing: true, RateSamples: true}},
+	bbrControl,
 }
 
 // CongestionControls returns every congestion control the registry
-// knows, in its fixed order: the default (cubic) first, then reno, then
-// those netemu's TCP does not run (bbr).
+// knows, in its fixed order: the default (cubic) first, then reno and
+// bbr.
 func CongestionControls() []CongestionControl {
 	return slices.Clone(congestionControls)
 }

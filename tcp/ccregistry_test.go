@@ -8,7 +8,8 @@ import (
 // The registry lists each algorithm once, the default first, those
 // netemu's TCP runs before those it knows by name only; each one it runs
 // builds an instance of its own name and needs no more than the sender
-// gives.
+// gives, and asks for pacing (by its init) exactly when its Needs say
+// so.
 func TestCongestionControlRegistry(t *testing.T) {
 	ccs := CongestionControls()
 	var names []string
@@ -42,16 +43,26 @@ func TestCongestionControlRegistry(t *testing.T) {
 		if !senderGives.covers(c.Needs) {
 			t.Errorf("%q needs %+v, more than netemu's sender gives (%+v)", c.Name, c.Needs, senderGives)
 		}
-		if cc := c.fresh(); cc.name() != c.Name {
+		cc := c.fresh()
+		if cc.name() != c.Name {
 			t.Errorf("%q builds an algorithm named %q", c.Name, cc.name())
+		}
+		conn := newTestConn(250)
+		conn.rng = fixedRand(0)
+		cc.init(&conn)
+		if conn.pacingNeeded != c.Needs.Pacing {
+			t.Errorf("%q: init asks for pacing: %v; its Needs.Pacing is %v", c.Name, conn.pacingNeeded, c.Needs.Pacing)
+		}
+		if _, ok := cc.(rateController); ok != c.Needs.RateSamples {
+			t.Errorf("%q takes rate samples (.cong_control): %v; its Needs.RateSamples is %v", c.Name, ok, c.Needs.RateSamples)
 		}
 	}
 	if _, ok := LookupCongestionControl("vegas"); ok {
 		t.Error(`LookupCongestionControl("vegas") found one; the registry has no vegas`)
 	}
 	bbr, _ := LookupCongestionControl("bbr")
-	if bbr.Runs() || !bbr.Needs.Pacing || !bbr.Needs.RateSamples {
-		t.Errorf("bbr runs: %v, needs %+v; want it known by name only, needing pacing and rate samples", bbr.Runs(), bbr.Needs)
+	if !bbr.Runs() || !bbr.Needs.Pacing || !bbr.Needs.RateSamples {
+		t.Errorf("bbr runs: %v, needs %+v; want it run, needing pacing and rate samples", bbr.Runs(), bbr.Needs)
 	}
 	// CongestionControls returns a copy: changing it leaves the registry.
 	ccs[0].Name = "changed"
@@ -64,9 +75,8 @@ func TestCongestionControlRegistry(t *testing.T) {
 // lists what it runs.
 func TestNewCongestionError(t *testing.T) {
 	for name, want := range map[string]string{
-		"bbr":   `unknown congestion control "bbr": use cubic or reno`,
-		"vegas": `unknown congestion control "vegas": use cubic or reno`,
-		"":      `unknown congestion control "": use cubic or reno`,
+		"vegas": `unknown congestion control "vegas": use cubic, reno or bbr`,
+		"":      `unknown congestion control "": use cubic, reno or bbr`,
 	} {
 		if _, err := newCongestion(name); err == nil || err.Error() != want {
 			t.Errorf("newCongestion(%q) error = %v; want %q", name, err, want)

@@ -20,8 +20,10 @@
 // SACK (ack.go), loss recovery, RACK, PRR and the retransmission timer
 // (recovery.go), the receiver and its delayed ACKs (recv.go), RTT and RTO
 // (rtt.go), timers on Linux's jiffies (timers.go), the congestion
-// controls (cc.go, cubic.go) and their registry, which the packages above
-// ask for names (ccregistry.go), options (options.go), tcp_info
+// controls (cc.go, cubic.go, bbr.go) and their registry, which the
+// packages above ask for names (ccregistry.go), the delivery-rate
+// samples an ACK gives them (rate.go), pacing at the rate one sets
+// (pacing.go), options (options.go), tcp_info
 // (info.go), the byte rings of the send and receive buffers (ring.go) and
 // the queues of sent segments, held only while they hold something
 // (pool.go).

@@ -18,7 +18,8 @@ import (
 // sender's counters must agree with its retransmission queue; and once
 // the application has closed everything and the peer falls silent, every
 // connection must end within the longest of Linux's give-up times, with no
-// timer left.
+// timer left. The first byte picks the state (its low three bits) and the
+// congestion control: CUBIC, or BBR, paced, when bit 3 is set.
 func FuzzSegments(f *testing.F) {
 	for st := range byte(fuzzStates) {
 		f.Add([]byte{st})
@@ -38,6 +39,12 @@ func FuzzSegments(f *testing.F) {
 	f.Add([]byte{5, 0, 0x10, 0, 0, 0xd2, 0xc0, 0xff, 0, 2, 0, 0xe3, 0xb8, 0xb5, 1, 0x85, 6, 0xff})
 	// Our FIN, its ACK, the peer's FIN: TIME-WAIT.
 	f.Add([]byte{2, 4, 6, 0xff, 0, 0x11, 0, 0, 0, 0, 0xff, 0, 1})
+	// BBR: data in flight, SACKed in part, then a timeout.
+	f.Add([]byte{8 | 5, 0, 0x10, 0, 0, 0xd2, 0xc0, 0xff, 0, 2, 0, 0xe3, 0xb8, 0xb5, 1, 0x85, 6, 0xff})
+	// BBR without SACK: a write, an ACK opening a small window while
+	// pacing holds the rest, close; the zero-window probe's timer must
+	// give way to the RTO once pacing sends.
+	f.Add([]byte{8 | 4, 2, 0x96, 6, 0x30, 0, 0x30})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) == 0 || len(b) > 400 {
 			return
@@ -64,7 +71,11 @@ func (r *fuzzReader) int16() int16 { return int16(uint16(r.byte())<<8 | uint16(r
 
 func runFuzz(t *testing.T, b []byte) {
 	r := &fuzzReader{b: b}
-	h := newHarness(t, Options{})
+	var opts Options
+	if b[0]&8 != 0 {
+		opts.CongestionControl = "bbr"
+	}
+	h := newHarness(t, opts)
 	var c *conn
 	var ln tcpip.Endpoint
 	switch r.byte() % fuzzStates {

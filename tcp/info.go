@@ -40,6 +40,20 @@ type Info struct {
 	ATO          time.Duration // tcpi_ato
 	Backoff      int           // tcpi_backoff
 
+	// Rates: tcpi_pacing_rate, the rate the sender paces at (or, for
+	// an algorithm that does not pace, the rate tcp_update_pacing_rate
+	// computes), 0 before it has one; tcpi_delivery_rate, the rate of
+	// the last delivery-rate sample that was not application-limited
+	// (or a higher one that was), and tcpi_delivery_rate_app_limited.
+	// Bytes per second.
+	PacingRate             uint64
+	DeliveryRate           uint64
+	DeliveryRateAppLimited bool
+
+	// BBR is BBR's state (TCP_CC_INFO) when the connection runs bbr;
+	// zero, its Mode "", otherwise.
+	BBR BBRInfo
+
 	// The receiver's ACKs, counted as Linux counts them for nstat
 	// (TcpExt*, per host there, per connection here), and what Linux
 	// does not count.
@@ -53,6 +67,15 @@ var caStateNames = [...]string{"Open", "Disorder", "CWR", "Recovery", "Loss"}
 
 // fillInfo returns the connection's state. e.mu is held.
 func (e *endpoint) fillInfo() Info {
+	in := e.info()
+	if b, ok := e.snd.ops.(*bbr); ok {
+		in.BBR = b.info(&e.snd.cc)
+	}
+	return in
+}
+
+// info is fillInfo's every-algorithm part.
+func (e *endpoint) info() Info {
 	s, r := &e.snd, &e.rcv
 	return Info{
 		At:           e.now(),
@@ -83,6 +106,10 @@ func (e *endpoint) fillInfo() Info {
 		RcvMSS:       r.rcvMSS,
 		ATO:          r.ato,
 		Backoff:      s.backoff,
+
+		PacingRate:             s.cc.pacingRate,
+		DeliveryRate:           s.deliveryRate(),
+		DeliveryRateAppLimited: s.rateAppLimited,
 
 		DelayedACKs:    r.delayedACKs,
 		DelayedACKLost: r.delayedACKLost,

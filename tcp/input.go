@@ -386,7 +386,9 @@ func (e *endpoint) completeHandshake(s *segment) {
 	snd.maxWnd = snd.wnd // tcp_create_openreq_child
 	snd.wl1, snd.wl2 = s.seq, s.ack
 	snd.established()
-	snd.updatePacingRate() // tcp_rcv_state_process, TCP_SYN_RECV
+	if snd.ctl == nil {
+		snd.updatePacingRate() // tcp_rcv_state_process, TCP_SYN_RECV (not for .cong_control)
+	}
 	e.rcv.established()
 	e.rcv.lrcvtime = e.now()
 	e.tm.resetKeepalive()
@@ -458,7 +460,7 @@ func (e *endpoint) output(seq seqnum.Value, flags header.TCPFlags, data payload)
 	if e.route == nil {
 		return
 	}
-	e.snd.wstamp = e.now() // __tcp_transmit_skb: tcp_wstamp_ns, for every segment
+	e.snd.departure() // __tcp_transmit_skb: tcp_wstamp_ns, for every segment
 	r := &e.rcv
 	n := 0
 	if e.tsOK {

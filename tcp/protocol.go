@@ -463,3 +463,13 @@ func (p *Protocol) tsOffset() uint32 {
 	defer p.mu.Unlock()
 	return p.rng.Uint32()
 }
+
+// randBelow draws a number in [0, n) for a connection's congestion
+// control (get_random_u32_below: BBR's PROBE_BW phase), from the
+// protocol's generator, which the host's seed seeds: a run on the
+// virtual clock draws the same numbers in the same order every time.
+func (p *Protocol) randBelow(n uint32) uint32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rng.Uint32N(n)
+}

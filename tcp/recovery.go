@@ -178,8 +178,12 @@ func (s *sender) initCwndReduction() {
 	s.cc.ssthresh = s.ops.ssthresh(&s.cc)
 }
 
-// endCwndReduction is tcp_end_cwnd_reduction.
+// endCwndReduction is tcp_end_cwnd_reduction: the window comes down to
+// ssthresh, except for a rate controller, which sets it itself.
 func (s *sender) endCwndReduction() {
+	if s.ctl != nil {
+		return
+	}
 	if s.cc.ssthresh < infiniteSsthresh && (s.ca == caCWR || s.ca == caRecovery) {
 		s.cc.cwnd = s.cc.ssthresh
 		s.cwndStamp = s.e.now()
@@ -615,7 +619,9 @@ func (s *sender) reoTimeout() {
 	if prior != s.inFlight() {
 		if s.ca != caRecovery {
 			s.enterRecovery()
-			s.cwndReduction(1, int(s.lost-lost), 0)
+			if s.ctl == nil {
+				s.cwndReduction(1, int(s.lost-lost), 0)
+			}
 		}
 		s.xmitRetransmitQueue()
 	}

@@ -16,6 +16,7 @@ const (
 	segEverRetrans             // TCPCB_EVER_RETRANS
 	segSyn
 	segFin
+	segRateStamped // the tx fields hold delivery state for a rate sample (tx.delivered_mstamp != 0)
 )
 
 // txSeg is a segment sent and not yet cumulatively acknowledged: an
@@ -24,8 +25,18 @@ const (
 // partly acknowledged is trimmed.
 type txSeg struct {
 	seq, end seqnum.Value
-	flags    uint8
-	sentAt   time.Duration // the latest transmission
+	// The connection's delivery state at the latest transmission
+	// (TCP_SKB_CB(skb)->tx, tcp_rate_skb_sent), for the rate sample of
+	// the ACK that covers the segment; valid while flags has
+	// segRateStamped.
+	txDelivered  uint32
+	flags        uint8
+	txAppLimited bool
+	sentAt       time.Duration // the latest transmission: its departure time (skb_mstamp_ns)
+	txFirstTx    time.Duration // when the flight it was sent in began
+	// txDeliveredStamp is when the delivery before it was sent was
+	// acknowledged.
+	txDeliveredStamp time.Duration
 }
 
 // initialCwnd is TCP_INIT_CWND (RFC 6928).
@@ -57,6 +68,14 @@ type sender struct {
 
 	cc  ccConn
 	ops congestion
+	// The optional hooks ops has, found once when ops is set (setOps):
+	// nil where it has none.
+	ctl    rateController
+	tso    tsoSizer
+	sndbuf sndbufSizer
+	// caInitPending: a passive open's rate controller waits for the
+	// handshake's RTT sample before its init (see established).
+	caInitPending bool
 
 	iss, una, nxt   seqnum.Value
 	wnd             uint32 // snd_wnd, bytes
@@ -83,8 +102,19 @@ type sender struct {
 	packetsOut, sackedOut, lostOut, retransOut uint32
 	fack                                       seqnum.Value // the end of the highest SACKed segment
 	delivered, totalRetrans                    uint32
+	dataSegsOut                                uint32 // tp->data_segs_out: segments sent with data, retransmissions too
 	dsackDups                                  uint32 // segments the peer reported received twice (tp->dsack_dups)
 	lost                                       uint32 // tp->lost: packets marked lost, ever
+
+	// Delivery-rate sampling (rate.go): the sample of the ACK being
+	// processed, and tcp_sock's tcp_rate.c fields. The app_limited mark
+	// lives in cc, where congestion control can set it too.
+	rs             rateSample
+	firstTxStamp   time.Duration // first_tx_mstamp: the send time that starts the next sample's send phase
+	deliveredStamp time.Duration // delivered_mstamp: when delivered last grew
+	rateDelivered  uint32        // rate_delivered, rate_interval_us, rate_app_limited: the sample
+	rateIntervalUS uint32        // tcp_info reports (deliveryRate)
+	rateAppLimited bool
 
 	rtt         rttEstimator
 	rto         time.Duration // icsk_rto, with backoff
@@ -128,7 +158,14 @@ type sender struct {
 
 	sndSml   seqnum.Value // the end of the last small segment (Minshall)
 	lsndtime time.Duration
-	wstamp   time.Duration // tcp_wstamp_ns: the last segment sent, data or not
+	// wstamp is tcp_wstamp_ns: the departure time of the last segment
+	// sent, data or not; with pacing (pacing.go), of the next one, which
+	// may be later than now.
+	wstamp time.Duration
+	// The GSO packet being transmitted, for pacing (pacing.go): the
+	// departure time before its first segment, and its data bytes.
+	paceFrom  time.Duration
+	paceBytes int
 	// wq holds, from wqh, the ends of the unsent socket buffers of
 	// Linux's write queue (the first starts at nxt): tcp_sendmsg fills
 	// each to the size goal before it starts the next (queueWrite), and
@@ -150,9 +187,10 @@ type sender struct {
 	noSpace       bool // the application waits for buffer space (SOCK_NOSPACE)
 
 	// The GSO packet writeXmit is cutting: its segments, and whether the
-	// one being sent is its last (see writeXmit).
-	gsoSegs int
-	gsoLast bool
+	// one being sent is its first or its last (see writeXmit).
+	gsoSegs  int
+	gsoFirst bool
+	gsoLast  bool
 
 	rexmitLost, rexmitNew bool // what tcp_xmit_recovery should send after this ACK
 
@@ -165,8 +203,9 @@ func (s *sender) init(e *endpoint) {
 	s.rack.reoWndSteps = 1
 	s.rto = timeoutInit
 	ops, _ := newCongestion(e.p.opts.CongestionControl)
-	s.ops = ops
+	s.setOps(ops)
 	s.cc.hz = e.p.opts.HZ
+	s.cc.rng = e.p
 	s.cc.cwnd = initialCwnd
 	s.cc.cwndClamp = ^uint32(0) >> 1
 	s.cc.ssthresh = infiniteSsthresh
@@ -174,11 +213,21 @@ func (s *sender) init(e *endpoint) {
 }
 
 func (s *sender) setCongestion(c congestion) {
-	s.ops = c
+	s.setOps(c)
 	if s.everEstablished {
+		s.caInitPending = false
 		s.refreshCC()
 		s.ops.init(&s.cc)
 	}
+}
+
+// setOps makes c the connection's congestion control and finds the
+// optional hooks it has.
+func (s *sender) setOps(c congestion) {
+	s.ops = c
+	s.ctl, _ = c.(rateController)
+	s.tso, _ = c.(tsoSizer)
+	s.sndbuf, _ = c.(sndbufSizer)
 }
 
 // start picks the initial sequence number.
@@ -221,15 +270,39 @@ func (s *sender) established() {
 		s.rto = 3 * time.Second // TCP_TIMEOUT_FALLBACK
 	}
 	s.cwndStamp = s.e.now()
+	if s.ctl != nil && s.qn > 0 && s.seg(0).flags&segSyn != 0 {
+		// A passive open, its SYN-ACK not yet taken off the queue:
+		// Linux takes the handshake's RTT sample
+		// (tcp_synack_rtt_meas) before tcp_init_transfer initialises
+		// congestion control, and a rate controller's init reads it
+		// (bbr_init: min_rtt, the pacing rate from srtt). netemu's
+		// child takes it from the ACK that completes the handshake,
+		// which is processed after this; the init waits for it
+		// (initPendingCC).
+		s.caInitPending = true
+	} else {
+		s.refreshCC()
+		s.ops.init(&s.cc)
+	}
+	s.limit = s.sndbufLimit()
+}
+
+// initPendingCC runs the init a passive open's rate controller waited
+// for, once the ACK completing the handshake has given its RTT sample.
+func (s *sender) initPendingCC() {
+	if !s.caInitPending {
+		return
+	}
+	s.caInitPending = false
 	s.refreshCC()
 	s.ops.init(&s.cc)
-	s.limit = s.sndbufLimit()
 }
 
 // sndbufLimit is the send buffer in bytes of data. Linux counts memory
 // (sk_wmem_queued against sk_sndbuf): the buffer starts at tcp_wmem[1]
 // and grows to twice the larger of the congestion window and the
-// initial window, each segment reckoned at perSegmentTruesize
+// initial window (three times for an algorithm with .sndbuf_expand 3,
+// BBR), each segment reckoned at perSegmentTruesize
 // (tcp_sndbuf_expand), up to tcp_wmem[2]. What fills it are the queued
 // socket buffers' truesize: tcp_sendmsg puts the data in page fragments
 // of buffers that each cost skbOverhead beyond it (tcp_stream_alloc_skb),
@@ -241,7 +314,11 @@ func (s *sender) sndbufLimit() int {
 	mss := int(s.cc.mss)
 	per := perSegmentTruesize(mss)
 	segs := max(initialCwnd, int(s.cc.cwnd), int(s.reordering)+1)
-	mem := min(max(o.SendBuffer, 2*segs*per), o.MaxSendBuffer)
+	expand := 2
+	if s.sndbuf != nil {
+		expand = s.sndbuf.sndbufExpand()
+	}
+	mem := min(max(o.SendBuffer, expand*segs*per), o.MaxSendBuffer)
 	goal := s.tsoSegs(mss) * mss
 	return int(int64(mem) * int64(goal) / int64(goal+skbOverhead))
 }
@@ -276,6 +353,11 @@ func (s *sender) refreshCC() {
 	c.sndNxt, c.sndUna = s.nxt, s.una
 	c.now = s.e.now()
 	c.lsndtime = s.lsndtime
+	c.delivered = s.delivered
+	c.deliveredStamp = s.deliveredStamp
+	c.lost = s.lost
+	c.caState = s.ca
+	c.wstamp = s.wstamp
 }
 
 // inFlight is tcp_packets_in_flight: sent, less SACKed and lost, plus
@@ -328,6 +410,7 @@ func (s *sender) writable() bool {
 }
 
 func (s *sender) write(src tcpip.Payloader) (int, tcpip.Error) {
+	s.rateCheckAppLimited() // tcp_sendmsg: is sending application-limited?
 	lim := max(s.limit, int(s.cc.mss))
 	room := lim - s.n
 	if room <= 0 {
@@ -586,11 +669,26 @@ func (s *sender) transmit(t *txSeg, fresh bool) {
 	if fresh {
 		before--
 	}
-	t.sentAt = e.now()
+	// A GSO packet is one transmission (one skb) for pacing: it departs
+	// at its first segment's time and moves the next departure on after
+	// its last. A retransmission goes alone.
+	single := s.gsoSegs == 0
+	if single || s.gsoFirst {
+		s.paceFrom, s.paceBytes = s.wstamp, 0
+	}
+	t.sentAt = s.departure()
 	e.output(t.seq, flags, s.payload(t.seq, n))
+	if n > 0 {
+		s.dataSegsOut++
+		s.paceBytes += n
+	}
 	if n > 0 || t.flags&segFin != 0 {
 		s.onDataSent(before)
 	}
+	if single || s.gsoLast {
+		s.paceSent()
+	}
+	s.rateSkbSent(t, fresh)
 }
 
 // onDataSent is tcp_event_data_sent: the first transmission with
@@ -612,9 +710,10 @@ func (s *sender) onDataSent(inFlightBefore uint32) {
 
 // idleCheck is tcp_slow_start_after_idle_check, run when the
 // application queues data: after an idle period longer than the RTO
-// the window restarts.
+// the window restarts; not for a rate controller, which restarts in its
+// own way (CA_EVENT_TX_START).
 func (s *sender) idleCheck() {
-	if s.packetsOut > 0 || !s.everEstablished {
+	if s.packetsOut > 0 || !s.everEstablished || s.ctl != nil {
 		return
 	}
 	if idle := s.e.now() - s.lsndtime; idle > s.rto {
@@ -672,6 +771,12 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 		if avail == 0 && !(s.finQueued && !s.finOut) {
 			break
 		}
+		// Pacing holds the next GSO packet until its departure time
+		// (tcp_pacing_check); a window probe is sent whatever it says
+		// (tcp_write_wakeup does not ask).
+		if left == 0 && !s.probing && s.pacingCheck() {
+			break
+		}
 		if s.inFlight() >= s.cc.cwnd && avail > 0 {
 			cwndLimited = true
 			if !s.lossProbe {
@@ -707,7 +812,7 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 			left = chunk
 		}
 		left--
-		s.gsoSegs, s.gsoLast = chunk, left == 0
+		s.gsoSegs, s.gsoFirst, s.gsoLast = chunk, left == chunk-1, left == 0
 		end := seq.Add(seqnum.Size(size))
 		t := txSeg{seq: seq, end: end}
 		if fin {
@@ -724,7 +829,7 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 			s.prrOut++
 		}
 		s.transmit(s.seg(s.qn-1), true)
-		s.gsoSegs, s.gsoLast = 0, false
+		s.gsoSegs, s.gsoFirst, s.gsoLast = 0, false, false
 		sent++
 		if fin {
 			break
@@ -734,7 +839,12 @@ func (s *sender) writeXmit(nagleOff bool, limit int) bool {
 		s.cwndValidate(cwndLimited)
 	}
 	if sent > 0 {
-		if !s.scheduleLossProbe(false) && !e.tm.xmit.armed {
+		// Data out where nothing was in flight replaces a zero-window
+		// probe's timer with the RTO (tcp_event_new_data_sent rearms
+		// it when packets_out was 0). Only pacing sends then: without
+		// it the ACK that opens the window stops the probe first
+		// (ackProbe).
+		if !s.scheduleLossProbe(false) && (!e.tm.xmit.armed || e.tm.xmitKind == xmitProbe) {
 			s.rearmRTO()
 		}
 		return true
@@ -890,8 +1000,9 @@ const (
 // packet, about a millisecond of the pacing rate (sk_pacing_rate >>
 // sk_pacing_shift), plus, on a path of small minimum RTT, a share of
 // the GSO limit that halves with every 512 µs of it (tcp_tso_rtt_log);
-// at most the GSO limit, at least tcp_min_tso_segs. Before the first
-// rate (Linux's ~0UL) it is the GSO limit.
+// at most the GSO limit, at least tcp_min_tso_segs or what the
+// congestion control's .min_tso_segs says. Before the first rate
+// (Linux's ~0UL) it is the GSO limit.
 func (s *sender) tsoSegs(mss int) int {
 	bytes := uint64(gsoMaxSize)
 	if r := s.cc.pacingRate; r != 0 {
@@ -904,7 +1015,11 @@ func (s *sender) tsoSegs(mss int) int {
 		}
 	}
 	bytes = min(bytes, gsoMaxSize)
-	return min(max(int(bytes)/mss, minTSOSegs), gsoMaxSegs)
+	least := minTSOSegs
+	if s.tso != nil {
+		least = s.tso.minTSOSegs(&s.cc)
+	}
+	return min(max(int(bytes)/mss, least), gsoMaxSegs)
 }
 
 func (s *sender) minshallPending() bool {
@@ -918,7 +1033,8 @@ func (s *sender) wndEnd() seqnum.Value { return s.una.Add(seqnum.Size(s.wnd)) }
 // how fully the window is used. A sender that has not filled its window
 // for an RTO (and is not waiting for buffer space) has the window cut to
 // the mean of what it was and what was used
-// (tcp_cwnd_application_limited).
+// (tcp_cwnd_application_limited), unless a rate controller sets the
+// window.
 func (s *sender) cwndValidate(cwndLimited bool) {
 	if !s.una.LessThan(s.cwndUsageSeq) || cwndLimited || (!s.isCwndLimited && s.packetsOut > s.maxPacketsOut) {
 		s.isCwndLimited = cwndLimited
@@ -932,7 +1048,7 @@ func (s *sender) cwndValidate(cwndLimited bool) {
 		return
 	}
 	s.cwndUsed = max(s.cwndUsed, s.packetsOut)
-	if now-s.cwndStamp >= s.rto {
+	if now-s.cwndStamp >= s.rto && s.ctl == nil {
 		if s.ca == caOpen && !s.noSpace {
 			used := max(s.cwndUsed, initialCwnd)
 			if used < s.cc.cwnd {
@@ -969,10 +1085,13 @@ func (s *sender) retransmit(t *txSeg) {
 }
 
 // xmitRetransmitQueue retransmits the segments marked lost, in order,
-// while the window allows (tcp_xmit_retransmit_queue).
+// while the window and pacing allow (tcp_xmit_retransmit_queue).
 func (s *sender) xmitRetransmitQueue() {
 	rearm := false
 	for i := 0; i < s.qn; i++ {
+		if s.pacingCheck() {
+			break
+		}
 		if s.retransOut >= s.lostOut {
 			break
 		}

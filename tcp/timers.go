@@ -15,7 +15,7 @@ import (
 // A wheel timer is one Linux keeps on its timer wheel (a timer_list:
 // the retransmission, delayed-ACK, keepalive and TIME-WAIT timers); it
 // fires on a jiffy tick, as wheelExpiry says. Others are hrtimers (the
-// SACK-compression timer) and fire at their instant.
+// SACK-compression and pacing timers) and fire at their instant.
 type etimer struct {
 	e     *endpoint
 	t     clock.Timer
@@ -158,6 +158,7 @@ type timers struct {
 	delack   etimer // the delayed ACK (icsk_delack_timer)
 	comp     etimer // the SACK-compression timer (compressed_ack_timer)
 	life     etimer // keepalive, FIN-WAIT-2 and TIME-WAIT
+	pace     etimer // the pacing timer (pacing_timer), armed only while pacing holds a segment
 }
 
 func (tm *timers) init(e *endpoint) {
@@ -165,6 +166,7 @@ func (tm *timers) init(e *endpoint) {
 	tm.delack = etimer{e: e, wheel: true, fire: (*endpoint).onDelackTimer}
 	tm.comp = etimer{e: e, fire: (*endpoint).onCompTimer}
 	tm.life = etimer{e: e, wheel: true, fire: (*endpoint).onLifeTimer}
+	tm.pace = etimer{e: e, fire: (*endpoint).onPaceTimer}
 }
 
 func (tm *timers) stopAll() {
@@ -172,6 +174,7 @@ func (tm *timers) stopAll() {
 	tm.delack.stop()
 	tm.comp.stop()
 	tm.life.stop()
+	tm.pace.stop()
 }
 
 // setXmit arms the retransmission timer for kind, d from now
@@ -272,6 +275,7 @@ func (e *endpoint) enterTimeWait() {
 	e.tm.xmit.stop()
 	e.tm.delack.stop()
 	e.tm.comp.stop()
+	e.tm.pace.stop()
 	e.tm.life.set(timeWaitLen)
 	e.snd.free()
 	e.notify |= waiter.EventHUp | waiter.ReadableEvents | waiter.WritableEvents

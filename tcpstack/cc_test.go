@@ -12,15 +12,24 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip"
 )
 
-// Each TCP runs cubic and reno: netemu's as package tcp's registry says,
-// gVisor's as gVisor has them; an unknown Impl runs none.
+// netemu's TCP runs cubic, reno and bbr, as package tcp's registry
+// says; gVisor's cubic and reno, as gVisor has them; an unknown Impl
+// runs none.
 func TestImplCongestionControls(t *testing.T) {
-	for _, i := range []Impl{"", Netemu, GVisor} {
-		if got, want := i.CongestionControls(), []CongestionControl{Cubic, Reno}; !slices.Equal(got, want) {
-			t.Errorf("Impl(%q).CongestionControls() = %v; want %v", i, got, want)
+	for _, c := range []struct {
+		impl    Impl
+		want    []CongestionControl
+		choices string
+	}{
+		{"", []CongestionControl{Cubic, Reno, "bbr"}, "cubic, reno or bbr"},
+		{Netemu, []CongestionControl{Cubic, Reno, "bbr"}, "cubic, reno or bbr"},
+		{GVisor, []CongestionControl{Cubic, Reno}, "cubic or reno"},
+	} {
+		if got := c.impl.CongestionControls(); !slices.Equal(got, c.want) {
+			t.Errorf("Impl(%q).CongestionControls() = %v; want %v", c.impl, got, c.want)
 		}
-		if got := i.CongestionControlChoices(); got != "cubic or reno" {
-			t.Errorf("Impl(%q).CongestionControlChoices() = %q; want %q", i, got, "cubic or reno")
+		if got := c.impl.CongestionControlChoices(); got != c.choices {
+			t.Errorf("Impl(%q).CongestionControlChoices() = %q; want %q", c.impl, got, c.choices)
 		}
 	}
 	if got := Impl("linux").CongestionControls(); got != nil {
@@ -31,19 +40,32 @@ func TestImplCongestionControls(t *testing.T) {
 	}
 }
 
-// Both TCPs refuse a congestion control they do not run in the same
-// words, bbr (which the registry knows) as vegas (which it does not).
+// Each TCP refuses a congestion control it does not run in words that
+// list those it does: gVisor's bbr (which the registry knows) as vegas
+// (which it does not); netemu's vegas.
 func TestCongestionControlRefusals(t *testing.T) {
 	clk := clock.Real{}
-	for _, impl := range []Impl{Netemu, GVisor} {
-		for _, cc := range []string{"bbr", "vegas"} {
-			_, err := New(Config{Addr: addrA, Clock: clk, TCP: TCPConfig{Impl: impl, CongestionControl: CongestionControl(cc)}}, func([]byte) {})
-			want := `tcpstack: CongestionControl "` + cc + `" is unknown; want "cubic" or "reno" ("" means "cubic")`
+	for _, c := range []struct {
+		impl Impl
+		ccs  []string
+		want string
+	}{
+		{Netemu, []string{"vegas"}, `want "cubic", "reno" or "bbr" ("" means "cubic")`},
+		{GVisor, []string{"bbr", "vegas"}, `want "cubic" or "reno" ("" means "cubic")`},
+	} {
+		for _, cc := range c.ccs {
+			_, err := New(Config{Addr: addrA, Clock: clk, TCP: TCPConfig{Impl: c.impl, CongestionControl: CongestionControl(cc)}}, func([]byte) {})
+			want := `tcpstack: CongestionControl "` + cc + `" is unknown; ` + c.want
 			if err == nil || err.Error() != want {
-				t.Errorf("New with %s and %s: %v; want %q", impl, cc, err, want)
+				t.Errorf("New with %s and %s: %v; want %q", c.impl, cc, err, want)
 			}
 		}
 	}
+	h, err := New(Config{Addr: addrA, Clock: clk, TCP: TCPConfig{CongestionControl: "bbr"}}, func([]byte) {})
+	if err != nil {
+		t.Fatalf("New with netemu's TCP and bbr: %v; want a host", err)
+	}
+	h.Close()
 }
 
 // SetCongestionControl switches a connection to a congestion control its
@@ -63,9 +85,16 @@ func TestSetCongestionControl(t *testing.T) {
 		if err := c.Endpoint().GetSockOpt(&got); err != nil || got != "reno" {
 			t.Errorf("%s: after SetCongestionControl(reno) the connection runs %q (%v)", impl, got, err)
 		}
-		for _, cc := range []string{"bbr", "vegas"} {
+		refused, has := []string{"bbr", "vegas"}, "gVisor has cubic and reno"
+		if impl == Netemu {
+			if err := c.SetCongestionControl("bbr"); err != nil {
+				t.Errorf("%s: SetCongestionControl(bbr) = %v", impl, err)
+			}
+			refused, has = []string{"vegas"}, "netemu's TCP has cubic, reno and bbr"
+		}
+		for _, cc := range refused {
 			err := c.SetCongestionControl(cc)
-			want := `tcpstack: congestion control "` + cc + `": gVisor has cubic and reno: `
+			want := `tcpstack: congestion control "` + cc + `": ` + has + `: `
 			if !errors.Is(err, errors.ErrUnsupported) || !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("%s: SetCongestionControl(%s) = %v; want ErrUnsupported starting %q", impl, cc, err, want)
 			}

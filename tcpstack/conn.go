@@ -244,13 +244,12 @@ func (c *Conn) SetNoDelay(noDelay bool) error {
 
 // SetCongestionControl picks the connection's congestion control, as
 // Linux's TCP_CONGESTION socket option does: one the host's TCP runs
-// (Impl.CongestionControls), cubic or reno. Another name is an error that
-// wraps errors.ErrUnsupported.
+// (Impl.CongestionControls): cubic, reno or bbr with netemu's, cubic or
+// reno with gVisor's. Another name is an error that wraps
+// errors.ErrUnsupported and names what the host's TCP has.
 func (c *Conn) SetCongestionControl(name string) error {
-	if !c.h.cfg.TCP.Impl.runs(CongestionControl(name)) {
-		// The refusal names gVisor's list whichever TCP the host runs:
-		// its words predate netemu's TCP, whose list is the same today.
-		return fmt.Errorf("tcpstack: congestion control %q: gVisor has %s: %w", name, joinList(gVisorCongestionControls, "%s", "and"), errors.ErrUnsupported)
+	if impl := c.h.cfg.TCP.Impl; !impl.runs(CongestionControl(name)) {
+		return fmt.Errorf("tcpstack: congestion control %q: %s has %s: %w", name, impl.OrDefault().title(), joinList(impl.CongestionControls(), "%s", "and"), errors.ErrUnsupported)
 	}
 	o := tcpip.CongestionControlOption(name)
 	if err := c.ep.SetSockOpt(&o); err != nil {

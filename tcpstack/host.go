@@ -30,7 +30,8 @@ import (
 // package tcp's registry (tcp.CongestionControls).
 type CongestionControl string
 
-// The congestion controls both TCPs run, by name.
+// The congestion controls both TCPs run, by name (netemu's runs bbr
+// too).
 const (
 	Cubic CongestionControl = "cubic"
 	Reno  CongestionControl = "reno"
@@ -69,6 +70,14 @@ func (i Impl) CongestionControls() []CongestionControl {
 // message: "cubic or reno".
 func (i Impl) CongestionControlChoices() string {
 	return joinList(i.CongestionControls(), "%s", "or")
+}
+
+// title names i in a sentence: "netemu's TCP", "gVisor".
+func (i Impl) title() string {
+	if i == GVisor {
+		return "gVisor"
+	}
+	return "netemu's TCP"
 }
 
 // runs reports whether i runs cc.
@@ -161,8 +170,9 @@ type TCPConfig struct {
 	Impl Impl
 
 	// CongestionControl is one Impl runs (Impl.CongestionControls):
-	// cubic or reno with either. "" means DefaultCongestionControl, cubic
-	// (Linux's usual default; gVisor's own default is Reno).
+	// cubic, reno or bbr with Netemu, cubic or reno with GVisor. ""
+	// means DefaultCongestionControl, cubic (Linux's usual default;
+	// gVisor's own default is Reno).
 	CongestionControl CongestionControl
 
 	// SendBuffer is the initial send buffer in bytes and ReceiveBuffer

@@ -268,7 +268,8 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Addr: netip.MustParseAddr("10.0.0.1"), Clock: clk}, "not an IPv4 address in 198.18.0.0/15"},
 		{Config{Addr: addrA}, "Clock is nil"},
 		{Config{Addr: addrA, Clock: clk, MTU: 100}, "MTU 100"},
-		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{CongestionControl: "bbr"}}, `"bbr" is unknown`},
+		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{CongestionControl: "vegas"}}, `"vegas" is unknown`},
+		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{Impl: GVisor, CongestionControl: "bbr"}}, `"bbr" is unknown`},
 		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{Impl: GVisor, SendBuffer: 8 << 20}}, "exceeds its maximum"},
 	} {
 		if _, err := New(c.cfg, func([]byte) {}); err == nil || !strings.Contains(err.Error(), c.want) {

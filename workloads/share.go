@@ -20,9 +20,9 @@ const (
 
 // shareCCs returns the names of the congestion controls --ccs accepts,
 // in the order of package tcp's registry: every one the registry knows;
-// of those, the ones netemu's TCP runs, and the others, known by name
-// only (bbr), which a flow runs on kernel TCP where the kernel has them
-// (Needs).
+// of those, the ones netemu's TCP runs (cubic, reno and bbr), and the
+// others, known by name only (none today), which a flow runs on kernel
+// TCP where the kernel has them (Needs).
 func shareCCs() (known, running, kernelOnly []string) {
 	for _, c := range tcp.CongestionControls() {
 		known = append(known, c.Name)
@@ -35,8 +35,8 @@ func shareCCs() (known, running, kernelOnly []string) {
 	return known, running, kernelOnly
 }
 
-// shareCCsHelp is --ccs's list for its help text: "cubic,reno (bbr in
-// kernel mode)".
+// shareCCsHelp is --ccs's list for its help text: "cubic,reno,bbr", with
+// "(x in kernel mode)" for names netemu's TCP does not run.
 func shareCCsHelp() string {
 	_, running, kernelOnly := shareCCs()
 	help := strings.Join(running, ",")
@@ -222,7 +222,9 @@ func (s Share) Model(path Path) Model {
 }
 
 // Needs implements Needer: a flow with a congestion control the registry
-// knows but netemu's TCP does not run (bbr) needs kernel TCP.
+// knows but netemu's TCP does not run needs kernel TCP. (gVisor's TCP,
+// which has cubic and reno only, refuses bbr when the flow sets it:
+// tcpstack.Conn.SetCongestionControl.)
 func (s Share) Needs() []Need {
 	for _, cc := range strings.Split(s.CCs, ",") {
 		if c, ok := tcp.LookupCongestionControl(cc); ok && !c.Runs() {

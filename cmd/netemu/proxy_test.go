@@ -295,10 +295,13 @@ func TestProxyRetransmitTotalsAgree(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want 130", code, stderr)
 			}
 			lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
+			// The total row: "total", the connections (two words),
+			// bytes up and down, retransmits.
 			total := strings.Fields(lines[len(lines)-1])
-			if len(total) != 4 || total[0] != fmt.Sprint(conns) {
+			if len(total) != 6 || total[0] != "total" || total[1] != fmt.Sprint(conns) {
 				t.Fatalf("summary %q: want a total row of %d connections", stdout, conns)
 			}
+			total = total[2:]
 			m := regexp.MustCompile(`the link: .*, (\d+) retransmitted`).FindStringSubmatch(stderr)
 			if m == nil {
 				t.Fatalf("stderr %q: no line of the link", stderr)
