@@ -65,7 +65,7 @@ func TestConfigRejectionsNameTheField(t *testing.T) {
 		{Config{Link: link.Config{Rate: -1}}, "link: Rate is -1; want bits per second"},
 		{Config{Link: link.Config{Qdisc: link.Qdisc{LimitBytes: 100}}}, "link: Qdisc.LimitBytes is 100; want at least the MTU (1500 bytes)"},
 		{Config{Link: link.Config{Outages: []link.Outage{{Start: 5, End: 5}}}}, "link: Outages[0] is 5ns to 5ns; want 0 ≤ Start < End"},
-		{Config{TCP: tcpstack.TCPConfig{CongestionControl: "vegas"}}, `tcpstack: CongestionControl "vegas" is unknown; want "cubic", "reno" or "bbr" ("" means "cubic")`},
+		{Config{TCP: tcpstack.TCPConfig{CongestionControl: "vegas"}}, `tcpstack: CongestionControl "vegas" is unknown; want "cubic", "reno"`},
 		{Config{TCP: tcpstack.TCPConfig{ReceiveBuffer: 10}}, "tcpstack: ReceiveBuffer is 10 bytes; want at least"},
 		{Config{TCP: tcpstack.TCPConfig{MaxSendBuffer: 1 << 16, SendBuffer: 1 << 20}}, "tcpstack: SendBuffer (1048576 bytes) exceeds its maximum, MaxSendBuffer (65536)"},
 		{Config{TCP: tcpstack.TCPConfig{Impl: tcpstack.GVisor, MaxSendBuffer: 1 << 16}}, "tcpstack: SendBuffer (1048576 bytes) exceeds its maximum, MaxSendBuffer (65536)"},

@@ -21,7 +21,7 @@ func TestRejectionsNameTheField(t *testing.T) {
 		{Config{Addr: netip.MustParseAddr("2001:db8::1"), Clock: clk}, "tcpstack: Addr 2001:db8::1 is not an IPv4 address in 198.18.0.0/15"},
 		{Config{Addr: addrA}, "tcpstack: Config.Clock is nil; give the run's clock"},
 		{Config{Addr: addrA, Clock: clk, MTU: 70000}, "tcpstack: MTU 70000 out of range; want 576 to 65535 bytes (0 means 1500)"},
-		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{CongestionControl: "vegas"}}, `tcpstack: CongestionControl "vegas" is unknown; want "cubic", "reno" or "bbr" ("" means "cubic")`},
+		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{CongestionControl: "vegas"}}, `tcpstack: CongestionControl "vegas" is unknown; want "cubic", "reno"`},
 		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{Impl: GVisor, CongestionControl: "bbr"}}, `tcpstack: CongestionControl "bbr" is unknown; want "cubic" or "reno" ("" means "cubic")`},
 		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{SendBuffer: -1}}, "tcpstack: SendBuffer is -1 bytes; want at least 4096 (0 means the default)"},
 		{Config{Addr: addrA, Clock: clk, TCP: TCPConfig{ReceiveBuffer: 100}}, "tcpstack: ReceiveBuffer is 100 bytes; want at least 4096"},
