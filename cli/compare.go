@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -154,16 +155,9 @@ func (m comparison) encode(enc *json.Encoder) error {
 // details, the summaries of each run, when the kind has details ("" when
 // not).
 func (o *Options) compareRow(tw io.Writer, c experiment.Case, m comparison) string {
-	kg, _ := m.kernel.Headline()
-	_, model := m.emulated[0].Headline()
-	var cols, vs []string
-	for _, er := range m.emulated {
-		eg, _ := er.Headline()
-		cols = append(cols, fmtDur(eg))
-		vs = append(vs, experiment.Deviation(experiment.Ms(eg), experiment.Ms(kg)))
-	}
+	cols, kernel, model, vs := m.cells(c)
 	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.emulated[0].Workload, fmtDur(c.RTT()), c.RateLabel(),
-		o.Grid().CaseName(c), strings.Join(cols, "\t"), fmtDur(kg), fmtDur(model), strings.Join(vs, "\t"))
+		o.Grid().CaseName(c), strings.Join(cols, "\t"), kernel, model, strings.Join(vs, "\t"))
 	if !o.Kind().Details {
 		return ""
 	}
@@ -182,10 +176,41 @@ func (o *Options) compareRow(tw io.Writer, c experiment.Case, m comparison) stri
 	return fmt.Sprintf("  %s: %s; kernel %s", name, strings.Join(parts, "; "), m.kernel.Detail.Summary())
 }
 
+// cells are the figures of case c's row: each TCP's headline, the
+// kernel's, the model's, and each TCP's against the kernel. A case of a
+// fixed duration whose headline is its elapsed time (share) has "—" in
+// each: that time is the duration it was given, and the details under
+// the table are its result.
+func (m comparison) cells(c experiment.Case) (cols []string, kernel, model string, vs []string) {
+	kg, _ := m.kernel.Headline()
+	_, mg := m.emulated[0].Headline()
+	_, headliner := m.emulated[0].Detail.(workloads.Headliner)
+	blank := c.FixedDuration() && !headliner
+	for _, er := range m.emulated {
+		eg, _ := er.Headline()
+		if blank {
+			cols, vs = append(cols, "—"), append(vs, "—")
+			continue
+		}
+		cols = append(cols, fmtDur(eg))
+		vs = append(vs, experiment.Deviation(experiment.Ms(eg), experiment.Ms(kg)))
+	}
+	if blank {
+		return cols, "—", "—", vs
+	}
+	return cols, fmtDur(kg), fmtDur(mg), vs
+}
+
 // kernelFacts describes the kernel m ran on, and, when measured, how
-// late the bridge delivered.
+// late the bridge delivered. Where the flows set their own congestion
+// controls (share's --ccs), the facts name those instead of the one the
+// routes pin.
 func (m comparison) kernelFacts() string {
-	facts := m.kernelRec.Kernel.String()
+	f := *m.kernelRec.Kernel
+	if ccs := flowCCs(m.kernel); ccs != "" {
+		f.CongestionControl = ccs + " (each flow's, from --ccs)"
+	}
+	facts := f.String()
 	if m.kernelRec.LateMeanUs != nil {
 		facts += fmt.Sprintf("; bridge delivery late by %.0f µs mean, %.0f µs p99", *m.kernelRec.LateMeanUs, *m.kernelRec.LateP99Us)
 		if m.kernelRec.LateMaxUs != nil {
@@ -210,6 +235,28 @@ func (o *Options) compareFooter(w io.Writer, facts string) {
 	if o.Kind().Headline != "" {
 		fmt.Fprintf(w, "%s rows show the %s.\n", o.Kind().Name, o.Kind().Headline)
 	}
+}
+
+// flowCCs names the congestion controls r's flows set for themselves,
+// each once, in flow order: "cubic and reno"; "" where they set none.
+func flowCCs(r workloads.Result) string {
+	d, ok := r.Detail.(workloads.ShareDetail)
+	if !ok {
+		return ""
+	}
+	var names []string
+	for _, cc := range d.CCs {
+		if !slices.Contains(names, cc) {
+			names = append(names, cc)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // implName is how a footer names a TCP.

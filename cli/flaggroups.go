@@ -123,7 +123,7 @@ var (
 			fs.BoolVar(&o.JSON, n, false, "one JSON object per case (JSON lines) instead of a table")
 		}},
 		{"pcap", func(fs *flag.FlagSet, n string, o *Options) {
-			fs.StringVar(&o.pcap, n, "", "write every packet crossing the link to this pcap file")
+			fs.StringVar(&o.pcap, n, "", "write the link's packets to this file: FILE.pcapng holds both ends of the link and its drops, each with its reason; any other name a classic pcap of what arrived")
 		}},
 		{"timeline", func(fs *flag.FlagSet, n string, o *Options) {
 			fs.StringVar(&o.timeline, n, "", "write TCP state and queue occupancy over time to this CSV file")

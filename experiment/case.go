@@ -64,6 +64,20 @@ func (c Case) RateLabel() string {
 	return up + "/" + down
 }
 
+// FixedDuration reports whether c's workload runs for a duration given
+// beforehand (share, loaded) rather than until its work is done: its
+// elapsed time is that duration plus the connections' setup, and its
+// model the same sum, so neither is a figure to judge the run by. Tables
+// print "—" for them; the workload's own figures (Summary, a Headliner's
+// headline) are its result.
+func (c Case) FixedDuration() bool {
+	switch c.Workload.(type) {
+	case workloads.Share, workloads.Loaded:
+		return true
+	}
+	return false
+}
+
 // rateOf is a direction's rate: its trace's mean, if it has one.
 func rateOf(d link.Config) float64 {
 	if d.Trace != nil {

@@ -55,22 +55,7 @@ func withTraceRates(charts []plot.Chart, c Case, tl *timeline.Timeline) []plot.C
 			}
 		}
 	}
-	var series []plot.Series
-	for _, d := range []struct {
-		cfg  link.Config
-		name string
-	}{{c.down(), "server→client"}, {c.Link, "client→server"}} {
-		tr := d.cfg.Trace
-		if tr == nil {
-			continue
-		}
-		s := plot.Series{Name: "the link offers, " + d.name + " (" + tr.Name + ")", Step: true, Dashed: true, Neutral: true}
-		for at := window; at.Seconds() <= end+window.Seconds(); at += window {
-			s.X = append(s.X, (at - window).Seconds())
-			s.Y = append(s.Y, tr.RateAt(at, window))
-		}
-		series = append(series, s)
-	}
+	series := traceOffers(c, end, window)
 	if len(series) == 0 {
 		return charts
 	}
@@ -109,6 +94,40 @@ func withTraceRates(charts []plot.Chart, c Case, tl *timeline.Timeline) []plot.C
 	}
 	return append(charts, plot.Chart{Title: "the link's rate (its trace, over 100 ms)", XLabel: "time", XUnit: plot.Seconds,
 		YLabel: "rate", YUnit: plot.BitsPerSecond, FromZero: true, Series: series})
+}
+
+// traceOffers are the series of what each direction's trace offers per
+// window, up to end (seconds): server→client first, then client→server.
+// Where both offer the same rates over the span (one trace both ways),
+// they are one series named for both directions, which the other would
+// otherwise hide, drawn over it in the same place.
+func traceOffers(c Case, end float64, window time.Duration) []plot.Series {
+	var series []plot.Series
+	var names []string
+	for _, d := range []struct {
+		cfg  link.Config
+		name string
+	}{{c.down(), "server→client"}, {c.Link, "client→server"}} {
+		tr := d.cfg.Trace
+		if tr == nil {
+			continue
+		}
+		s := plot.Series{Name: "the link offers, " + d.name + " (" + tr.Name + ")", Step: true, Dashed: true, Neutral: true}
+		for at := window; at.Seconds() <= end+window.Seconds(); at += window {
+			s.X = append(s.X, (at - window).Seconds())
+			s.Y = append(s.Y, tr.RateAt(at, window))
+		}
+		series, names = append(series, s), append(names, tr.Name)
+	}
+	if len(series) == 2 && slices.Equal(series[0].Y, series[1].Y) {
+		traces := names[0]
+		if names[1] != names[0] {
+			traces += ", " + names[1]
+		}
+		series[0].Name = "the link offers, both ways (" + traces + ")"
+		series = series[:1]
+	}
+	return series
 }
 
 // asRun returns c with its link as the backend named backend runs it:

@@ -273,3 +273,92 @@ func TestRunFigureDrawsTheTrace(t *testing.T) {
 		}
 	}
 }
+
+// One trace both ways is one line of the offer, named for both
+// directions (two lines in one place would hide each other); two traces
+// are a line each.
+func TestTraceOffersBothWays(t *testing.T) {
+	steps, err := link.StepsTrace([]float64{12e6, 24e6}, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat, err := link.StepsTrace([]float64{6e6}, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := link.Config{Delay: 10 * time.Millisecond}
+	for _, tc := range []struct {
+		up, down *link.Trace
+		want     []string
+	}{
+		{steps, steps, []string{"the link offers, both ways (steps)"}},
+		{flat, steps, []string{"the link offers, server→client (steps)", "the link offers, client→server (steps)"}},
+		{nil, steps, []string{"the link offers, server→client (steps)"}},
+	} {
+		c := Case{Workload: workloads.Bulk{}, Link: lc.WithTrace(link.BtoA, tc.down)}
+		if tc.up != nil {
+			c.Link = c.Link.WithTrace(link.AtoB, tc.up)
+		}
+		// A chart of a second's goodput, which the offers join.
+		span := plot.Chart{YUnit: plot.BitsPerSecond, Series: []plot.Series{{Name: "goodput", X: []float64{0, 1}, Y: []float64{1, 1}}}}
+		charts := withTraceRates([]plot.Chart{span}, c, &timeline.Timeline{})
+		var names []string
+		for _, s := range charts[0].Series[1:] {
+			names = append(names, s.Name)
+			if len(s.X) != 11 {
+				t.Errorf("%s: %d points; want one per 100 ms up to 1 s", s.Name, len(s.X))
+			}
+		}
+		if !slices.Equal(names, tc.want) {
+			t.Errorf("series %q; want %q", names, tc.want)
+		}
+	}
+}
+
+// loaded's goodput per 100 ms is what the receivers read: behind a
+// drop-tail FIFO of 1000 packets at 20 mbit every flow loses at once,
+// reads nothing until its losses are repaired, then reads in one bin
+// what TCP held behind the holes, above the link's rate (33 Mbit/s in
+// the last bin). Up to any bin's end the flows never read more than the
+// link delivered to them.
+func TestLoadedGoodputNeverAheadOfTheLink(t *testing.T) {
+	c := Case{Workload: workloads.Loaded{}, Link: link.Config{Delay: 10 * time.Millisecond, Rate: 20e6}, Seed: 1}
+	var delivered []time.Duration // each segment of the load's data, at its arrival
+	var sizes []int
+	c.Observe = func(e link.Event) {
+		// The load's data: server→client segments longer than a probe's reply.
+		if e.Kind == link.EventDeliver && e.Dir == link.BtoA && len(e.Packet) > 52+workloads.LoadedProbe {
+			delivered, sizes = append(delivered, e.At), append(sizes, len(e.Packet)-52)
+		}
+	}
+	r, _, err := Emulated{}.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.Detail.(workloads.LoadedDetail)
+	var all []float64
+	for _, s := range d.Series() {
+		if s.Name == "all flows" {
+			all = s.Values[:len(s.Values)-1] // the last point holds the last bin to its end
+		}
+	}
+	const bin = 100 * time.Millisecond
+	var read, carried float64 // bits, up to the current bin's end
+	above, k := 0, 0
+	for i, v := range all {
+		end := d.LoadStart + time.Duration(i+1)*bin
+		for ; k < len(delivered) && delivered[k] < end; k++ {
+			carried += float64(sizes[k]) * 8
+		}
+		read += v * bin.Seconds()
+		if v > 20e6 {
+			above++
+		}
+		if read > carried {
+			t.Fatalf("by %v the flows read %.0f bits, the link delivered %.0f; want no more read than delivered", end, read, carried)
+		}
+	}
+	if above == 0 {
+		t.Logf("no bin above the link's rate in this run")
+	}
+}

@@ -20,7 +20,11 @@ import (
 // Instruments say what to watch in a run. The zero value watches only the
 // totals that go into the record (retransmits, largest window, SRTT).
 type Instruments struct {
-	Pcap     string // write every packet delivered across the link to this pcap file
+	// Pcap writes the link's packets to this file. A name ending in
+	// .pcapng gets a pcapng file of both ends of the link and what it
+	// dropped (LinkCapture); any other name, a classic pcap file of every
+	// packet delivered across the link.
+	Pcap     string
 	Timeline string // write TCP state and queue occupancy to this CSV file
 	// KeepTimeline keeps the timeline in memory, for a figure; the file
 	// is written as the run goes.
@@ -99,7 +103,8 @@ func (o *output) end(err error) error {
 type Watch struct {
 	pcapFile     *output
 	pcapBuf      *bufio.Writer
-	pcap         *pcap.Writer
+	pcap         *pcap.Writer   // a classic pcap file, or
+	pcapng       *pcap.NgWriter // a pcapng file
 	timelineFile *output
 	timelineBuf  *bufio.Writer
 	timelineCSV  *timeline.CSV
@@ -129,7 +134,12 @@ func (in Instruments) Attach(c *Case) (_ *Watch, err error) {
 			return nil, err
 		}
 		w.pcapBuf = bufio.NewWriterSize(w.pcapFile.f, 1<<16)
-		if w.pcap, err = pcap.NewWriter(w.pcapBuf); err != nil {
+		if isPcapng(in.Pcap) {
+			if w.pcapng, err = pcap.NewNgWriter(w.pcapBuf, "netemu"); err != nil {
+				return nil, err
+			}
+			observers = append(observers, NewLinkCapture(w.pcapng, caseLink(c)).Observe)
+		} else if w.pcap, err = pcap.NewWriter(w.pcapBuf); err != nil {
 			return nil, err
 		}
 	}
@@ -217,9 +227,9 @@ func (w *Watch) finish() error {
 	}
 	// The buffer's error first: it is the file's, where the writer on
 	// top words the same error as its own (pcap: write: ...).
-	if w.pcap != nil {
+	if w.pcapFile != nil {
 		err := w.pcapBuf.Flush()
-		if perr := w.pcap.Err(); err == nil {
+		if perr := w.pcapErr(); err == nil {
 			err = perr
 		}
 		end(w.pcapFile, err)
@@ -238,6 +248,17 @@ func (w *Watch) finish() error {
 	w.pcapFile, w.timelineFile, w.mmFiles = nil, nil, nil
 	if werr != nil {
 		return werr
+	}
+	return nil
+}
+
+// pcapErr is the first error of the pcap or pcapng writer.
+func (w *Watch) pcapErr() error {
+	if w.pcapng != nil {
+		return w.pcapng.Err()
+	}
+	if w.pcap != nil {
+		return w.pcap.Err()
 	}
 	return nil
 }

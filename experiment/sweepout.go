@@ -39,10 +39,16 @@ type Row struct {
 	Summary        string  // the workload's own figures, after the last column
 }
 
-// WriteRow writes r as one line of tab-terminated cells.
+// WriteRow writes r as one line of tab-terminated cells. A case of a
+// fixed duration (Case.FixedDuration) has "—" for its elapsed time, model
+// and deviation: its figures are in the summary.
 func WriteRow(w io.Writer, r Row) {
+	elapsed, model, vs := fmtDur(r.Elapsed), fmtDur(r.Model), Deviation(Ms(r.Elapsed), Ms(r.Model))
+	if r.Case.FixedDuration() {
+		elapsed, model, vs = "—", "—", "—"
+	}
 	fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", r.Workload, fmtDur(r.Case.RTT()), r.Case.RateLabel(),
-		r.CaseName, fmtDur(r.Elapsed), fmtDur(r.Model), Deviation(Ms(r.Elapsed), Ms(r.Model)), r.Conns, drops(r.Drops), r.Summary)
+		r.CaseName, elapsed, model, vs, r.Conns, drops(r.Drops), r.Summary)
 }
 
 // Deviation is got's difference from want in percent, signed, with one

@@ -142,7 +142,13 @@ const loadedProbeName = "probe"
 
 // Series implements Plotter: the probe's RTT over time, its base RTT
 // dashed in its colour, and the load's goodput per 100 ms, each flow's
-// and their total.
+// and their total. The goodput is what the receivers read in each bin
+// (GoodputPerBin), and a bin may be above the link's rate: after a loss
+// TCP holds what arrives behind the hole until the retransmission fills
+// it, then hands it all to the reader at once (behind a full FIFO every
+// flow stalls, then reads in one bin what the link delivered over
+// several). The bytes read up to any bin's end never exceed what the
+// link delivered.
 func (d LoadedDetail) Series() []Series {
 	rtt := Series{Chart: "probe round-trip time", Name: "probe RTT", Of: Time, Dots: true, Flow: loadedProbeName}
 	for _, p := range d.Probes {

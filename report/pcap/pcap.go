@@ -1,6 +1,9 @@
 // Package pcap writes what crosses a link: pcap files that Wireshark
 // and tshark open, with the run's timestamps (on the virtual clock they
-// count from clock.Epoch, so two runs give byte-identical files).
+// count from clock.Epoch, so two runs give byte-identical files). Writer
+// writes the classic format, one stream of packets; NgWriter writes
+// pcapng, an interface per capture point and each packet with its
+// direction and a comment, and ReadNg reads that back.
 package pcap
 
 import (
