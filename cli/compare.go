@@ -11,6 +11,7 @@ import (
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/internal/english"
 	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
@@ -250,13 +251,7 @@ func flowCCs(r workloads.Result) string {
 			names = append(names, cc)
 		}
 	}
-	switch len(names) {
-	case 0:
-		return ""
-	case 1:
-		return names[0]
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return english.And(names...)
 }
 
 // implName is how a footer names a TCP.

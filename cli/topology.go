@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/internal/english"
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/topo"
 	"github.com/netemu/netemu/workloads"
@@ -40,7 +41,7 @@ func shapeNames() string {
 	for _, s := range shapes {
 		names = append(names, s.name+":N")
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return english.Or(names...)
 }
 
 // network is the shape --topology and --access-rtt describe; nil

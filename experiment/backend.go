@@ -3,8 +3,8 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"strings"
 
+	"github.com/netemu/netemu/internal/english"
 	"github.com/netemu/netemu/kernel"
 	"github.com/netemu/netemu/workloads"
 )
@@ -49,5 +49,5 @@ func BackendNames() string {
 	for _, b := range backends {
 		names = append(names, b.name)
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return english.Or(names...)
 }

@@ -3,7 +3,8 @@ package tcp
 import (
 	"fmt"
 	"slices"
-	"strings"
+
+	"github.com/netemu/netemu/internal/english"
 )
 
 // The registry of congestion controls: every algorithm netemu knows by its
@@ -97,7 +98,7 @@ func newCongestion(name string) (congestion, error) {
 	if c, ok := LookupCongestionControl(name); ok && c.Runs() {
 		return c.fresh(), nil
 	}
-	return nil, fmt.Errorf("unknown congestion control %q: use %s", name, orList(runningNames()))
+	return nil, fmt.Errorf("unknown congestion control %q: use %s", name, english.Or(runningNames()...))
 }
 
 // runningNames is the names of the algorithms netemu's TCP runs, in the
@@ -110,12 +111,4 @@ func runningNames() []string {
 		}
 	}
 	return names
-}
-
-// orList joins words as "a, b or c".
-func orList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }

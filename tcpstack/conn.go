@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/clock"
+	"github.com/netemu/netemu/internal/english"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
@@ -249,7 +250,7 @@ func (c *Conn) SetNoDelay(noDelay bool) error {
 // errors.ErrUnsupported and names what the host's TCP has.
 func (c *Conn) SetCongestionControl(name string) error {
 	if impl := c.h.cfg.TCP.Impl; !impl.runs(CongestionControl(name)) {
-		return fmt.Errorf("tcpstack: congestion control %q: %s has %s: %w", name, impl.OrDefault().title(), joinList(impl.CongestionControls(), "%s", "and"), errors.ErrUnsupported)
+		return fmt.Errorf("tcpstack: congestion control %q: %s has %s: %w", name, impl.OrDefault().title(), english.And(names(impl.CongestionControls(), "%s")...), errors.ErrUnsupported)
 	}
 	o := tcpip.CongestionControlOption(name)
 	if err := c.ep.SetSockOpt(&o); err != nil {

@@ -8,12 +8,12 @@ import (
 	randv2 "math/rand/v2"
 	"net/netip"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/netemu/netemu/clock"
+	"github.com/netemu/netemu/internal/english"
 	"github.com/netemu/netemu/link"
 	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
@@ -69,7 +69,7 @@ func (i Impl) CongestionControls() []CongestionControl {
 // CongestionControlChoices lists the congestion controls i runs for a
 // message: "cubic or reno".
 func (i Impl) CongestionControlChoices() string {
-	return joinList(i.CongestionControls(), "%s", "or")
+	return english.Or(names(i.CongestionControls(), "%s")...)
 }
 
 // title names i in a sentence: "netemu's TCP", "gVisor".
@@ -85,17 +85,13 @@ func (i Impl) runs(cc CongestionControl) bool {
 	return slices.Contains(i.CongestionControls(), cc)
 }
 
-// joinList joins ccs, each formatted by verb, as "a, b or c" with conj
-// before the last.
-func joinList(ccs []CongestionControl, verb, conj string) string {
-	words := make([]string, len(ccs))
+// names writes each of ccs as verb formats it, for a message.
+func names(ccs []CongestionControl, verb string) []string {
+	out := make([]string, len(ccs))
 	for k, cc := range ccs {
-		words[k] = fmt.Sprintf(verb, cc)
+		out[k] = fmt.Sprintf(verb, cc)
 	}
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " " + conj + " " + words[len(words)-1]
+	return out
 }
 
 // Impl names a TCP implementation: the transport protocol registered
@@ -229,7 +225,7 @@ func (c TCPConfig) Validate() error {
 		return fmt.Errorf("tcpstack: Impl %q is unknown; want %q or %q (\"\" means %q)", c.Impl, Netemu, GVisor, DefaultImpl)
 	}
 	if !d.Impl.runs(d.CongestionControl) {
-		return fmt.Errorf("tcpstack: CongestionControl %q is unknown; want %s (\"\" means %q)", c.CongestionControl, joinList(d.Impl.CongestionControls(), "%q", "or"), DefaultCongestionControl)
+		return fmt.Errorf("tcpstack: CongestionControl %q is unknown; want %s (\"\" means %q)", c.CongestionControl, english.Or(names(d.Impl.CongestionControls(), "%q")...), DefaultCongestionControl)
 	}
 	for _, b := range []struct {
 		name string

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netemu/netemu/internal/english"
 	"github.com/netemu/netemu/link/tc"
 	"github.com/netemu/netemu/workloads/web"
 )
@@ -60,7 +61,7 @@ func Names() string {
 	for _, k := range registry {
 		names = append(names, k.Name)
 	}
-	return orList(names)
+	return english.Or(names...)
 }
 
 // References returns every kind's reference cells, in registry and table
@@ -71,14 +72,6 @@ func References() []Reference {
 		refs = append(refs, k.References...)
 	}
 	return refs
-}
-
-// orList joins words as "a, b or c".
-func orList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // positive defines an integer flag that must be 1 or more.
@@ -128,7 +121,7 @@ func variants[T ~string](fs *flag.FlagSet, name string, def string, help string,
 		if len(values) == 2 {
 			words = append(words, "both")
 		}
-		return nil, fmt.Errorf("--%s %q: want %s", name, *v, orList(words))
+		return nil, fmt.Errorf("--%s %q: want %s", name, *v, english.Or(words...))
 	}
 }
 
@@ -178,7 +171,7 @@ const (
 // over TLS takes each version listed that it runs.
 func protoFlags(fs *flag.FlagSet) func() ([]web.Config, error) {
 	names := web.Names()
-	protos := listOf(fs, "proto", string(web.DefaultProto), "HTTP protocol: "+orList(names)+" (TLS: h1s, h2; QUIC: h3, with --clock real), or a list: h1,h2", names...)
+	protos := listOf(fs, "proto", string(web.DefaultProto), "HTTP protocol: "+english.Or(names...)+" (TLS: h1s, h2; QUIC: h3, with --clock real), or a list: h1,h2", names...)
 	versions := listOf(fs, "tls", string(web.DefaultTLS), "TLS version of h1s and h2: 1.2 or 1.3, or a list: 1.2,1.3 (h3: 1.3)", string(web.TLS12), string(web.TLS13))
 	return func() ([]web.Config, error) {
 		ps, err := protos()
@@ -211,7 +204,7 @@ func protoFlags(fs *flag.FlagSet) func() ([]web.Config, error) {
 				for _, v := range runs {
 					only = append(only, string(v))
 				}
-				return nil, fmt.Errorf("--proto %s --tls %s: %s runs TLS %s only; want --tls %s (or a list with it)", name, strings.Join(vs, ","), name, orList(only), orList(only))
+				return nil, fmt.Errorf("--proto %s --tls %s: %s runs TLS %s only; want --tls %s (or a list with it)", name, strings.Join(vs, ","), name, english.Or(only...), english.Or(only...))
 			}
 		}
 		return out, nil
@@ -228,7 +221,7 @@ func listOf(fs *flag.FlagSet, name, def, help string, values ...string) func() (
 		for _, w := range strings.Split(*v, ",") {
 			w = strings.TrimSpace(w)
 			if !slices.Contains(values, w) {
-				return nil, fmt.Errorf("--%s %q: want %s, or a comma-separated list of them", name, w, orList(values))
+				return nil, fmt.Errorf("--%s %q: want %s, or a comma-separated list of them", name, w, english.Or(values...))
 			}
 			if seen[w] {
 				return nil, fmt.Errorf("--%s %q: %s is listed twice", name, *v, w)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/internal/english"
 	"github.com/netemu/netemu/tcp"
 )
 
@@ -41,7 +42,7 @@ func shareCCsHelp() string {
 	_, running, kernelOnly := shareCCs()
 	help := strings.Join(running, ",")
 	if len(kernelOnly) > 0 {
-		help += " (" + orList(kernelOnly) + " in kernel mode)"
+		help += " (" + english.Or(kernelOnly...) + " in kernel mode)"
 	}
 	return help
 }
@@ -91,7 +92,7 @@ func checkCCs(list string) error {
 	for _, cc := range strings.Split(list, ",") {
 		if _, ok := tcp.LookupCongestionControl(cc); !ok {
 			known, _, _ := shareCCs()
-			return fmt.Errorf("%q is not one netemu knows; want a list of %s, like cubic,reno", cc, orList(known))
+			return fmt.Errorf("%q is not one netemu knows; want a list of %s, like cubic,reno", cc, english.Or(known...))
 		}
 	}
 	return nil
@@ -229,19 +230,11 @@ func (s Share) Needs() []Need {
 	for _, cc := range strings.Split(s.CCs, ",") {
 		if c, ok := tcp.LookupCongestionControl(cc); ok && !c.Runs() {
 			_, running, _ := shareCCs()
-			why := fmt.Sprintf("the emulated hosts (netemu's TCP and gVisor's) have %s; %s runs on kernel TCP", andList(running), cc)
+			why := fmt.Sprintf("the emulated hosts (netemu's TCP and gVisor's) have %s; %s runs on kernel TCP", english.And(running...), cc)
 			return []Need{{Of: KernelTCP, Param: "ccs", Value: s.CCs, Why: why}}
 		}
 	}
 	return nil
-}
-
-// andList joins words as "a, b and c".
-func andList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // ccs is the flows' congestion controls, one per flow; nil where CCs is

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netemu/netemu/internal/english"
 	"github.com/netemu/netemu/link"
 )
 
@@ -37,14 +38,6 @@ func qdiscNames() []string {
 		names = append(names, k.String())
 	}
 	return names
-}
-
-// orList writes a, b, c or d.
-func orList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // kindWords are the words of kind k's options, in the order its messages
@@ -95,7 +88,7 @@ func optionOf(k link.QdiscKind, field string) (link.QdiscOption, bool) {
 func ParseQdisc(s string) (Qdisc, error) {
 	args := strings.Fields(s)
 	if len(args) == 0 {
-		return Qdisc{}, fmt.Errorf("qdisc %q is empty; want %s, like fq_codel or codel target 5ms interval 100ms", s, orList(qdiscNames()))
+		return Qdisc{}, fmt.Errorf("qdisc %q is empty; want %s, like fq_codel or codel target 5ms interval 100ms", s, english.Or(qdiscNames()...))
 	}
 	switch args[0] {
 	case "fifo":
@@ -113,7 +106,7 @@ func ParseQdisc(s string) (Qdisc, error) {
 		}
 	}
 	if q.Kind == q.Kind.Count() {
-		return Qdisc{}, fmt.Errorf("qdisc %q is not one netemu has; want %s, like fq_codel or codel target 5ms", args[0], orList(qdiscNames()))
+		return Qdisc{}, fmt.Errorf("qdisc %q is not one netemu has; want %s, like fq_codel or codel target 5ms", args[0], english.Or(qdiscNames()...))
 	}
 	name := q.Kind.String()
 	seen := map[string]bool{}

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/netemu/netemu/emu"
+	"github.com/netemu/netemu/internal/english"
 )
 
 // protocols lists the protocols, in the order help names them. A new
@@ -146,7 +146,7 @@ func (c Config) WithDefaults() Config {
 func (c Config) Validate() error {
 	p := c.Proto.Protocol()
 	if p == nil {
-		return fmt.Errorf("protocol %q is unknown; want %s", c.Proto, orList(Names()))
+		return fmt.Errorf("protocol %q is unknown; want %s", c.Proto, english.Or(Names()...))
 	}
 	if !slices.Contains(tlsVersions, c.TLS) && c.TLS != "" {
 		return fmt.Errorf("TLS version %q is unknown; want 1.2 or 1.3", c.TLS)
@@ -183,15 +183,7 @@ func versionList(vs []TLSVersion) string {
 	for _, v := range vs {
 		words = append(words, string(v))
 	}
-	return orList(words)
-}
-
-// orList joins words as "a, b or c".
-func orList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+	return english.Or(words...)
 }
 
 // ceilDiv is a ÷ b rounded up.
