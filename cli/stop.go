@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/netemu/netemu/clock"
 )
 
 // How netemu stops. The first SIGINT or SIGTERM ends the command's
@@ -118,15 +119,7 @@ func RunStoppable(cmd func(context.Context) int, sigs <-chan os.Signal, stderr i
 // wedged describes what the process's goroutines wait for: those that
 // wait on a lock, by the innermost function of netemu's that waits.
 func wedged() string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
+	buf := clock.AllStacks()
 	where := map[string]int{}
 	for _, g := range strings.Split(string(buf), "\n\n") {
 		head, _, _ := strings.Cut(g, "\n")

@@ -30,15 +30,7 @@ func BubbleOthers() (others, stuck, active int) {
 	if !ok {
 		return 0, 0, 0
 	}
-	buf := make([]byte, 64<<10)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
+	buf := AllStacks()
 	// The caller's own record comes first.
 	for i, rec := range bytes.Split(buf, []byte("\n\n")) {
 		hdr, _, _ := bytes.Cut(rec, []byte("\n"))
@@ -76,4 +68,17 @@ func bubbleOf(hdr []byte) ([]byte, bool) {
 	}
 	id, _, ok := bytes.Cut(after, []byte("]"))
 	return id, ok
+}
+
+// AllStacks returns every goroutine's stack, as runtime.Stack(buf, true)
+// writes them: the caller's first, then the others, a blank line apart.
+func AllStacks() []byte {
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return buf[:n]
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
