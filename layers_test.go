@@ -52,6 +52,14 @@ func TestLayers(t *testing.T) {
 		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") && path != "." {
 			return filepath.SkipDir
 		}
+		if d.IsDir() && path != "." {
+			// A directory with a go.mod of its own is another module
+			// (examples/raft, which keeps raft out of netemu's): not
+			// this one's layers.
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir
+			}
+		}
 		if !d.IsDir() || path == "." {
 			return nil
 		}

@@ -63,6 +63,7 @@ var readmeSkips = map[string]struct {
 	"cd netemu":                                           {"always", "the test runs in the source's root"},
 	"go build -o netemu ./cmd/netemu":                     {"always", "the test builds the command once, into a temporary directory, and runs the ./netemu lines with it"},
 	"go test -race ./...":                                 {"always", "the suite holds this test, which would run itself"},
+	"go test -C examples/raft -race ./...":                {"always", "CI runs it after the suite (.ci/run); here it would build raft's module beside the suite"},
 	"go test -run Example -v ./emutest":                   {"always", "the suite runs emutest's examples itself; building them again here took half a minute"},
 	"go test -v ./examples/intest":                        {"always", "the suite runs examples/intest's tests itself; building them again here took half a minute"},
 	"go test -bench . ./bench/...":                        {"long", "about 15 s of benchmarks that keep the CPU busy; under go test ./... they would slow the kernel-mode tests that run beside them in real time"},

@@ -15,7 +15,11 @@
 //   - BenchmarkLinkPacket: allocations and bytes per packet on the link's
 //     own path, on a hand-driven clock;
 //   - BenchmarkIdleConns: memory per connection with 1,000 idle
-//     connections.
+//     connections;
+//   - BenchmarkTopologyPacket and BenchmarkIdleHost: CPU per link
+//     crossing on the pair and on stars of 10 and 100 hosts, and the
+//     memory of an idle host; BenchmarkMeshIdle: a 5-host mesh of idle
+//     connections, which should cost no CPU between events.
 //
 // docs/PERFORMANCE.md has the figures and the machine. The accuracy report
 // is a command: go run ./bench/accuracy > docs/ACCURACY.md.

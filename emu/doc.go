@@ -36,6 +36,13 @@
 // The pair is the topology of two hosts and one link, and runs exactly
 // as it did before topologies (the same trace hashes).
 //
+// Faults act at the instant they are called (faults.go): Cut, CutOneWay
+// and HealPath a path between two hosts; Partition, Isolate; CutLink,
+// HealLink and ChangeLink a link's direction; Crash a host (its stack
+// gone, nothing sent: the peers learn by their own timers) and Restart
+// it (a new stack at the same address). Each is recorded in the trace;
+// SleepUntil waits for an instant of the run.
+//
 // Env is the part of Net that workloads use (Listen, Dial, Now, Sleep,
 // Go); other backends implement it too. Package
 // [github.com/netemu/netemu/emutest] builds networks for Go tests, with

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -680,8 +681,19 @@ func (n *Net) Stats() Stats {
 	return s
 }
 
+// closeHosts closes every host's stack of the moment: a Restart replaces
+// n.hosts[i] under the faults' lock, so the list is read under it.
 func (n *Net) closeHosts() {
-	for _, h := range n.hosts {
+	var hosts []*tcpstack.Host
+	if len(n.ends) > 0 {
+		f := n.faults()
+		f.mu.Lock()
+		hosts = slices.Clone(n.hosts)
+		f.mu.Unlock()
+	} else {
+		hosts = n.hosts // New failed before any link: no faults
+	}
+	for _, h := range hosts {
 		h.Close()
 	}
 }

@@ -21,10 +21,13 @@ import (
 // virtual clock a packet crosses a router within the event that
 // delivers it, so the order of everything stays the clock's.
 
-// node is one end of a link: host i (router false) or router i.
+// node is one end of a link: host i (router false) or router i. Every
+// node carries the network's faults (faults.go), which the packet path
+// consults.
 type node struct {
 	router bool
 	i      int
+	f      *faults
 }
 
 // build makes the links, then the hosts, then the routers of n.topo,
@@ -39,12 +42,13 @@ func (n *Net) build() error {
 	case cfg.Clock == Bubble:
 		linkClock = n.clk
 	}
+	f := newFaults(n)
 	index := map[string]node{}
 	for i, h := range t.Hosts {
-		index[h] = node{i: i}
+		index[h] = node{i: i, f: f}
 	}
 	for i, r := range t.Routers {
-		index[r] = node{router: true, i: i}
+		index[r] = node{router: true, i: i, f: f}
 	}
 	verify := false // a link that corrupts needs hosts that check checksums, as kernels do
 	for i, tl := range t.Links {
@@ -82,14 +86,23 @@ func (n *Net) build() error {
 		if i == 1 {
 			tcp = cfg.ServerTCPConfig()
 		}
-		h, err := tcpstack.New(tcpstack.Config{Addr: addr, Clock: n.clk, MTU: mtu, TCP: tcp, Seed: hostSeed(cfg.Seed, i), Probe: cfg.Probe, VerifyChecksums: verify},
-			func(p []byte) { out.Send(dir, p) })
+		p := &port{name: name, i: i, link: li, dir: dir,
+			cfg: tcpstack.Config{Addr: addr, Clock: n.clk, MTU: mtu, TCP: tcp, Seed: hostSeed(cfg.Seed, i), Probe: cfg.Probe, VerifyChecksums: verify}}
+		p.send = func(pkt []byte) {
+			if f.egress(p, pkt) {
+				out.Send(dir, pkt)
+			}
+		}
+		h, err := tcpstack.New(p.cfg, p.send)
 		if err != nil {
 			return err
 		}
+		p.host.Store(h)
+		f.ports = append(f.ports, p)
 		n.hosts = append(n.hosts, h)
 		n.byAddr[addr] = i
 	}
+	f.cuts = make([]uint8, len(n.links))
 	n.client, n.server = n.hosts[0], n.hosts[1]
 	tables, err := t.Tables()
 	if err != nil {
@@ -130,12 +143,14 @@ func hostSeed(seed uint64, i int) uint64 {
 // router forwards it.
 func (n *Net) arrive(to node, pkt []byte) {
 	if !to.router {
-		n.hosts[to.i].Deliver(pkt)
+		if p := to.f.ports[to.i]; to.f.arrive(p) {
+			p.host.Load().Deliver(pkt)
+		}
 		return
 	}
 	r := n.routers[to.i]
 	hop, ok := r.route(pkt)
-	if !ok {
+	if !ok || !to.f.forward(hop) {
 		return
 	}
 	n.links[hop.Link].Send(hop.Dir, pkt)
@@ -212,12 +227,11 @@ func updateChecksum(sum []byte, old, new uint16) {
 // Topology returns the network's topology: Config.Topology, or the pair.
 func (n *Net) Topology() topo.Topology { return n.topo }
 
-// Host returns the host called name; nil if there is none.
+// Host returns the host called name; nil if there is none. After
+// Restart it is the host's new stack: call Host again.
 func (n *Net) Host(name string) *tcpstack.Host {
-	for i, h := range n.topo.Hosts {
-		if h == name {
-			return n.hosts[i]
-		}
+	if p := n.faults().port(name); p != nil {
+		return p.host.Load()
 	}
 	return nil
 }
@@ -236,7 +250,8 @@ func (n *Net) Link(name string) (l *link.Link, ok bool) {
 
 // Between returns the network as a workload sees it between two of its
 // hosts: from dials, to listens. Its clock, goroutines and seed are the
-// network's.
+// network's. It holds the hosts' stacks of the moment: after Restart of
+// either, call Between again.
 func (n *Net) Between(from, to string) (Env, error) {
 	c, s := n.Host(from), n.Host(to)
 	switch {

@@ -1,6 +1,7 @@
 // Package emutest runs netemu networks inside Go tests: two userspace
-// TCP/IP hosts joined by a simulated link, on a virtual clock, carrying
-// the test's own net/http servers and clients or raw TCP.
+// TCP/IP hosts joined by a simulated link, or a cluster of named hosts
+// (Mesh, Topology), on a virtual clock, carrying the test's own net/http
+// servers and clients or raw TCP.
 //
 // # A test
 //
@@ -39,6 +40,30 @@
 // The helpers that do not need a test (Pipe, NewTransport, Server,
 // WithTimeout, WithDeadline) also work on a plain emu.Net or any emu.Env;
 // the examples use them that way.
+//
+// # Clusters
+//
+// New(t, Mesh("n1", "n2", "n3"), RTT(10*time.Millisecond)) builds a
+// full mesh of named hosts, every two joined by a link of their own that
+// the link options shape; Topology runs any topo.Topology instead.
+// n.Host("n2") is a Host: Dial and DialContext by name ("n3:8300", a
+// net.Dialer's shape), Listen (a net.Listener to hand a library),
+// HTTPServer and HTTPClient (URLs by host name), Pipe, Env; Resolve is
+// the network's name service.
+//
+// Faults fall at the instant of the call, are recorded in the run's
+// trace, and are listed by n.Faults: Cut (a path, both ways), CutOneWay,
+// Partition, Isolate, CutLink, HealPath, HealLink, Heal; ChangeLink,
+// SetDelay, SetRate, SetLoss; Crash (no FIN, no RST: the peers find out
+// by their own timers) and Restart (a new stack at the same address:
+// connections refused until it listens again). At(ctx, 10*time.Second)
+// sleeps on the run's clock until that instant of the run, so a test
+// says "at 10 s, cut the leader from the rest" as
+//
+//	n.At(ctx, 10*time.Second)
+//	n.Partition(leader)
+//
+// docs/CLUSTERTESTS.md has a raft cluster tested this way.
 //
 // # Time inside a run
 //

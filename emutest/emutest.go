@@ -32,7 +32,8 @@ func option(f func(*settings) error) Option { return Option{apply: f} }
 type settings struct {
 	cfg       emu.Config
 	leakCheck bool
-	delack    bool // DelayedACK was given
+	delack    bool     // DelayedACK was given
+	mesh      []string // Mesh's hosts; nil for none
 }
 
 // Config starts from a whole emu.Config; options after it adjust it.
@@ -208,12 +209,15 @@ func NoLeakCheck() Option {
 }
 
 // Net is an emulated network that belongs to a test: an *emu.Net (a
-// client host and a server host joined by one link, on one clock) with
-// helpers that fail the test on error and clean up when it ends.
+// client host and a server host joined by one link, or the hosts of a
+// Mesh or a Topology, on one clock) with helpers that fail the test on
+// error and clean up when it ends.
 //
-// The methods of emu.Net are available as they are, except Run, which
-// Net replaces with a form for tests. Net implements emu.Env, so
-// workloads and the helpers of this package run on it.
+// The methods of emu.Net are available as they are, except Run, Host and
+// the faults (Cut, Crash, ...), which Net replaces with forms for tests
+// (n.Net.Crash returns the error instead). Net implements emu.Env, so
+// workloads and the helpers of this package run on it; on a cluster, its
+// Dial and Listen are the first host's and the second's.
 type Net struct {
 	*emu.Net
 	tb testing.TB
@@ -250,6 +254,9 @@ func New(tb testing.TB, opts ...Option) *Net {
 		if err := o.apply(&s); err != nil {
 			tb.Fatalf("emutest.New: %v", err)
 		}
+	}
+	if err := s.network(); err != nil {
+		tb.Fatalf("emutest.New: %v", err)
 	}
 	bubble := clock.InBubble()
 	if s.delack && s.cfg.OwnDelayedACKs() {

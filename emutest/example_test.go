@@ -241,3 +241,36 @@ func ExampleWithTimeout() {
 	// Output:
 	// after 300ms: deadline exceeded: true
 }
+
+// A cluster: three named hosts, every two 10 ms apart. A client on n1
+// reaches n2 by name; at 5 s the test cuts n2 from the rest, and n1's
+// next request fails at its own deadline, exactly 1 s later.
+//
+// The example does not run: it needs the test's *testing.T.
+func ExampleMesh() {
+	var t *testing.T // the test's
+
+	n := emutest.New(t, emutest.Mesh("n1", "n2", "n3"), emutest.RTT(10*time.Millisecond))
+	n.Host("n2").HTTPServer(8080, hello) // http://n2:8080
+	client := n.Host("n1").HTTPClient()  // dials by name, from n1
+	n.Run(func(ctx context.Context) {
+		get := func() error {
+			ctx, cancel := n.WithTimeout(ctx, time.Second) // on the run's clock
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, "GET", "http://n2:8080/", nil)
+			resp, err := client.Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		}
+		if err := get(); err != nil {
+			t.Fatal(err)
+		}
+		n.At(ctx, 5*time.Second) // sleeps on the run's clock until 5 s after New
+		n.Partition("n2")        // n2 on one side, n1 and n3 on the other
+		if err := get(); !errors.Is(err, context.DeadlineExceeded) || n.Elapsed() != 6*time.Second {
+			t.Errorf("GET during the partition: %v at %v; want the deadline at 6s", err, n.Elapsed())
+		}
+	})
+}

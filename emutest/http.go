@@ -106,6 +106,7 @@ type Server struct {
 	// (except inside a testing/synctest bubble, where that is the run's).
 	Config *http.Server
 
+	host    string // the host's name in URL; "" means "server"
 	mu      sync.Mutex
 	env     emu.Env
 	clk     clock.Clock // the env's clock, if it offers one
@@ -162,7 +163,8 @@ func (s *Server) Start(env emu.Env) error {
 	return nil
 }
 
-// URL is the server's base URL, like "http://server:80".
+// URL is the server's base URL, like "http://server:80", or
+// "http://n2:80" for Host.HTTPServer on host n2.
 func (s *Server) URL() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -170,7 +172,11 @@ func (s *Server) URL() string {
 	if port == 0 {
 		port = 80
 	}
-	return "http://server:" + strconv.Itoa(int(port))
+	host := s.host
+	if host == "" {
+		host = "server"
+	}
+	return "http://" + host + ":" + strconv.Itoa(int(port))
 }
 
 // Conns returns how many connections the server has accepted.

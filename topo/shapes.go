@@ -2,6 +2,7 @@ package topo
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/netemu/netemu/link"
@@ -89,4 +90,24 @@ func Chain(k int, lc link.Config) (Topology, []Flow) {
 // bottleneck's MTU.
 func access(d time.Duration, mtu int) link.Config {
 	return link.Config{Delay: d, MTU: mtu}
+}
+
+// Mesh joins every two hosts by a link of lc of their own: each host
+// has an access link (HOST/access, no delay) to a router of its own
+// (HOST/router), and the routers are joined pairwise by links named
+// "A-B", so that cutting or changing one pair's link leaves the others.
+// A packet between two hosts crosses three links.
+func Mesh(hosts []string, lc link.Config) Topology {
+	t := Topology{Hosts: slices.Clone(hosts)}
+	for _, h := range hosts {
+		r := h + "/router"
+		t.Routers = append(t.Routers, r)
+		t.Links = append(t.Links, Link{Name: h + "/access", A: h, B: r, Config: link.Config{MTU: lc.MTU}})
+	}
+	for i, a := range hosts {
+		for _, b := range hosts[i+1:] {
+			t.Links = append(t.Links, Link{Name: a + "-" + b, A: a + "/router", B: b + "/router", Config: lc})
+		}
+	}
+	return t
 }

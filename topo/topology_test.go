@@ -152,3 +152,23 @@ func TestRoute(t *testing.T) {
 		t.Errorf("b0 to a0 crosses %s; want r2-b0 hop2 hop1 a0-r0", got)
 	}
 }
+
+// A mesh joins every two hosts by a link of their own, through a router
+// of each host's.
+func TestMesh(t *testing.T) {
+	m := Mesh([]string{"n1", "n2", "n3"}, link.Config{Delay: ms(5)})
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	hops, err := m.Route("n1", "n3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, h := range hops {
+		names = append(names, m.Links[h.Link].Label())
+	}
+	if got := strings.Join(names, " "); got != "n1/access n1-n3 n3/access" {
+		t.Errorf("n1 to n3 crosses %s; want n1/access n1-n3 n3/access", got)
+	}
+}
