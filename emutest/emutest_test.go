@@ -44,7 +44,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{Option{}, "emutest.New: option 0 is the zero Option; use the functions that return one, like emutest.RTT"},
 		{Link(link.Config{MTU: 10}), "emutest.New: link: MTU is 10; want 576 to 65535 bytes"},
 		{Link(link.Config{Outages: []link.Outage{{Start: 2, End: 1}}}), "emutest.New: link: Outages[0] is 2ns to 1ns; want 0 ≤ Start < End"},
-		{TCP(tcpstack.TCPConfig{CongestionControl: "vegas"}), `emutest.New: tcpstack: CongestionControl "vegas" is unknown; want "cubic", "reno" or "bbr"`},
+		{TCP(tcpstack.TCPConfig{CongestionControl: "vegas"}), `emutest.New: tcpstack: CongestionControl "vegas" is unknown; want "cubic", "reno"`},
 		{TCP(tcpstack.TCPConfig{SendBuffer: -1}), "emutest.New: tcpstack: SendBuffer is -1 bytes; want at least"},
 		{Config(emu.Config{Clock: 9}), "emutest.New: emu: Clock is 9; want emu.Virtual, emu.Real or emu.Bubble"},
 		{Config(emu.Config{StallTimeout: -1}), "emutest.New: emu: StallTimeout is -1ns; want 0 (one second) or more"},
