@@ -39,6 +39,7 @@ func Compare(ctx context.Context, o *Options, cases []experiment.Case, w, stderr
 	}
 	var facts string
 	var details []string // each case's summaries, when the kind has details
+	var shapes []string  // each topology case's flows, both backends
 	bar := NewProgress(stderr, len(cases)*(len(o.TCPs())+1), true)
 	defer bar.Close()
 	for _, c := range cases {
@@ -55,6 +56,9 @@ func Compare(ctx context.Context, o *Options, cases []experiment.Case, w, stderr
 		if d := o.compareRow(tw, c, m); d != "" {
 			details = append(details, d)
 		}
+		if t := compareShape(CaseLabel(c), m); t != "" {
+			shapes = append(shapes, t)
+		}
 		facts = m.kernelFacts()
 	}
 	if o.JSON {
@@ -65,6 +69,9 @@ func Compare(ctx context.Context, o *Options, cases []experiment.Case, w, stderr
 	}
 	for _, d := range details {
 		fmt.Fprintln(w, d)
+	}
+	for _, t := range shapes {
+		fmt.Fprint(w, t)
 	}
 	o.compareFooter(w, facts)
 	return nil
@@ -268,4 +275,30 @@ func joinVariant(variant, word string) string {
 		return word
 	}
 	return variant + "-" + word
+}
+
+// compareShape is the table of a topology case's flows, titled label:
+// each flow's goodput on the emulator (the first TCP of --tcp) and on
+// kernel TCP, and the kernel's over the emulator's; then both runs'
+// Jain's index. "" for a case on the pair.
+func compareShape(label string, m comparison) string {
+	e, ok := m.emulated[0].Detail.(experiment.ShapeDetail)
+	k, ok2 := m.kernel.Detail.(experiment.ShapeDetail)
+	if !ok || !ok2 || len(e.Flows) != len(k.Flows) {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s: %s\n", label, e.Shape)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "flow\trtt\temulated\tkernel\tkernel/emulated\t")
+	for i, f := range e.Flows {
+		ratio := "—"
+		if f.Goodput > 0 {
+			ratio = fmt.Sprintf("%.2f", k.Flows[i].Goodput/f.Goodput)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f Mbit/s\t%.2f Mbit/s\t%s\t\n", f.Name, fmtDur(f.RTT), f.Goodput/1e6, k.Flows[i].Goodput/1e6, ratio)
+	}
+	fmt.Fprintf(tw, "Jain's index\t\t%.3f\t%.3f\t%+.3f\t\n", e.Jain, k.Jain, k.Jain-e.Jain)
+	tw.Flush()
+	return b.String()
 }

@@ -172,7 +172,7 @@ var (
 		}},
 	}}
 
-	TopologyGroup = Group{title: "Topologies (netemu run and sweep; the link flags shape the bottleneck)", notHere: "topologies run with netemu run and sweep", flags: []sharedFlag{
+	TopologyGroup = Group{title: "Topologies (netemu run, sweep and compare; the link flags shape the bottleneck)", notHere: "topologies run with netemu run, sweep and compare", flags: []sharedFlag{
 		{"topology", func(fs *flag.FlagSet, n string, o *Options) {
 			fs.StringVar(&o.topology, n, "", "run the workload once per flow of a network of more hosts: dumbbell:N (N clients and N servers across one bottleneck), star:N (N hosts through one router to a server), chain:K (K bottlenecks in a row, one flow across all and one per hop)")
 		}},

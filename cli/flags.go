@@ -422,6 +422,9 @@ func (o *Options) NotApplicable() error {
 			errs = append(errs, reject("delack", "netemu's TCP runs without the link's delayed-ACK stage, so its cases of a --delack list would all be one; sweep --delack with --tcp gvisor alone"))
 		}
 	}
+	// A topology's links run through TUN devices in kernel mode; tc
+	// netem joins two namespaces only.
+	errs = append(errs, reject("link", "a topology's links run through TUN devices in kernel mode; tc netem joins two namespaces only: give --link tun or auto", o.topology == "" || o.Via != string(kernel.Netem)))
 	switch {
 	case o.cmd.BothBackends:
 	case o.Backend == (experiment.Kernel{}).Name():
@@ -429,8 +432,7 @@ func (o *Options) NotApplicable() error {
 			reject("clock", "kernel TCP runs in real time"),
 			reject("seed", "kernel TCP takes no seed; the seed applies to the link's impairments (--loss, --netem, ...)", o.Impaired()),
 			reject("delack", "kernel TCP delays its own ACKs"),
-			reject("tcp", "kernel TCP is Linux's; --tcp picks the emulated hosts' TCP"),
-			reject("topology", "topologies run on the emulator for now; kernel TCP runs the pair"))
+			reject("tcp", "kernel TCP is Linux's; --tcp picks the emulated hosts' TCP"))
 	default:
 		errs = append(errs, reject("link", "it picks the kernel backend's link; add --backend kernel"))
 	}

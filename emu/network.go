@@ -54,7 +54,7 @@ func (n *Net) build() error {
 	for i, tl := range t.Links {
 		lc := tl.Config
 		if lc.Seed == 0 {
-			lc.Seed = linkSeed(cfg.Seed, i)
+			lc.Seed = topo.LinkSeed(cfg.Seed, i)
 		}
 		if cfg.OwnDelayedACKs() {
 			// netemu's TCP delays its own ACKs and grows its own window,
@@ -117,17 +117,6 @@ func (n *Net) build() error {
 		n.routers = append(n.routers, r)
 	}
 	return nil
-}
-
-// linkSeed is link i's seed when its configuration gives none: the
-// network's for the first link, as the pair always had, and a seed of
-// its own for each other, so that two links' impairments do not fall in
-// step.
-func linkSeed(seed uint64, i int) uint64 {
-	if i == 0 {
-		return seed
-	}
-	return seed ^ uint64(i)*0x9e3779b97f4a7c15
 }
 
 // hostSeed is host i's seed: the network's for the pair's two hosts, as

@@ -3,6 +3,8 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/kernel"
@@ -10,10 +12,13 @@ import (
 )
 
 // Kernel runs cases over kernel TCP in two network namespaces joined by
-// Via (package kernel). It needs root, or a user namespace (see
-// kernel.Reexec). The case's Clock does not apply: kernel TCP runs in real
-// time and delays its own ACKs, so the link's delayed-ACK stage is off.
-// The Seed seeds the link's impairments, as on the emulated backend.
+// Via (package kernel), or, for a case with a Shape, in a namespace per
+// host and per router joined by netemu's links through TUN devices
+// (kernel.TopoNet, which refuses Via netem). It needs root, or a user
+// namespace (see kernel.Reexec). The case's Clock does not apply: kernel
+// TCP runs in real time and delays its own ACKs, so the link's
+// delayed-ACK stage is off. The Seed seeds the link's impairments, as on
+// the emulated backend.
 type Kernel struct {
 	Via kernel.Via // "" means kernel.Auto
 }
@@ -28,7 +33,7 @@ func (k Kernel) Run(ctx context.Context, c Case) (workloads.Result, Record, erro
 		return workloads.Result{}, Record{}, err
 	}
 	if c.Shape != nil {
-		return workloads.Result{}, Record{}, fmt.Errorf("%w: the %s topology runs on the emulator only for now; kernel TCP runs the pair", kernel.ErrUnsupported, c.Shape.Name)
+		return k.runShape(ctx, c)
 	}
 	lc := c.Link
 	if lc.Seed == 0 {
@@ -46,7 +51,13 @@ func (k Kernel) Run(ctx context.Context, c Case) (workloads.Result, Record, erro
 	if err != nil {
 		return workloads.Result{}, Record{}, traceEnded(fmt.Errorf("kernel mode: %w", err), c.Link, n.Stats().Link)
 	}
-	st, facts := n.Stats(), n.Facts()
+	return r, k.record(c, r, n.Stats(), n.Facts()), nil
+}
+
+// record is the record of c's run r over kernel TCP, whose network's
+// counters are st (its first link's, the pair's or a shape's
+// bottleneck's, as the record's drops) and its facts.
+func (k Kernel) record(c Case, r workloads.Result, st kernel.Stats, facts kernel.Facts) Record {
 	kc := c
 	kc.Clock = emu.Real
 	kc.Link.DelayedACK = 0
@@ -64,5 +75,51 @@ func (k Kernel) Run(ctx context.Context, c Case) (workloads.Result, Record, erro
 		// netem's counters are in the kernel: unknown here.
 		rec.Drops, rec.PeakQueue = nil, nil
 	}
-	return r, rec, nil
+	return rec
+}
+
+// runShape runs c on its shape over kernel TCP: a namespace per host and
+// per router, every link netemu's own through TUN devices
+// (kernel.TopoNet), every flow's workload at once, as the emulated
+// backend runs it (shapePlan), and the run's figures as it gives them.
+// The bridge's lateness is the record's, over all the links: they share
+// one clock.
+func (k Kernel) runShape(ctx context.Context, c Case) (workloads.Result, Record, error) {
+	p, err := planShape(c, c.Link)
+	if err != nil {
+		return workloads.Result{}, Record{}, err
+	}
+	n, err := kernel.NewTopo(kernel.TopoConfig{Topology: p.t, Via: k.Via, CongestionControl: c.TCP.CongestionControl, Seed: c.Seed, Probe: p.probe(c)})
+	if err != nil {
+		return workloads.Result{}, Record{}, err
+	}
+	defer n.Close()
+	waits, _ := observeQueues(n, p.t, c.Observe)
+	// The flows' goroutines end before Run returns: on an error, the
+	// others are stopped (their context, their sockets closed) and waited
+	// for.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var flows sync.WaitGroup
+	spawn := func(f func()) {
+		flows.Add(1)
+		go func() {
+			defer flows.Done()
+			f()
+		}()
+	}
+	start := time.Now()
+	results, err := p.runFlows(ctx, c, n.Between, spawn)
+	end := time.Now()
+	// The counters before Close, which counts what is in flight as
+	// dropped; the links' observers (waits) are quiet only after it.
+	st := n.Stats()
+	cancel()
+	n.Close()
+	flows.Wait()
+	if err != nil {
+		return workloads.Result{}, Record{}, traceEnded(fmt.Errorf("kernel mode: %w", err), c.Link, st.Links[0])
+	}
+	r := p.result(c, results, linkResults(p.t, st.Links, waits, end.Sub(start)))
+	return r, k.record(c, r, st, n.Facts()), nil
 }

@@ -122,80 +122,120 @@ func (d ShapeDetail) MarshalJSON() ([]byte, error) {
 // runShape runs case c, whose link is lc, on its shape: every flow's
 // workload at once, each between its two hosts, and what every link did.
 func runShape(ctx context.Context, c Case, lc link.Config) (workloads.Result, emu.Stats, error) {
-	t, flows := c.Shape.Build(lc)
-	tables, err := t.Tables()
+	p, err := planShape(c, lc)
 	if err != nil {
 		return workloads.Result{}, emu.Stats{}, err
 	}
-	paths := make([]workloads.Path, len(flows))
-	for i, f := range flows {
-		p, err := flowPath(t, tables, f)
-		if err != nil {
-			return workloads.Result{}, emu.Stats{}, err
-		}
-		paths[i] = p
-	}
-	retrans := &retransmits{last: map[[2]netip.AddrPort]int{}}
-	probe := func(s tcpstack.Sample) {
-		retrans.add(s)
-		if c.Probe != nil {
-			c.Probe(s)
-		}
-	}
-	n, err := emu.New(emu.Config{Topology: &t, TCP: c.TCP, Clock: c.Clock, Seed: c.Seed, Probe: probe})
+	n, err := emu.New(emu.Config{Topology: &p.t, TCP: c.TCP, Clock: c.Clock, Seed: c.Seed, Probe: p.probe(c)})
 	if err != nil {
 		return workloads.Result{}, emu.Stats{}, err
 	}
 	defer n.Close()
-	waits, start := observeQueues(n, t, c.Observe)
-	results := make([]workloads.Result, len(flows))
+	waits, start := observeQueues(n, p.t, c.Observe)
+	var results []workloads.Result
 	err = n.Run(ctx, func(ctx context.Context) error {
-		errs := make(chan error, len(flows))
-		for i, f := range flows {
-			env, err := n.Between(f.From, f.To)
-			if err != nil {
-				return err
-			}
-			// Flows to one host listen on ports of their own.
-			env = offsetEnv{Env: env, off: uint16(i)}
-			w, start := c.Workload, time.Duration(0)
-			if i < len(c.Shape.Flows) {
-				if fw := c.Shape.Flows[i].Workload; fw != nil {
-					w = fw
-				}
-				start = c.Shape.Flows[i].Start
-			}
-			n.Go(func() {
-				if start > 0 {
-					if err := n.Sleep(ctx, start); err != nil {
-						errs <- err
-						return
-					}
-				}
-				r, err := workloads.Run(ctx, w, env, paths[i])
-				results[i] = r
-				if err != nil {
-					err = fmt.Errorf("flow %s>%s: %w", f.From, f.To, err)
-				}
-				errs <- err
-			})
-		}
-		for range flows {
-			if err := <-errs; err != nil {
-				return err
-			}
-		}
-		return nil
+		var err error
+		results, err = p.runFlows(ctx, c, n.Between, n.Go)
+		return err
 	})
 	st := n.Stats()
 	if err != nil {
 		return workloads.Result{}, st, err
 	}
-	d := ShapeDetail{Shape: c.Shape.Name, Links: linkResults(t, st, waits, n.Now().Sub(start))}
-	var r workloads.Result
+	return p.result(c, results, linkResults(p.t, st.Links, waits, n.Now().Sub(start))), st, nil
+}
+
+// shapePlan is a case's shape made ready to run on a backend: its
+// topology and flows, each flow's path, and the retransmissions the
+// hosts' TCP samples count.
+type shapePlan struct {
+	t       topo.Topology
+	flows   []topo.Flow
+	paths   []workloads.Path
+	retrans *retransmits
+}
+
+// planShape builds c's shape around lc and finds each flow's path.
+func planShape(c Case, lc link.Config) (*shapePlan, error) {
+	t, flows := c.Shape.Build(lc)
+	tables, err := t.Tables()
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]workloads.Path, len(flows))
 	for i, f := range flows {
-		fr := FlowResult{Name: f.From + ">" + f.To, From: f.From, To: f.To, Workload: results[i].Workload, RTT: paths[i].RTT,
-			Elapsed: results[i].Elapsed, Goodput: goodput(results[i]), Retransmits: retrans.between(t, f), Result: results[i]}
+		p, err := flowPath(t, tables, f)
+		if err != nil {
+			return nil, err
+		}
+		paths[i] = p
+	}
+	return &shapePlan{t: t, flows: flows, paths: paths, retrans: &retransmits{last: map[[2]netip.AddrPort]int{}}}, nil
+}
+
+// probe is the network's TCP probe: it counts retransmissions, then
+// hands the sample to c's own probe, if any.
+func (p *shapePlan) probe(c Case) func(tcpstack.Sample) {
+	return func(s tcpstack.Sample) {
+		p.retrans.add(s)
+		if c.Probe != nil {
+			c.Probe(s)
+		}
+	}
+}
+
+// runFlows runs every flow's workload, each in a goroutine spawn starts,
+// between its hosts as between gives them, from its start on; it
+// returns their results once all are done, or the first error.
+func (p *shapePlan) runFlows(ctx context.Context, c Case, between func(from, to string) (emu.Env, error), spawn func(func())) ([]workloads.Result, error) {
+	results := make([]workloads.Result, len(p.flows))
+	errs := make(chan error, len(p.flows))
+	for i, f := range p.flows {
+		env, err := between(f.From, f.To)
+		if err != nil {
+			return nil, err
+		}
+		// Flows to one host listen on ports of their own.
+		env = offsetEnv{Env: env, off: uint16(i)}
+		w, start := c.Workload, time.Duration(0)
+		if i < len(c.Shape.Flows) {
+			if fw := c.Shape.Flows[i].Workload; fw != nil {
+				w = fw
+			}
+			start = c.Shape.Flows[i].Start
+		}
+		spawn(func() {
+			if start > 0 {
+				if err := env.Sleep(ctx, start); err != nil {
+					errs <- err
+					return
+				}
+			}
+			r, err := workloads.Run(ctx, w, env, p.paths[i])
+			results[i] = r
+			if err != nil {
+				err = fmt.Errorf("flow %s>%s: %w", f.From, f.To, err)
+			}
+			errs <- err
+		})
+	}
+	for range p.flows {
+		if err := <-errs; err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
+}
+
+// result is the run's result from each flow's: the longest time, the
+// sums, and the shape's detail (each flow's goodput and share, their
+// fairness, and links, what each link direction did).
+func (p *shapePlan) result(c Case, results []workloads.Result, links []LinkResult) workloads.Result {
+	d := ShapeDetail{Shape: c.Shape.Name, Links: links}
+	var r workloads.Result
+	for i, f := range p.flows {
+		fr := FlowResult{Name: f.From + ">" + f.To, From: f.From, To: f.To, Workload: results[i].Workload, RTT: p.paths[i].RTT,
+			Elapsed: results[i].Elapsed, Goodput: goodput(results[i]), Retransmits: p.retrans.between(p.t, f), Result: results[i]}
 		d.Flows = append(d.Flows, fr)
 		d.FlowGoodput = append(d.FlowGoodput, fr.Goodput)
 		r.Elapsed = max(r.Elapsed, fr.Elapsed)
@@ -216,7 +256,7 @@ func runShape(ctx context.Context, c Case, lc link.Config) (workloads.Result, em
 	}
 	d.Jain = workloads.Jain(d.FlowGoodput)
 	r.Workload, r.Started, r.Detail = results[0].Workload, results[0].Started, d
-	return r, st, nil
+	return r
 }
 
 // goodput is a flow's payload rate: share's own figure where the
@@ -321,11 +361,17 @@ type queueWaits struct {
 	waits [][]time.Duration
 }
 
+// links finds a network's links by name (topo.Link.Label): emu.Net's,
+// kernel.TopoNet's.
+type linkFinder interface {
+	Link(name string) (*link.Link, bool)
+}
+
 // observeQueues watches every link of n for the waits of its packets,
 // and returns them with the instant the links' times count from; also,
 // the case's own observer, watches the first link (the shape's
 // bottleneck) as it would the pair's.
-func observeQueues(n *emu.Net, t topo.Topology, also link.Observer) (*queueWaits, time.Time) {
+func observeQueues(n linkFinder, t topo.Topology, also link.Observer) (*queueWaits, time.Time) {
 	q := &queueWaits{waits: make([][]time.Duration, 2*len(t.Links))}
 	var start time.Time
 	for i, tl := range t.Links {
@@ -348,12 +394,12 @@ func observeQueues(n *emu.Net, t topo.Topology, also link.Observer) (*queueWaits
 }
 
 // linkResults is each link direction that carried packets, over a run
-// of length d.
-func linkResults(t topo.Topology, st emu.Stats, q *queueWaits, d time.Duration) []LinkResult {
+// of length d; st is every link's counters, in t's order.
+func linkResults(t topo.Topology, st []link.Stats, q *queueWaits, d time.Duration) []LinkResult {
 	var out []LinkResult
 	for i, tl := range t.Links {
 		for _, dir := range []link.Dir{link.AtoB, link.BtoA} {
-			ds := st.Links[i][dir]
+			ds := st[i][dir]
 			if ds.SentPackets == 0 {
 				continue
 			}

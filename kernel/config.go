@@ -2,6 +2,10 @@
 // namespaces, one per host, joined either by netemu's own link bridged
 // through two TUN devices, or by a veth pair shaped with tc netem where
 // the kernel has it. It implements emu.Env, so the workloads run unchanged.
+// TopoNet does the same for any topology (package topo): a namespace per
+// host and per router, every link netemu's own through a TUN device at
+// each end, the emulated network's addresses and routes, and an emu.Env
+// per flow (TopoNet.Between).
 //
 // Namespaces, devices and sockets are made in-process on locked OS
 // threads; the namespaces are unnamed, so nothing outlives the process,
@@ -173,7 +177,11 @@ func (f Facts) String() string {
 // Stats are the link's counters (TUN bridge only) and how late the
 // bridge delivered packets against their due time.
 type Stats struct {
-	Link        link.Stats
+	// Link is the pair's link's counters (a topology's first link's).
+	Link link.Stats
+	// Links are every link's, in the topology's order (the pair's one
+	// link on two hosts); nil for netem.
+	Links       []link.Stats
 	LateMean    time.Duration
 	LateP99     time.Duration
 	LateMax     time.Duration

@@ -31,6 +31,12 @@ type Net struct {
 	cfg            Config
 	client, server *namespace
 	facts          Facts
+	// clientAddr and serverAddr are the two sides' addresses: ClientAddr
+	// and ServerAddr on the pair, a flow's hosts' on a topology.
+	clientAddr, serverAddr netip.Addr
+	// onClose, if set, sees each connection just before it closes (a
+	// topology's last TCP_INFO sample of it).
+	onClose func(*net.TCPConn)
 
 	// TUN bridge
 	clk  *clock.Precise
@@ -109,6 +115,9 @@ type trackedConn struct {
 }
 
 func (c trackedConn) Close() error {
+	if c.n.onClose != nil {
+		c.n.onClose(c.TCPConn)
+	}
 	c.n.untrack(c.TCPConn)
 	return c.TCPConn.Close()
 }
@@ -153,7 +162,7 @@ func New(cfg Config) (_ *Net, err error) {
 	if cfg.Link.MTU == 0 {
 		cfg.Link.MTU = link.DefaultMTU
 	}
-	n := &Net{cfg: cfg, closed: make(chan struct{}), sockets: map[io.Closer]struct{}{}}
+	n := &Net{cfg: cfg, clientAddr: ClientAddr, serverAddr: ServerAddr, closed: make(chan struct{}), sockets: map[io.Closer]struct{}{}}
 	defer func() {
 		if err != nil {
 			n.Close()
@@ -185,7 +194,7 @@ func New(cfg Config) (_ *Net, err error) {
 	if err != nil {
 		return nil, err
 	}
-	n.facts, err = n.readFacts(via)
+	n.facts, err = readFacts(n.client, via, n.cfg.CongestionControl)
 	if err == nil && cfg.Probe != nil {
 		every := cfg.ProbeEvery
 		if every <= 0 {
@@ -287,14 +296,8 @@ func (n *Net) setupTUN() error {
 			n.tuns[i], err = openTUN(devName)
 			return err
 		})
-		switch {
-		case err == nil:
-		case permission(err):
-			return notPermitted(err)
-		case errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENODEV):
-			return fmt.Errorf("%w: %v: the kernel has no TUN device; load the tun module (modprobe tun) or create /dev/net/tun (mknod /dev/net/tun c 10 200)", ErrUnsupported, err)
-		default:
-			return err
+		if err != nil {
+			return tunError(err)
 		}
 	}
 	if err := n.address(n.client, ClientAddr, ServerAddr); err != nil {
@@ -325,13 +328,19 @@ func (n *Net) setupTUN() error {
 // the link, until the TUN is closed.
 func (n *Net) pump(tun *os.File, dir link.Dir) {
 	defer n.wg.Done()
+	pumpTUN(tun, n.link, dir)
+}
+
+// pumpTUN reads the packets a namespace sends into tun and offers them to
+// l in direction dir, until tun is closed.
+func pumpTUN(tun *os.File, l *link.Link, dir link.Dir) {
 	buf := make([]byte, 65536)
 	for {
 		m, err := tun.Read(buf)
 		if err != nil {
 			return
 		}
-		n.link.Send(dir, buf[:m])
+		l.Send(dir, buf[:m])
 	}
 }
 
@@ -349,15 +358,17 @@ func (n *Net) Observe(f link.Observer) bool {
 // Facts returns what the results came from.
 func (n *Net) Facts() Facts { return n.facts }
 
-func (n *Net) readFacts(via Via) (Facts, error) {
+// readFacts reads the facts of kernel TCP in namespace ns, joined by via
+// and running cc.
+func readFacts(ns *namespace, via Via, cc tcpstack.CongestionControl) (Facts, error) {
 	f := Facts{Link: via, HZ: kernelHZ()}
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
 		f.Kernel = unix.ByteSliceToString(u.Release[:])
 	}
-	f.PingpongThresh, _ = n.client.readSysctl("net/ipv4/tcp_pingpong_thresh")
-	f.SlowStartAfterIdle, _ = n.client.readSysctl("net/ipv4/tcp_slow_start_after_idle")
-	f.CongestionControl = string(n.cfg.CongestionControl)
+	f.PingpongThresh, _ = ns.readSysctl("net/ipv4/tcp_pingpong_thresh")
+	f.SlowStartAfterIdle, _ = ns.readSysctl("net/ipv4/tcp_slow_start_after_idle")
+	f.CongestionControl = string(cc)
 	return f, nil
 }
 
@@ -381,7 +392,7 @@ func (n *Net) Seed() uint64 { return n.cfg.Link.Seed }
 
 // Listen listens on the server namespace's port.
 func (n *Net) Listen(port uint16) (net.Listener, error) {
-	return n.listenIn(n.server, netip.AddrPortFrom(ServerAddr, port))
+	return n.listenIn(n.server, netip.AddrPortFrom(n.serverAddr, port))
 }
 
 // listenIn listens at addr in namespace ns; the listener and what it
@@ -418,7 +429,7 @@ func (n *Net) Dial(ctx context.Context, port uint16) (emu.Conn, error) {
 	var c *net.TCPConn
 	err := n.client.do(func() error {
 		var d net.Dialer
-		conn, err := d.DialContext(ctx, "tcp4", netip.AddrPortFrom(ServerAddr, port).String())
+		conn, err := d.DialContext(ctx, "tcp4", netip.AddrPortFrom(n.serverAddr, port).String())
 		if err != nil {
 			return err
 		}
@@ -440,7 +451,7 @@ func (n *Net) Dial(ctx context.Context, port uint16) (emu.Conn, error) {
 
 // ListenPacket opens a UDP socket on the server namespace's port.
 func (n *Net) ListenPacket(port uint16) (net.PacketConn, error) {
-	return n.packetConn(n.server, netip.AddrPortFrom(ServerAddr, port))
+	return n.packetConn(n.server, netip.AddrPortFrom(n.serverAddr, port))
 }
 
 // DialPacket opens a UDP socket in the client namespace, on a free port,
@@ -449,11 +460,11 @@ func (n *Net) DialPacket(ctx context.Context, port uint16) (net.PacketConn, net.
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	c, err := n.packetConn(n.client, netip.AddrPortFrom(ClientAddr, 0))
+	c, err := n.packetConn(n.client, netip.AddrPortFrom(n.clientAddr, 0))
 	if err != nil {
 		return nil, nil, err
 	}
-	return c, net.UDPAddrFromAddrPort(netip.AddrPortFrom(ServerAddr, port)), nil
+	return c, net.UDPAddrFromAddrPort(netip.AddrPortFrom(n.serverAddr, port)), nil
 }
 
 // packetConn opens a UDP socket at addr in namespace ns, closed with the
@@ -517,6 +528,7 @@ func (n *Net) Stats() Stats {
 	var s Stats
 	if n.link != nil {
 		s.Link = n.link.Stats()
+		s.Links = []link.Stats{s.Link}
 		s.LateMean, s.LateP99, s.LateMax, s.LateSamples = n.clk.Lateness()
 		s.TUNWriteErrors = n.writeErrors.Load()
 	}

@@ -36,6 +36,8 @@ func TestMain(m *testing.M) {
 		ino := n.Inodes()
 		fmt.Printf("READY %d %d\n", ino[0], ino[1])
 		select {}
+	case "hold-topology":
+		holdTopology() // topology_test.go
 	case "new":
 		_, err := New(Config{})
 		fmt.Println(err)

@@ -26,14 +26,7 @@ func (n *Net) probeLoop(probe func(tcpstack.Sample), every time.Duration) {
 			return
 		case <-t.C:
 		}
-		conns = conns[:0]
-		n.socketsMu.Lock()
-		for s := range n.sockets {
-			if c, ok := s.(*net.TCPConn); ok {
-				conns = append(conns, c)
-			}
-		}
-		n.socketsMu.Unlock()
+		conns = n.appendConns(conns[:0])
 		now := time.Now()
 		for _, c := range conns {
 			if s, ok := sampleOf(c, now); ok {
@@ -41,6 +34,19 @@ func (n *Net) probeLoop(probe func(tcpstack.Sample), every time.Duration) {
 			}
 		}
 	}
+}
+
+// appendConns appends to dst the TCP connections n handed out that are
+// open.
+func (n *Net) appendConns(dst []*net.TCPConn) []*net.TCPConn {
+	n.socketsMu.Lock()
+	defer n.socketsMu.Unlock()
+	for s := range n.sockets {
+		if c, ok := s.(*net.TCPConn); ok {
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 // sampleOf reads c's TCP_INFO as a tcpstack.Sample.

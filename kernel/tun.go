@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"unsafe"
@@ -30,4 +31,16 @@ func openTUN(name string) (*os.File, error) {
 		return nil, fmt.Errorf("create TUN device %s: %w", name, errno)
 	}
 	return os.NewFile(uintptr(fd), "/dev/net/tun:"+name), nil
+}
+
+// tunError words a failure to open a TUN device: a missing privilege or
+// a kernel without TUN devices, and how to get them.
+func tunError(err error) error {
+	switch {
+	case permission(err):
+		return notPermitted(err)
+	case errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENODEV):
+		return fmt.Errorf("%w: %v: the kernel has no TUN device; load the tun module (modprobe tun) or create /dev/net/tun (mknod /dev/net/tun c 10 200)", ErrUnsupported, err)
+	}
+	return err
 }

@@ -410,3 +410,15 @@ func (t Topology) DirConfig(h Hop) link.Config {
 	}
 	return c
 }
+
+// LinkSeed is link i's seed when its configuration gives none, from the
+// network's seed: the network's own for the first link, as the pair has
+// always had, and one of its own for each other, so that two links'
+// impairments do not fall in step. Both backends seed a topology's links
+// with it, so a link draws the same on each.
+func LinkSeed(seed uint64, i int) uint64 {
+	if i == 0 {
+		return seed
+	}
+	return seed ^ uint64(i)*0x9e3779b97f4a7c15
+}

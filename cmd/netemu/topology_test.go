@@ -81,8 +81,9 @@ func TestTopologyBadInput(t *testing.T) {
 		{"run bulk --topology star:3 --access-rtt 3ms", "does not apply to --topology star:3"},
 		{"run bulk --topology dumbbell:2 --access-rtt 1ms,2ms,3ms", "3 round trips for 2 clients"},
 		{"run bulk --topology dumbbell:2 --access-rtt -1ms", "negative"},
-		{"explain bulk --topology star:2", "topologies run with netemu run and sweep"},
-		{"run bulk --topology star:2 --backend kernel", "topologies run on the emulator for now"},
+		{"explain bulk --topology star:2", "topologies run with netemu run, sweep and compare"},
+		{"run bulk --topology star:2 --backend kernel --link netem", "a topology's links run through TUN devices in kernel mode"},
+		{"compare bulk --topology star:2 --link netem", "a topology's links run through TUN devices in kernel mode"},
 	} {
 		code, out, errOut := runNetemu(strings.Fields(c.args)...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
