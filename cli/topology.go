@@ -150,6 +150,17 @@ func WriteShape(w io.Writer, title string, d experiment.ShapeDetail) error {
 	if quiet > 0 {
 		fmt.Fprintf(w, "(%d more link directions carried packets with no rate limit and no drop; --json lists them)\n", quiet)
 	}
+	// How the flows that cross a limited link direction shared it.
+	for _, l := range d.Links {
+		if len(l.Shares) == 0 || l.Utilisation == 0 && l.Dropped == 0 {
+			continue
+		}
+		var parts []string
+		for _, s := range l.Shares {
+			parts = append(parts, fmt.Sprintf("%s %.1f%%", s.Flow, 100*s.Share))
+		}
+		fmt.Fprintf(w, "%s %s, shared by %s: Jain's index %.3f\n", l.Link, l.Dir, strings.Join(parts, ", "), l.Jain)
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/link/tc"
 	"github.com/netemu/netemu/tcpstack"
+	"github.com/netemu/netemu/topo"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -25,8 +26,13 @@ type Case struct {
 
 	// Shape, if set, is the network the case runs on instead of the
 	// pair: Link is its bottleneck, and the workload runs once per flow
-	// of the shape, all at once (emulated backend only).
+	// of the shape, all at once.
 	Shape *Shape
+
+	// ObserveLink, if set, gives an observer for each link i of a shape
+	// (l, in its topology's order) besides Observe, which watches its
+	// first link only. Instruments set it.
+	ObserveLink func(i int, l topo.Link) link.Observer
 
 	// Observe and Probe, if set, watch the run: every link event, and
 	// every TCP sender state sample (see emu.Net.Observe, emu.Config.Probe).

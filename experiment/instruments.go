@@ -14,6 +14,7 @@ import (
 	"github.com/netemu/netemu/report/pcap"
 	"github.com/netemu/netemu/report/timeline"
 	"github.com/netemu/netemu/tcpstack"
+	"github.com/netemu/netemu/topo"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -138,7 +139,16 @@ func (in Instruments) Attach(c *Case) (_ *Watch, err error) {
 			if w.pcapng, err = pcap.NewNgWriter(w.pcapBuf, "netemu"); err != nil {
 				return nil, err
 			}
-			observers = append(observers, NewLinkCapture(w.pcapng, caseLink(c)).Observe)
+			if c.Shape != nil {
+				// Every link of the shape, both its ends and its drops,
+				// each link's interfaces named by the link.
+				ng := w.pcapng
+				c.ObserveLink = func(_ int, l topo.Link) link.Observer {
+					return NewLinkCapture(ng, CaptureLink{Name: l.Label(), A: l.A, B: l.B}).Observe
+				}
+			} else {
+				observers = append(observers, NewLinkCapture(w.pcapng, caseLink(c)).Observe)
+			}
 		} else if w.pcap, err = pcap.NewWriter(w.pcapBuf); err != nil {
 			return nil, err
 		}

@@ -94,7 +94,7 @@ func (k Kernel) runShape(ctx context.Context, c Case) (workloads.Result, Record,
 		return workloads.Result{}, Record{}, err
 	}
 	defer n.Close()
-	waits, _ := observeQueues(n, p.t, c.Observe)
+	waits, _ := observeQueues(n, p.t, c)
 	// The flows' goroutines end before Run returns: on an error, the
 	// others are stopped (their context, their sockets closed) and waited
 	// for.

@@ -49,6 +49,21 @@ type ShapeDetail struct {
 	Share       []float64
 	Jain        float64 // Jain's fairness index of FlowGoodput
 	Links       []LinkResult
+
+	// series is each flow's goodput over time, for figures (Series).
+	series []workloads.Series
+}
+
+// Series implements workloads.Plotter: each flow's goodput per 100 ms,
+// from its connections' delivered counts (netemu's TCP and the kernel's
+// count them; gVisor's do not, and its flows draw nothing).
+func (d ShapeDetail) Series() []workloads.Series { return d.series }
+
+// FlowShare is one flow's part of what the flows crossing a link
+// direction got.
+type FlowShare struct {
+	Flow  string  `json:"flow"`
+	Share float64 `json:"share"`
 }
 
 // FlowResult is one flow of a shape: its hosts and its workload's run.
@@ -77,6 +92,11 @@ type LinkResult struct {
 	// of the time packets waited before their serialization began.
 	QueueDelay50 time.Duration `json:"-"`
 	QueueDelay99 time.Duration `json:"-"`
+	// Shares and Jain, where two flows or more cross the direction
+	// (either way of their round trip): each one's part of their
+	// goodputs' sum, and Jain's fairness index of those goodputs.
+	Shares []FlowShare `json:"flows,omitempty"`
+	Jain   float64     `json:"jain_index,omitempty"`
 }
 
 // Summary implements workloads.Detail: "Jain 0.999; s1>r1 9.8, s2>r2 9.7 Mbit/s".
@@ -131,7 +151,7 @@ func runShape(ctx context.Context, c Case, lc link.Config) (workloads.Result, em
 		return workloads.Result{}, emu.Stats{}, err
 	}
 	defer n.Close()
-	waits, start := observeQueues(n, p.t, c.Observe)
+	waits, start := observeQueues(n, p.t, c)
 	var results []workloads.Result
 	err = n.Run(ctx, func(ctx context.Context) error {
 		var err error
@@ -149,10 +169,12 @@ func runShape(ctx context.Context, c Case, lc link.Config) (workloads.Result, em
 // topology and flows, each flow's path, and the retransmissions the
 // hosts' TCP samples count.
 type shapePlan struct {
-	t       topo.Topology
-	flows   []topo.Flow
-	paths   []workloads.Path
-	retrans *retransmits
+	t         topo.Topology
+	flows     []topo.Flow
+	paths     []workloads.Path
+	hops      [][]topo.Hop // each flow's links, both ways
+	retrans   *retransmits
+	delivered *deliveries
 }
 
 // planShape builds c's shape around lc and finds each flow's path.
@@ -163,14 +185,19 @@ func planShape(c Case, lc link.Config) (*shapePlan, error) {
 		return nil, err
 	}
 	paths := make([]workloads.Path, len(flows))
+	hops := make([][]topo.Hop, len(flows))
 	for i, f := range flows {
 		p, err := flowPath(t, tables, f)
 		if err != nil {
 			return nil, err
 		}
 		paths[i] = p
+		there, _ := t.RouteWith(tables, f.From, f.To)
+		back, _ := t.RouteWith(tables, f.To, f.From)
+		hops[i] = append(there, back...)
 	}
-	return &shapePlan{t: t, flows: flows, paths: paths, retrans: &retransmits{last: map[[2]netip.AddrPort]int{}}}, nil
+	return &shapePlan{t: t, flows: flows, paths: paths, hops: hops, retrans: &retransmits{last: map[[2]netip.AddrPort]int{}},
+		delivered: newDeliveries(t, flows)}, nil
 }
 
 // probe is the network's TCP probe: it counts retransmissions, then
@@ -178,6 +205,7 @@ func planShape(c Case, lc link.Config) (*shapePlan, error) {
 func (p *shapePlan) probe(c Case) func(tcpstack.Sample) {
 	return func(s tcpstack.Sample) {
 		p.retrans.add(s)
+		p.delivered.add(s)
 		if c.Probe != nil {
 			c.Probe(s)
 		}
@@ -255,8 +283,130 @@ func (p *shapePlan) result(c Case, results []workloads.Result, links []LinkResul
 		d.Share = append(d.Share, share)
 	}
 	d.Jain = workloads.Jain(d.FlowGoodput)
+	p.share(&d)
+	d.series = p.delivered.series(d.Flows, results[0].Started)
 	r.Workload, r.Started, r.Detail = results[0].Workload, results[0].Started, d
 	return r
+}
+
+// share gives each link direction of d that two flows or more cross its
+// flows' shares and Jain's index.
+func (p *shapePlan) share(d *ShapeDetail) {
+	for k := range d.Links {
+		lr := &d.Links[k]
+		var crossing []int
+		for i, hops := range p.hops {
+			for _, h := range hops {
+				tl := p.t.Links[h.Link]
+				from := tl.A
+				if h.Dir == link.BtoA {
+					from = tl.B
+				}
+				if tl.Label() == lr.Link && strings.HasPrefix(lr.Dir, from+">") {
+					crossing = append(crossing, i)
+					break
+				}
+			}
+		}
+		if len(crossing) < 2 {
+			continue
+		}
+		var goodputs []float64
+		var sum float64
+		for _, i := range crossing {
+			goodputs = append(goodputs, d.FlowGoodput[i])
+			sum += d.FlowGoodput[i]
+		}
+		for j, i := range crossing {
+			share := 0.0
+			if sum > 0 {
+				share = goodputs[j] / sum
+			}
+			lr.Shares = append(lr.Shares, FlowShare{Flow: d.Flows[i].Name, Share: share})
+		}
+		lr.Jain = workloads.Jain(goodputs)
+	}
+}
+
+// goodputBin is the width of the bins of the flows' goodput series.
+const goodputBin = 100 * time.Millisecond
+
+// deliveries keeps, from the hosts' TCP samples, the bytes each flow's
+// connections delivered, by instant.
+type deliveries struct {
+	flow map[[2]netip.Addr]int // a flow's two hosts, either way round: its index
+
+	mu    sync.Mutex
+	last  map[[2]netip.AddrPort]int // each connection's delivered count
+	marks []delivered
+}
+
+// delivered is bytes a flow's connection delivered by an instant.
+type delivered struct {
+	at    time.Time
+	flow  int
+	bytes int64
+}
+
+func newDeliveries(t topo.Topology, flows []topo.Flow) *deliveries {
+	d := &deliveries{flow: map[[2]netip.Addr]int{}, last: map[[2]netip.AddrPort]int{}}
+	for i, f := range flows {
+		a, _ := t.HostAddr(f.From)
+		b, _ := t.HostAddr(f.To)
+		for _, k := range [][2]netip.Addr{{a, b}, {b, a}} {
+			if _, ok := d.flow[k]; !ok { // two flows between one pair: the first
+				d.flow[k] = i
+			}
+		}
+	}
+	return d
+}
+
+func (d *deliveries) add(s tcpstack.Sample) {
+	f, ok := d.flow[[2]netip.Addr{s.Local.Addr(), s.Remote.Addr()}]
+	if !ok {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k := [2]netip.AddrPort{s.Local, s.Remote}
+	if n := s.Delivered - d.last[k]; n > 0 {
+		d.marks = append(d.marks, delivered{at: s.At, flow: f, bytes: int64(n) * int64(s.MSS)})
+	}
+	d.last[k] = max(d.last[k], s.Delivered)
+}
+
+// series is each flow's goodput per goodputBin from start, as steps; a
+// flow with no deliveries has none.
+func (d *deliveries) series(flows []FlowResult, start time.Time) []workloads.Series {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	bins := make([][]float64, len(flows))
+	for _, m := range d.marks {
+		j := int(m.at.Sub(start) / goodputBin)
+		if j < 0 {
+			j = 0
+		}
+		for len(bins[m.flow]) <= j {
+			bins[m.flow] = append(bins[m.flow], 0)
+		}
+		bins[m.flow][j] += float64(m.bytes) * 8 / goodputBin.Seconds()
+	}
+	var out []workloads.Series
+	for i, b := range bins {
+		if len(b) == 0 {
+			continue
+		}
+		s := workloads.Series{Chart: "goodput per flow", Name: flows[i].Name, Of: workloads.BitRate, Step: true, Flow: flows[i].Name}
+		for j, v := range b {
+			s.At = append(s.At, time.Duration(j)*goodputBin)
+			s.Values = append(s.Values, v)
+		}
+		s.At = append(s.At, time.Duration(len(b))*goodputBin)
+		s.Values = append(s.Values, b[len(b)-1])
+		out = append(out, s)
+	}
+	return out
 }
 
 // goodput is a flow's payload rate: share's own figure where the
@@ -368,10 +518,10 @@ type linkFinder interface {
 }
 
 // observeQueues watches every link of n for the waits of its packets,
-// and returns them with the instant the links' times count from; also,
-// the case's own observer, watches the first link (the shape's
-// bottleneck) as it would the pair's.
-func observeQueues(n linkFinder, t topo.Topology, also link.Observer) (*queueWaits, time.Time) {
+// and returns them with the instant the links' times count from; c's
+// own observer watches the first link (the shape's bottleneck) as it
+// would the pair's, and c.ObserveLink's each link.
+func observeQueues(n linkFinder, t topo.Topology, c Case) (*queueWaits, time.Time) {
 	q := &queueWaits{waits: make([][]time.Duration, 2*len(t.Links))}
 	var start time.Time
 	for i, tl := range t.Links {
@@ -379,14 +529,25 @@ func observeQueues(n linkFinder, t topo.Topology, also link.Observer) (*queueWai
 		if i == 0 {
 			start = l.Start()
 		}
+		var also link.Observer
+		if i == 0 {
+			also = c.Observe
+		}
+		var own link.Observer
+		if c.ObserveLink != nil {
+			own = c.ObserveLink(i, tl)
+		}
 		l.Observe(func(e link.Event) {
 			if e.Kind == link.EventQueue {
 				q.mu.Lock()
 				q.waits[2*i+int(e.Dir)] = append(q.waits[2*i+int(e.Dir)], e.Start-e.At)
 				q.mu.Unlock()
 			}
-			if i == 0 && also != nil {
+			if also != nil {
 				also(e)
+			}
+			if own != nil {
+				own(e)
 			}
 		})
 	}
