@@ -70,9 +70,10 @@ func TestCheckCongestionControl(t *testing.T) {
 			t.Errorf("%s without the kernel's list: %v; want the registry's name taken", cc, err)
 		}
 	}
-	want = `kernel: congestion control "vegas" is unknown; want cubic, reno or bbr`
-	if err := checkCongestionControl("vegas", nil, unreadable); err == nil || err.Error() != want {
-		t.Errorf("vegas without the kernel's list: %v; want %q", err, want)
+	// The registry's names, today's first (one added later comes after).
+	want = `kernel: congestion control "vegas" is unknown; want cubic, reno`
+	if err := checkCongestionControl("vegas", nil, unreadable); err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), " or ") {
+		t.Errorf("vegas without the kernel's list: %v; want %q…", err, want)
 	}
 }
 
