@@ -19,7 +19,9 @@
 //   - BenchmarkTopologyPacket and BenchmarkIdleHost: CPU per link
 //     crossing on the pair and on stars of 10 and 100 hosts, and the
 //     memory of an idle host; BenchmarkMeshIdle: a 5-host mesh of idle
-//     connections, which should cost no CPU between events.
+//     connections, which should cost no CPU between events;
+//   - BenchmarkBBRvsCubic: CPU per packet of a BBR bulk run against a
+//     CUBIC one on the same link, in the same run.
 //
 // docs/PERFORMANCE.md has the figures and the machine. The accuracy report
 // is a command: go run ./bench/accuracy > docs/ACCURACY.md.

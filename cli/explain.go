@@ -32,7 +32,71 @@ func WriteExplanation(w io.Writer, c experiment.Case, r workloads.Result, rec ex
 	if bd.Inexact {
 		fmt.Fprintf(w, "  (the counts include some ACK holds or waiting segments after the run's end)\n")
 	}
+	writeBBR(w, bd.BBR)
 	writeListed(w, bd, tcpName(rec))
+}
+
+// bbrLine says how long BBR senders spent in PROBE_RTT and in long-term
+// mode, and what that cost by explain's rule (report/explain/bbr.go).
+func bbrLine(b explain.BBRSpans) string {
+	var parts []string
+	for _, p := range []explain.BBRPhase{explain.ProbeRTT, explain.LongTerm} {
+		if n := b.N[p]; n > 0 {
+			parts = append(parts, fmt.Sprintf("in %s for %s (%s), costing about %s", p, fmtDur(b.Time[p]), plural(n, "span"), fmtDur(b.Cost[p])))
+		}
+	}
+	return "BBR: " + strings.Join(parts, "; ") + " (a span's cost: its length less the time what it delivered takes at the bandwidth estimate before it)"
+}
+
+// writeBBR writes, where BBR senders spent time in PROBE_RTT or
+// long-term mode, bbrLine and the first maxListed spans: when, for how
+// long, what was delivered and what it cost.
+func writeBBR(w io.Writer, b explain.BBRSpans) {
+	n := b.N[explain.ProbeRTT] + b.N[explain.LongTerm]
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  %s\n", bbrLine(b))
+	fmt.Fprintf(w, "  BBR's PROBE_RTT and long-term mode (%s):\n", listed(n))
+	for _, sp := range b.Spans[:min(len(b.Spans), maxListed)] {
+		length := "for " + fmtDur(sp.Len())
+		if sp.Ongoing {
+			length += ", still at the end"
+		}
+		cost := "no estimate before it to price it by"
+		if sp.Bandwidth > 0 {
+			cost = fmt.Sprintf("which takes %s at the estimate of %s before it; cost about %s", fmtDur(sp.Needed()), fmtByteRate(sp.Bandwidth), fmtDur(sp.Cost()))
+		}
+		fmt.Fprintf(w, "    at %9s  %s→%s in %s %s: delivered %s, %s\n", fmtDur(sp.From), sp.Local, sp.Remote, sp.Phase, length, fmtBytes(sp.Delivered), cost)
+	}
+}
+
+// fmtByteRate writes bytes per second as bits per second with an SI
+// prefix: "9.98 Mbit/s".
+func fmtByteRate(bytesPerSecond uint64) string {
+	bps := float64(bytesPerSecond) * 8
+	for _, u := range []struct {
+		scale float64
+		name  string
+	}{{1e9, "Gbit/s"}, {1e6, "Mbit/s"}, {1e3, "kbit/s"}} {
+		if bps >= u.scale {
+			return fmt.Sprintf("%.2f %s", bps/u.scale, u.name)
+		}
+	}
+	return fmt.Sprintf("%.0f bit/s", bps)
+}
+
+// fmtBytes writes a byte count with an SI prefix: "52.1 KB".
+func fmtBytes(n int) string {
+	for _, u := range []struct {
+		scale float64
+		name  string
+	}{{1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}} {
+		if float64(n) >= u.scale {
+			return fmt.Sprintf("%.1f %s", float64(n)/u.scale, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // maxListed is how many held ACKs and waiting segments explain names.

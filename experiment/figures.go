@@ -29,10 +29,11 @@ func Title(w workloads.Workload) string {
 // figures over time where its Detail offers them (workloads.Plotter:
 // loaded's probe RTT and load goodput, share's goodput per flow), then
 // the congestion window and bytes in flight of each connection that sent
-// data (the window solid, bytes in flight dashed), and the link's queues,
-// all over one time axis. A connection has one name and one colour in
-// every chart: the Detail's name for it (workloads.ConnNamer: "flow 1")
-// where it has one.
+// data (the window solid, bytes in flight dashed), the link's queues,
+// and, where a sender ran BBR, the senders' pacing rates beside their
+// delivery rates and BBR's mode, all over one time axis. A connection
+// has one name and one colour in every chart: the Detail's name for it
+// (workloads.ConnNamer: "flow 1") where it has one.
 func RunFigure(c Case, backend string, r workloads.Result, tl *timeline.Timeline) plot.Figure {
 	f := plot.Figure{Title: Title(c.Workload) + " — " + linkLabel(asRun(c, backend), ""), SameX: true}
 	f.Charts = withTraceRates(runCharts("", r, tl), c, tl)
@@ -42,9 +43,9 @@ func RunFigure(c Case, backend string, r workloads.Result, tl *timeline.Timeline
 // withTraceRates adds to charts the rate each direction's trace offers,
 // over 100 ms windows, with each sender's delivery rate over the same
 // windows (from its TCP's delivered count, where the TCP reports one:
-// netemu's and the kernel's), to the chart of bit rates if there is one
-// (a workload's goodput), else in a chart of their own; over the span the
-// other charts show.
+// netemu's and the kernel's), to the first chart of bit rates if there
+// is one (a workload's goodput, else BBR's pacing and delivery rates),
+// else in a chart of their own; over the span the other charts show.
 func withTraceRates(charts []plot.Chart, c Case, tl *timeline.Timeline) []plot.Chart {
 	const window = 100 * time.Millisecond
 	end := 0.0
@@ -185,15 +186,12 @@ func detailCharts(prefix string, r workloads.Result, tl *timeline.Timeline) []pl
 	return charts
 }
 
-// senderCharts are the TCP senders' windows, each connection named as
-// names has it (by its client's port) or by its ends, and the link's
-// queues.
-func senderCharts(prefix string, names map[uint16]string, tl *timeline.Timeline) []plot.Chart {
-	tcp := plot.Chart{Title: prefix + "TCP senders", XLabel: "time", XUnit: plot.Seconds,
-		YLabel: "cwnd, in flight", YUnit: plot.Bytes, FromZero: true}
-	// The senders that carried the most: at most maxSenders, by their
-	// peak bytes in flight, drawn in connection order.
-	const maxSenders = 4
+// maxSenders is how many TCP senders a run's charts draw at most.
+const maxSenders = 4
+
+// senders are the senders that carried the most: at most maxSenders, by
+// their peak bytes in flight, in connection order.
+func senders(tl *timeline.Timeline) []timeline.Conn {
 	var conns []timeline.Conn
 	var peaks []int
 	for _, c := range tl.Conns() {
@@ -214,6 +212,16 @@ func senderCharts(prefix string, names map[uint16]string, tl *timeline.Timeline)
 		}
 		conns, peaks = slices.Delete(conns, least, least+1), slices.Delete(peaks, least, least+1)
 	}
+	return conns
+}
+
+// senderCharts are the TCP senders' windows, each connection named as
+// names has it (by its client's port) or by its ends, the link's queues
+// and, where a sender ran BBR, bbrCharts.
+func senderCharts(prefix string, names map[uint16]string, tl *timeline.Timeline) []plot.Chart {
+	tcp := plot.Chart{Title: prefix + "TCP senders", XLabel: "time", XUnit: plot.Seconds,
+		YLabel: "cwnd, in flight", YUnit: plot.Bytes, FromZero: true}
+	conns := senders(tl)
 	labels, groups := connNames(conns, names)
 	for i, c := range conns {
 		var xs, cw, fl []float64
@@ -245,7 +253,66 @@ func senderCharts(prefix string, names map[uint16]string, tl *timeline.Timeline)
 	if queued || len(charts) == 0 {
 		charts = append(charts, q)
 	}
-	return charts
+	return append(charts, bbrCharts(prefix, conns, labels, groups, tl)...)
+}
+
+// bbrLevels are the levels of the chart of BBR's mode, from the bottom:
+// PROBE_RTT's four packets below PROBE_BW's rate (the long-term one
+// under the estimate's), DRAIN and STARTUP above it.
+var bbrLevels = []string{tcpstack.BBRProbeRTT, tcpstack.BBRProbeBW + ", long-term", tcpstack.BBRProbeBW, tcpstack.BBRDrain, tcpstack.BBRStartup}
+
+// bbrLevel is the level of a sample's BBR state in bbrLevels; false for
+// a sample without one.
+func bbrLevel(b tcpstack.BBRState) (float64, bool) {
+	switch {
+	case b.Mode == tcpstack.BBRProbeBW && b.LongTerm:
+		return 1, true
+	case b.Mode == "":
+		return 0, false
+	}
+	i := slices.Index(bbrLevels, b.Mode)
+	return float64(i), i >= 0
+}
+
+// bbrCharts are, where one of the senders conns (named by labels, in
+// colour groups) ran BBR, two charts: each sender's pacing rate (solid)
+// beside its delivery rate (dashed), as its TCP reported them, and the
+// mode of each that ran BBR, as a step between bbrLevels. None for a
+// run without BBR.
+func bbrCharts(prefix string, conns []timeline.Conn, labels, groups []string, tl *timeline.Timeline) []plot.Chart {
+	rates := plot.Chart{Title: prefix + "pacing and delivery rates", XLabel: "time", XUnit: plot.Seconds,
+		YLabel: "rate", YUnit: plot.BitsPerSecond, FromZero: true}
+	modes := plot.Chart{Title: prefix + "BBR's mode", XLabel: "time", XUnit: plot.Seconds,
+		YLabel: "mode", YNames: bbrLevels, FromZero: true}
+	for i, c := range conns {
+		var xs, paced, delivered, mx, my []float64
+		hasRate := false
+		for _, s := range c.Samples {
+			x := tl.Since(s.At).Seconds()
+			xs = append(xs, x)
+			paced = append(paced, float64(s.PacingRate)*8)
+			delivered = append(delivered, float64(s.DeliveryRate)*8)
+			hasRate = hasRate || s.PacingRate > 0
+			if level, ok := bbrLevel(s.BBR); ok {
+				mx, my = append(mx, x), append(my, level)
+			}
+		}
+		if hasRate {
+			rates.Series = append(rates.Series,
+				plot.Series{Name: "pacing rate, " + labels[i], X: xs, Y: paced, Step: true, Group: groups[i]},
+				plot.Series{Name: "delivery rate, " + labels[i], X: xs, Y: delivered, Step: true, Dashed: true, Group: groups[i]})
+		}
+		if len(mx) > 0 {
+			modes.Series = append(modes.Series, plot.Series{Name: "BBR, " + labels[i], X: mx, Y: my, Step: true, Group: groups[i]})
+		}
+	}
+	if len(modes.Series) == 0 {
+		return nil
+	}
+	if len(rates.Series) == 0 {
+		return []plot.Chart{modes}
+	}
+	return []plot.Chart{rates, modes}
 }
 
 // connNames names each sending connection in a chart's legend, and the

@@ -362,3 +362,49 @@ func TestLoadedGoodputNeverAheadOfTheLink(t *testing.T) {
 		t.Logf("no bin above the link's rate in this run")
 	}
 }
+
+// A BBR run's figure draws the sender's pacing rate beside its delivery
+// rate, in the sender's colour, and BBR's mode as a step through the
+// named levels: STARTUP, DRAIN, PROBE_BW and, past 10 s, PROBE_RTT. A
+// CUBIC run's figure has neither chart.
+func TestRunFigureShowsBBR(t *testing.T) {
+	c := Case{Workload: workloads.Bulk{Size: 14 << 20}, Seed: 1, TCP: tcpstack.TCPConfig{Impl: tcpstack.Netemu, CongestionControl: "bbr"},
+		Link: link.Config{Delay: 10 * time.Millisecond, Rate: 10e6}}
+	r, _, w, err := Measure(context.Background(), Emulated{}, c, Instruments{KeepTimeline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := RunFigure(c, Emulated{}.Name(), r, w.Timeline())
+	rates := chartOf(t, f, "pacing and delivery rates")
+	if len(rates.Series) != 2 || rates.Series[0].Name != "pacing rate, server:80→client" || rates.Series[1].Name != "delivery rate, server:80→client" ||
+		rates.Series[0].Group != rates.Series[1].Group || rates.YUnit != plot.BitsPerSecond {
+		t.Fatalf("rates chart %+v; want the server's pacing and delivery rates in one colour", rates)
+	}
+	if peak := slices.Max(rates.Series[0].Y); peak < 10e6 || peak > 40e6 {
+		t.Errorf("peak pacing rate %v bit/s; want STARTUP's, above the link's 10 Mbit/s", peak)
+	}
+	modes := chartOf(t, f, "BBR's mode")
+	if len(modes.Series) != 1 || !slices.Equal(modes.YNames, bbrLevels) {
+		t.Fatalf("mode chart %+v; want one series over bbrLevels", modes)
+	}
+	seen := map[string]bool{}
+	for _, y := range modes.Series[0].Y {
+		seen[bbrLevels[int(y)]] = true
+	}
+	for _, m := range []string{tcpstack.BBRStartup, tcpstack.BBRDrain, tcpstack.BBRProbeBW, tcpstack.BBRProbeRTT} {
+		if !seen[m] {
+			t.Errorf("mode %s not drawn; drawn %v", m, seen)
+		}
+	}
+
+	c.TCP.CongestionControl, c.Workload = "cubic", workloads.Bulk{Size: 1 << 20}
+	r, _, w, err = Measure(context.Background(), Emulated{}, c, Instruments{KeepTimeline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range RunFigure(c, Emulated{}.Name(), r, w.Timeline()).Charts {
+		if strings.Contains(ch.Title, "BBR") || strings.Contains(ch.Title, "pacing") {
+			t.Errorf("CUBIC run with chart %q", ch.Title)
+		}
+	}
+}

@@ -48,6 +48,74 @@ type Sample struct {
 	ACKsCounted                            bool
 	DelayedACKs, DelayedACKLost, QuickACKs int
 	DelayedACKTime                         time.Duration
+
+	// Rates, bytes per second, where the stack has them (kernel TCP and
+	// netemu's; 0 for gVisor): tcpi_pacing_rate, the rate the sender
+	// paces at (or, for an algorithm that does not pace, the rate
+	// Linux's tcp_update_pacing_rate computes), 0 before it has one; and
+	// tcpi_delivery_rate, the last delivery-rate sample,
+	// DeliveryRateAppLimited when the sender was application-limited
+	// while it was taken.
+	PacingRate, DeliveryRate uint64
+	DeliveryRateAppLimited   bool
+	// BBR is BBR's state where the connection runs BBR (netemu's TCP;
+	// kernel TCP through TCP_CC_INFO, as far as that says); its Mode ""
+	// otherwise.
+	BBR BBRState
+}
+
+// BBRState is BBR's state in a sample: what Linux's tcp_bbr_info
+// reports, with the mode (which netemu's TCP reports, and kernel TCP's
+// gains name) and the long-term flag (netemu's TCP only).
+type BBRState struct {
+	// Mode is BBRStartup, BBRDrain, BBRProbeBW or BBRProbeRTT; "" for a
+	// connection that does not run BBR.
+	Mode      string
+	Bandwidth uint64        // the windowed-max bandwidth estimate (or the long-term one), bytes per second
+	MinRTT    time.Duration // the min-RTT filter; 0 before a sample
+	// PacingGain and CwndGain are bbr_pacing_gain and bbr_cwnd_gain as
+	// ratios (Linux's 256ths over 256): 2.89 in STARTUP, 1.25, 0.75 or 1
+	// in PROBE_BW's phases.
+	PacingGain, CwndGain float64
+	// LongTerm is set while the long-term (policed) rate is BBR's
+	// estimate (lt_use_bw). netemu's TCP only: tcp_bbr_info does not
+	// carry it, so kernel TCP's is always false.
+	LongTerm bool
+}
+
+// BBR's modes, as a Sample's BBRState names them.
+const (
+	BBRStartup  = "startup"
+	BBRDrain    = "drain"
+	BBRProbeBW  = "probe_bw"
+	BBRProbeRTT = "probe_rtt"
+)
+
+// bbrUnit is BBR's gain of one, in Linux's fixed point (BBR_UNIT).
+const bbrUnit = 256
+
+// BBRGain converts a gain in Linux's 256ths to the ratio a BBRState
+// holds.
+func BBRGain(g uint32) float64 { return float64(g) / bbrUnit }
+
+// BBRModeOfGains names the mode that kernel BBR's gains say it is in
+// (bbr_update_gains sets a pair for each mode): STARTUP's high gain on
+// both (or no gains yet: BBR sets them at its first ACK, in STARTUP),
+// DRAIN's inverse pacing gain, PROBE_BW's window gain of two,
+// PROBE_RTT's gains of one. "" for another pair.
+func BBRModeOfGains(pacing, cwnd uint32) string {
+	const high = bbrUnit*2885/1000 + 1 // bbr_high_gain
+	switch {
+	case pacing == high && cwnd == high, pacing == 0 && cwnd == 0:
+		return BBRStartup
+	case pacing == bbrUnit*1000/2885 && cwnd == high: // bbr_drain_gain
+		return BBRDrain
+	case cwnd == 2*bbrUnit: // bbr_cwnd_gain
+		return BBRProbeBW
+	case pacing == bbrUnit && cwnd == bbrUnit:
+		return BBRProbeRTT
+	}
+	return ""
 }
 
 // sampleOf converts gVisor's probe state.
@@ -154,7 +222,45 @@ func sampleOfInfo(at time.Time, in *netemutcp.Info) Sample {
 		DelayedACKLost: int(in.DelayedACKLost),
 		QuickACKs:      int(in.QuickACKs),
 		DelayedACKTime: in.DelayedACKTime,
+
+		PacingRate:             in.PacingRate,
+		DeliveryRate:           in.DeliveryRate,
+		DeliveryRateAppLimited: in.DeliveryRateAppLimited,
+		BBR:                    bbrStateOf(&in.BBR),
 	}
+}
+
+// bbrStateOf converts netemu's TCP's BBR state; the zero BBRState for
+// another algorithm.
+func bbrStateOf(b *netemutcp.BBRInfo) BBRState {
+	mode := bbrModeName(b.Mode)
+	if mode == "" {
+		return BBRState{}
+	}
+	return BBRState{
+		Mode:       mode,
+		Bandwidth:  b.Bandwidth,
+		MinRTT:     b.MinRTT,
+		PacingGain: BBRGain(b.PacingGain),
+		CwndGain:   BBRGain(b.CwndGain),
+		LongTerm:   b.LongTerm,
+	}
+}
+
+// bbrModeName is a Sample's word for package tcp's name of a mode,
+// without allocating (the probe runs at every segment).
+func bbrModeName(mode string) string {
+	switch mode {
+	case "STARTUP":
+		return BBRStartup
+	case "DRAIN":
+		return BBRDrain
+	case "PROBE_BW":
+		return BBRProbeBW
+	case "PROBE_RTT":
+		return BBRProbeRTT
+	}
+	return ""
 }
 
 // infiniteSsthresh is tcp_info's slow-start threshold before there is

@@ -115,6 +115,9 @@ type Breakdown struct {
 	// TCP is each connection end's TCP state as last sampled, where the
 	// TCP reports tcp_info (netemu's, kernel TCP), in address order.
 	TCP []TCPState
+	// BBR is when BBR senders were in PROBE_RTT or long-term mode, and
+	// what that cost (bbr.go), where the TCP reports BBR's state.
+	BBR BBRSpans
 }
 
 // Loss counts what the link saw of losses and their recovery (loss.go).
@@ -201,6 +204,8 @@ type Analyzer struct {
 	ends        map[flowID]*end // connection ends the TCP samples came from
 	acksCounted bool            // some TCP counted its ACKs
 	retired     ACKCounts       // of connections whose addresses a later one took
+	bbrSpans    []BBRSpan       // BBR's phases that ended, the first kept (bbr.go)
+	bbrOpen     []BBRSpan       // those under way, as a Breakdown last saw them
 }
 
 func (a *Analyzer) flow(id flowID) *flow {

@@ -76,7 +76,8 @@ const noSsthresh = 1 << 62
 // end is what the Analyzer keeps of a connection end's samples.
 type end struct {
 	last     tcpstack.Sample
-	hasState bool // last carries tcp_info's state
+	hasState bool     // last carries tcp_info's state
+	bbr      bbrTrack // BBR's phases (bbr.go)
 }
 
 // TCP takes a sample of a connection end's TCP state (a tcpstack probe):
@@ -116,6 +117,9 @@ func (a *Analyzer) TCP(s tcpstack.Sample) {
 			}
 		}
 	}
+	if a.started && (s.BBR.Mode != "" || e.last.BBR.Mode != "") {
+		a.bbr(e, &e.last, &s)
+	}
 	e.last, e.hasState = s, s.CAState != ""
 }
 
@@ -142,6 +146,7 @@ func (a *Analyzer) tcpSummary(b *Breakdown) {
 			b.TCP = append(b.TCP, a.stateOf(s))
 		}
 	}
+	a.bbrSummary(b)
 	slices.SortFunc(b.TCP, func(x, y TCPState) int {
 		return cmp.Or(x.Local.Compare(y.Local), x.Remote.Compare(y.Remote))
 	})

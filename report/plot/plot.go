@@ -112,6 +112,10 @@ type Chart struct {
 	// with a grey swatch: "p10–p90 of 20 seeds". "" leaves them out of
 	// the legend.
 	Band string
+	// YNames, if set, names the y axis's whole values 0, 1, …: the
+	// levels of a state (a series' Y is a level's index). The axis marks
+	// each level by its name, and nothing else; YUnit is not used.
+	YNames []string
 }
 
 // Figure is a column of charts saved as one file, under a title.
@@ -326,6 +330,9 @@ func (c Chart) plot(colours []color.Color) (*plot.Plot, []mark, []entry, error) 
 	if c.FromZero {
 		p.X.Min, p.Y.Min = math.Min(0, p.X.Min), math.Min(0, p.Y.Min)
 	}
+	if len(c.YNames) > 0 { // every level, half a level's room around them
+		p.Y.Min, p.Y.Max = -0.5, float64(len(c.YNames))-0.5
+	}
 	return p, marks, entries, nil
 }
 
@@ -340,6 +347,23 @@ func (c Chart) label(p *plot.Plot) {
 	}
 	p.X.Label.Text, p.X.Tick.Marker = axis(c.XLabel, c.XUnit, p.X.Min, p.X.Max)
 	p.Y.Label.Text, p.Y.Tick.Marker = axis(c.YLabel, c.YUnit, p.Y.Min, p.Y.Max)
+	if len(c.YNames) > 0 {
+		p.Y.Label.Text, p.Y.Tick.Marker = c.YLabel, levels(c.YNames)
+	}
+}
+
+// levels marks the whole values of an axis in range with their names.
+type levels []string
+
+// Ticks implements plot.Ticker.
+func (l levels) Ticks(min, max float64) []plot.Tick {
+	var ticks []plot.Tick
+	for i, name := range l {
+		if v := float64(i); v >= min && v <= max {
+			ticks = append(ticks, plot.Tick{Value: v, Label: name})
+		}
+	}
+	return ticks
 }
 
 // crossGlyph is an ×, drawn bold enough to show over a line's dots.

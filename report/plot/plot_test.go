@@ -105,3 +105,28 @@ func TestAxes(t *testing.T) {
 		}
 	}
 }
+
+// A chart whose y axis has names marks each level by its name, and
+// nothing else, over the whole range of levels, whatever the series'
+// values reach.
+func TestNamedLevels(t *testing.T) {
+	names := []string{"probe_rtt", "probe_bw", "drain", "startup"}
+	f := Figure{Charts: []Chart{{Title: "state", XLabel: "time", XUnit: Seconds, YLabel: "mode", YNames: names, FromZero: true,
+		Series: []Series{{Name: "mode", X: []float64{0, 1, 2}, Y: []float64{3, 2, 1}, Step: true}}}}}
+	l, err := f.layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := l.panels[0].p.Y
+	var got []string
+	for _, tick := range y.Tick.Marker.Ticks(y.Min, y.Max) {
+		got = append(got, tick.Label)
+	}
+	if strings.Join(got, " ") != strings.Join(names, " ") || y.Label.Text != "mode" || y.Min != -0.5 {
+		t.Errorf("y axis %q from %v, ticks %q; want %q from -0.5, ticks %q", y.Label.Text, y.Min, got, "mode", names)
+	}
+	var b bytes.Buffer
+	if err := f.Write(&b, "svg"); err != nil || !bytes.Contains(b.Bytes(), []byte("probe_rtt")) {
+		t.Errorf("SVG without the levels' names (%v)", err)
+	}
+}

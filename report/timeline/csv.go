@@ -48,6 +48,32 @@ import (
 //	                (Traces): the rate it offers over the 100 ms from the
 //	                row's time, in bits per second of 1500-byte packets
 //
+// The columns after link_rate_bps came later, appended so that a reader
+// of the earlier ones by position reads them as before; a tcp row has
+// them where its TCP reports them (kernel TCP and netemu's; empty for
+// gVisor's):
+//
+//	pacing_rate_bps, delivery_rate_bps
+//	                tcpi_pacing_rate and tcpi_delivery_rate, in bits per
+//	                second: the rate the sender paces at (or would, for a
+//	                congestion control that does not pace), 0 before it
+//	                has one; its last delivery-rate sample
+//	delivery_rate_app_limited
+//	                1 where that sample was taken while the sender was
+//	                application-limited, else 0
+//	bbr_mode        BBR's mode where the connection runs BBR: startup,
+//	                drain, probe_bw or probe_rtt (kernel TCP's named by its
+//	                gains); empty for another algorithm, as are the
+//	                bbr_ columns after it
+//	bbr_bw_bps      BBR's bandwidth estimate, bits per second
+//	bbr_min_rtt_ms  BBR's min RTT; empty before it has one
+//	bbr_pacing_gain, bbr_cwnd_gain
+//	                BBR's gains as ratios: 2.88671875 in STARTUP; 1.25,
+//	                0.75 or 1 in PROBE_BW's phases; 1 in PROBE_RTT
+//	bbr_long_term   1 while BBR uses its long-term (policed) bandwidth,
+//	                else 0; netemu's TCP only (kernel TCP's tcp_bbr_info
+//	                does not say, and its rows have 0)
+//
 // A cell that does not apply to the row's kind is empty. Link events come
 // in time order (the link emits them under its lock); a TCP sample taken
 // on the real clock by another goroutine can come microseconds late and
@@ -74,13 +100,18 @@ const maxEarly = 1 << 10
 
 // NewCSV starts a timeline on w and writes the header.
 func NewCSV(w io.Writer) *CSV {
-	c := &CSV{w: csv.NewWriter(w), rec: make([]string, 17)}
+	c := &CSV{w: csv.NewWriter(w), rec: make([]string, len(csvHeader))}
 	c.queue.emit = func(dir link.Dir, p Point) {
 		c.row(p.At, "queue", DirName(dir), "", "", "", "", "", strconv.Itoa(int(p.Value)), "", "", "", "", "", "", "")
 	}
-	c.w.Write([]string{"time_ms", "kind", "conn", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "srtt_ms", "rto_ms", "queue_packets", "rcv_wnd_bytes", "rcv_ssthresh_bytes", "ca_state", "sacked_packets", "lost_packets", "retrans_packets", "delivered_packets", "link_rate_bps"})
+	c.w.Write(csvHeader)
 	return c
 }
+
+// csvHeader names the CSV's columns: those before firstAdded as they
+// have always been, then those added since.
+var csvHeader = []string{"time_ms", "kind", "conn", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "srtt_ms", "rto_ms", "queue_packets", "rcv_wnd_bytes", "rcv_ssthresh_bytes", "ca_state", "sacked_packets", "lost_packets", "retrans_packets", "delivered_packets", "link_rate_bps",
+	"pacing_rate_bps", "delivery_rate_bps", "delivery_rate_app_limited", "bbr_mode", "bbr_bw_bps", "bbr_min_rtt_ms", "bbr_pacing_gain", "bbr_cwnd_gain", "bbr_long_term"}
 
 // Traces gives the directions whose rate is a trace (nil: a fixed
 // rate), for the link_rate rows. Call it before the run.
@@ -135,9 +166,46 @@ func (c *CSV) tcp(s tcpstack.Sample) {
 	if s.CAState != "" {
 		sacked, lost, retrans, delivered = strconv.Itoa(s.Sacked), strconv.Itoa(s.Lost), strconv.Itoa(s.Retrans), strconv.Itoa(s.Delivered)
 	}
-	c.row(at, "tcp", s.Local.String()+"→"+s.Remote.String(), strconv.Itoa(s.Cwnd), ssthresh,
+	c.fill(at, "tcp", s.Local.String()+"→"+s.Remote.String(), strconv.Itoa(s.Cwnd), ssthresh,
 		strconv.Itoa(s.InFlight), ms(s.SRTT), ms(s.RTO), "", strconv.Itoa(s.RcvWnd), rcvSsthresh,
-		s.CAState, sacked, lost, retrans, delivered)
+		s.CAState, sacked, lost, retrans, delivered, "")
+	if s.CAState != "" { // a TCP with tcp_info, which has the rates
+		rateCells(c.rec[firstAdded:], &s)
+	}
+	c.w.Write(c.rec)
+}
+
+// firstAdded is the index of the first column added after link_rate_bps.
+const firstAdded = 17
+
+// rateCells fills the cells of a tcp row's columns from pacing_rate_bps
+// on: the rates, and BBR's state where the connection runs BBR.
+func rateCells(r []string, s *tcpstack.Sample) {
+	r[0], r[1], r[2] = bps(s.PacingRate), bps(s.DeliveryRate), flag(s.DeliveryRateAppLimited)
+	b := &s.BBR
+	if b.Mode == "" {
+		return
+	}
+	minRTT := ""
+	if b.MinRTT > 0 {
+		minRTT = ms(b.MinRTT)
+	}
+	r[3], r[4], r[5] = b.Mode, bps(b.Bandwidth), minRTT
+	r[6], r[7], r[8] = gain(b.PacingGain), gain(b.CwndGain), flag(b.LongTerm)
+}
+
+// bps writes a rate in bytes per second as bits per second.
+func bps(bytesPerSecond uint64) string { return strconv.FormatUint(bytesPerSecond*8, 10) }
+
+// gain writes a gain in its shortest exact form: 256ths have at most
+// eight decimals.
+func gain(g float64) string { return strconv.FormatFloat(g, 'f', -1, 64) }
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }
 
 // begin sets time zero and writes the samples that waited for it.
@@ -162,10 +230,16 @@ func (c *CSV) Observe(e link.Event) {
 }
 
 func (c *CSV) row(at time.Duration, cells ...string) {
+	c.fill(at, cells...)
+	c.w.Write(c.rec)
+}
+
+// fill sets the record to a row of the given cells after the time,
+// those after them empty.
+func (c *CSV) fill(at time.Duration, cells ...string) {
 	c.rec[0] = ms(at)
 	n := copy(c.rec[1:], cells)
 	clear(c.rec[1+n:])
-	c.w.Write(c.rec)
 }
 
 // Close writes the rows still held and flushes; it reports the first

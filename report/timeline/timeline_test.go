@@ -17,7 +17,9 @@ import (
 )
 
 // The CSV names connections and link directions alike, sender→receiver,
-// and leaves the slow-start threshold empty until there is one.
+// and leaves the slow-start threshold empty until there is one; a TCP
+// with tcp_info has its rates in bits per second, BBR its state (no min
+// RTT before a sample), gVisor's TCP neither.
 func TestCSV(t *testing.T) {
 	zero := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	var b bytes.Buffer
@@ -30,16 +32,30 @@ func TestCSV(t *testing.T) {
 		Cwnd: 14480, Ssthresh: NoSsthresh, InFlight: 1448, SRTT: 50 * time.Millisecond, RTO: 250 * time.Millisecond, RcvWnd: 65535})
 	tl.TCP(tcpstack.Sample{At: zero.Add(4 * time.Millisecond), Local: server, Remote: client,
 		Cwnd: 7240, Ssthresh: 7240, InFlight: 0, SRTT: 50 * time.Millisecond, RTO: 250 * time.Millisecond, RcvWnd: 64000, RcvSsthresh: 64000,
-		CAState: "Recovery", Sacked: 3, Lost: 1, Retrans: 1, Delivered: 12})
+		CAState: "Recovery", Sacked: 3, Lost: 1, Retrans: 1, Delivered: 12,
+		PacingRate: 1_250_000, DeliveryRate: 1_000_000, DeliveryRateAppLimited: true})
+	tl.TCP(tcpstack.Sample{At: zero.Add(5 * time.Millisecond), Local: server, Remote: client,
+		Cwnd: 14480, Ssthresh: NoSsthresh, InFlight: 1448, SRTT: 50 * time.Millisecond, RTO: 250 * time.Millisecond, RcvWnd: 64000, RcvSsthresh: 64000,
+		CAState: "Open", Delivered: 13, PacingRate: 1_265_625, DeliveryRate: 1_250_000,
+		BBR: tcpstack.BBRState{Mode: tcpstack.BBRProbeBW, Bandwidth: 1_250_000, MinRTT: 40 * time.Millisecond, PacingGain: 1.25, CwndGain: 2, LongTerm: true}})
+	tl.TCP(tcpstack.Sample{At: zero.Add(6 * time.Millisecond), Local: server, Remote: client,
+		Cwnd: 14480, Ssthresh: NoSsthresh, InFlight: 0, SRTT: 50 * time.Millisecond, RTO: 250 * time.Millisecond, RcvWnd: 64000, RcvSsthresh: 64000,
+		CAState: "Open", Delivered: 13, PacingRate: 3_608_398,
+		BBR: tcpstack.BBRState{Mode: tcpstack.BBRStartup, PacingGain: 739.0 / 256, CwndGain: 739.0 / 256}})
 	if err := tl.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// The columns up to link_rate_bps are those the CSV has always had,
+	// in their order: the later ones follow them.
 	want := strings.Join([]string{
-		"time_ms,kind,conn,cwnd_bytes,ssthresh_bytes,inflight_bytes,srtt_ms,rto_ms,queue_packets,rcv_wnd_bytes,rcv_ssthresh_bytes,ca_state,sacked_packets,lost_packets,retrans_packets,delivered_packets,link_rate_bps",
-		"1.000,queue,server→client,,,,,,1,,,,,,,,",
-		"2.000,queue,server→client,,,,,,0,,,,,,,,",
-		"3.000,tcp,198.18.0.2:80→198.18.0.1:40000,14480,,1448,50.000,250.000,,65535,,,,,,,",
-		"4.000,tcp,198.18.0.2:80→198.18.0.1:40000,7240,7240,0,50.000,250.000,,64000,64000,Recovery,3,1,1,12,",
+		"time_ms,kind,conn,cwnd_bytes,ssthresh_bytes,inflight_bytes,srtt_ms,rto_ms,queue_packets,rcv_wnd_bytes,rcv_ssthresh_bytes,ca_state,sacked_packets,lost_packets,retrans_packets,delivered_packets,link_rate_bps," +
+			"pacing_rate_bps,delivery_rate_bps,delivery_rate_app_limited,bbr_mode,bbr_bw_bps,bbr_min_rtt_ms,bbr_pacing_gain,bbr_cwnd_gain,bbr_long_term",
+		"1.000,queue,server→client,,,,,,1,,,,,,,,,,,,,,,,,",
+		"2.000,queue,server→client,,,,,,0,,,,,,,,,,,,,,,,,",
+		"3.000,tcp,198.18.0.2:80→198.18.0.1:40000,14480,,1448,50.000,250.000,,65535,,,,,,,,,,,,,,,,",
+		"4.000,tcp,198.18.0.2:80→198.18.0.1:40000,7240,7240,0,50.000,250.000,,64000,64000,Recovery,3,1,1,12,,10000000,8000000,1,,,,,,",
+		"5.000,tcp,198.18.0.2:80→198.18.0.1:40000,14480,,1448,50.000,250.000,,64000,64000,Open,0,0,0,13,,10125000,10000000,0,probe_bw,10000000,40.000,1.25,2,1",
+		"6.000,tcp,198.18.0.2:80→198.18.0.1:40000,14480,,0,50.000,250.000,,64000,64000,Open,0,0,0,13,,28867184,0,0,startup,0,,2.88671875,2.88671875,0",
 	}, "\n") + "\n"
 	if b.String() != want {
 		t.Errorf("CSV:\n%s\nwant\n%s", b.String(), want)
@@ -205,9 +221,9 @@ func TestCSVTraceRates(t *testing.T) {
 		}
 	}
 	want := []string{
-		"0.000,link_rate,server→client,,,,,,,,,,,,,,12000000",
-		"100.000,link_rate,server→client,,,,,,,,,,,,,,24000000",
-		"200.000,link_rate,server→client,,,,,,,,,,,,,,12000000",
+		"0.000,link_rate,server→client,,,,,,,,,,,,,,12000000,,,,,,,,,",
+		"100.000,link_rate,server→client,,,,,,,,,,,,,,24000000,,,,,,,,,",
+		"200.000,link_rate,server→client,,,,,,,,,,,,,,12000000,,,,,,,,,",
 	}
 	if strings.Join(rates, "\n") != strings.Join(want, "\n") {
 		t.Errorf("link_rate rows:\n%s\nwant\n%s", strings.Join(rates, "\n"), strings.Join(want, "\n"))
