@@ -130,6 +130,8 @@ func (in Instruments) Attach(c *Case) (_ *Watch, err error) {
 	}()
 	observers := []link.Observer{w.tally.Observe}
 	probes := []func(tcpstack.Sample){w.tally.TCP}
+	// perLink are the observers made for each link of a shape.
+	var perLink []func(i int, l topo.Link) link.Observer
 	if in.Pcap != "" {
 		if w.pcapFile, err = createOutput("pcap", in.Pcap); err != nil {
 			return nil, err
@@ -143,9 +145,9 @@ func (in Instruments) Attach(c *Case) (_ *Watch, err error) {
 				// Every link of the shape, both its ends and its drops,
 				// each link's interfaces named by the link.
 				ng := w.pcapng
-				c.ObserveLink = func(_ int, l topo.Link) link.Observer {
+				perLink = append(perLink, func(_ int, l topo.Link) link.Observer {
 					return NewLinkCapture(ng, CaptureLink{Name: l.Label(), A: l.A, B: l.B}).Observe
-				}
+				})
 			} else {
 				observers = append(observers, NewLinkCapture(w.pcapng, caseLink(c)).Observe)
 			}
@@ -160,7 +162,13 @@ func (in Instruments) Attach(c *Case) (_ *Watch, err error) {
 		w.timelineBuf = bufio.NewWriterSize(w.timelineFile.f, 1<<16)
 		w.timelineCSV = timeline.NewCSV(w.timelineBuf)
 		w.timelineCSV.Traces(c.Link.Trace, c.down().Trace)
-		observers = append(observers, w.timelineCSV.Observe)
+		if c.Shape != nil {
+			// Every link's queue, each named by the link.
+			tl := w.timelineCSV
+			perLink = append(perLink, func(_ int, l topo.Link) link.Observer { return tl.Link(l.Label(), l.A, l.B) })
+		} else {
+			observers = append(observers, w.timelineCSV.Observe)
+		}
 		probes = append(probes, w.timelineCSV.TCP)
 	}
 	if in.KeepTimeline {
@@ -201,6 +209,19 @@ func (in Instruments) Attach(c *Case) (_ *Watch, err error) {
 	c.Probe = func(s tcpstack.Sample) {
 		for _, f := range probes {
 			f(s)
+		}
+	}
+	if len(perLink) > 0 {
+		c.ObserveLink = func(i int, l topo.Link) link.Observer {
+			var obs []link.Observer
+			for _, f := range perLink {
+				obs = append(obs, f(i, l))
+			}
+			return func(e link.Event) {
+				for _, f := range obs {
+					f(e)
+				}
+			}
 		}
 	}
 	return w, nil

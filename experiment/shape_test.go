@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -97,5 +98,23 @@ func TestShapePcapngEveryLink(t *testing.T) {
 	}
 	if len(ifaces) != 3*len(top.Links) || len(recs) == 0 {
 		t.Errorf("%d interfaces and %d records; want %d interfaces and the run's packets", len(ifaces), len(recs), 3*len(top.Links))
+	}
+}
+
+// A timeline of a shape has the queue of every link with a rate, named
+// by the link.
+func TestShapeTimelineEveryLink(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chain.csv")
+	if _, _, _, err := Measure(context.Background(), Emulated{}, chainCase(), Instruments{Timeline: path}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{",queue,hop1 r0→r1,", ",queue,hop1 r1→r0,", ",queue,hop2 r1→r2,", ",queue,hop2 r2→r1,", ",tcp,198.18."} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("the timeline has no row with %q", want)
+		}
 	}
 }

@@ -1,9 +1,11 @@
 package timeline
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -27,7 +29,8 @@ import (
 //	                link_rate (a trace's offer)
 //	conn            sender→receiver: the connection, address:port→address:port,
 //	                for tcp rows; the link's direction, client→server or
-//	                server→client, for queue rows
+//	                server→client, for queue rows, or on a topology the
+//	                link and its direction, "hop1 r0→r1" (Link)
 //	cwnd_bytes      congestion window
 //	ssthresh_bytes  slow-start threshold; empty while there is none (until
 //	                a loss or HyStart ends slow start, the stack's
@@ -85,6 +88,10 @@ type CSV struct {
 	started bool
 	early   []tcpstack.Sample // samples before the link's first event
 	queue   occupancy
+	// others are a topology's links (Link); queue rows wait in pending,
+	// every link's, until they are written in time order.
+	others  []*occupancy
+	pending []queueRow
 	rec     []string
 	traces  [2]*link.Trace // by link.Dir; nil: a fixed rate
 	rateAt  time.Duration  // the next link_rate rows' time
@@ -101,9 +108,7 @@ const maxEarly = 1 << 10
 // NewCSV starts a timeline on w and writes the header.
 func NewCSV(w io.Writer) *CSV {
 	c := &CSV{w: csv.NewWriter(w), rec: make([]string, len(csvHeader))}
-	c.queue.emit = func(dir link.Dir, p Point) {
-		c.row(p.At, "queue", DirName(dir), "", "", "", "", "", strconv.Itoa(int(p.Value)), "", "", "", "", "", "", "")
-	}
+	c.queue.emit = func(dir link.Dir, p Point) { c.pending = append(c.pending, queueRow{p, DirName(dir)}) }
 	c.w.Write(csvHeader)
 	return c
 }
@@ -153,7 +158,7 @@ func (c *CSV) TCP(s tcpstack.Sample) {
 func (c *CSV) tcp(s tcpstack.Sample) {
 	at := s.At.Sub(c.start)
 	c.rates(at)
-	c.queue.until(at)
+	c.until(at)
 	ssthresh := ""
 	if s.Ssthresh < NoSsthresh {
 		ssthresh = strconv.Itoa(s.Ssthresh)
@@ -226,7 +231,61 @@ func (c *CSV) Observe(e link.Event) {
 		c.begin(e.Time.Add(-e.At))
 	}
 	c.rates(e.At)
+	c.until(e.At)
 	c.queue.observe(e)
+}
+
+// queueRow is a queue row waiting to be written: the occupancy and the
+// link direction it is of.
+type queueRow struct {
+	p    Point
+	conn string
+}
+
+// Link returns the observer of another link of the run (a topology's
+// links, each its own): its queue rows name the link and the direction,
+// "hop1 r0→r1", and come in time order with every other row.
+func (c *CSV) Link(name, a, b string) link.Observer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := &occupancy{}
+	o.emit = func(dir link.Dir, p Point) {
+		from, to := a, b
+		if dir == link.BtoA {
+			from, to = b, a
+		}
+		c.pending = append(c.pending, queueRow{p, name + " " + from + "→" + to})
+	}
+	c.others = append(c.others, o)
+	return func(e link.Event) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.started {
+			c.begin(e.Time.Add(-e.At))
+		}
+		c.rates(e.At)
+		c.until(e.At)
+		o.observe(e)
+	}
+}
+
+// until writes the queue rows of every link from before at, in time
+// order (rows of one instant in the order of their links).
+func (c *CSV) until(at time.Duration) {
+	c.queue.until(at)
+	for _, o := range c.others {
+		o.until(at)
+	}
+	c.writePending()
+}
+
+// writePending writes the waiting queue rows in time order.
+func (c *CSV) writePending() {
+	slices.SortStableFunc(c.pending, func(x, y queueRow) int { return cmp.Compare(x.p.At, y.p.At) })
+	for _, r := range c.pending {
+		c.row(r.p.At, "queue", r.conn, "", "", "", "", "", strconv.Itoa(int(r.p.Value)), "", "", "", "", "", "", "")
+	}
+	c.pending = c.pending[:0]
 }
 
 func (c *CSV) row(at time.Duration, cells ...string) {
@@ -251,6 +310,10 @@ func (c *CSV) Close() error {
 		c.begin(c.early[0].At)
 	}
 	c.queue.end()
+	for _, o := range c.others {
+		o.end()
+	}
+	c.writePending()
 	c.w.Flush()
 	if err := c.w.Error(); err != nil {
 		return fmt.Errorf("timeline: write CSV: %w", err)

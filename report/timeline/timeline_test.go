@@ -229,3 +229,30 @@ func TestCSVTraceRates(t *testing.T) {
 		t.Errorf("link_rate rows:\n%s\nwant\n%s", strings.Join(rates, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A topology's links each write their queue rows, named by link and
+// direction, in time order with one another's.
+func TestCSVLinks(t *testing.T) {
+	zero := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	var b bytes.Buffer
+	tl := NewCSV(&b)
+	hop1, hop2 := tl.Link("hop1", "r0", "r1"), tl.Link("hop2", "r1", "r2")
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	// hop1 queues a packet at 1 ms leaving at 5 ms; hop2 one at 2 ms
+	// leaving at 3 ms, and one backwards at 6 ms leaving at 7.
+	hop1(link.Event{Kind: link.EventQueue, Dir: link.AtoB, At: ms(1), Time: zero.Add(ms(1)), Finish: ms(5)})
+	hop2(link.Event{Kind: link.EventQueue, Dir: link.AtoB, At: ms(2), Time: zero.Add(ms(2)), Finish: ms(3)})
+	hop2(link.Event{Kind: link.EventQueue, Dir: link.BtoA, At: ms(6), Time: zero.Add(ms(6)), Finish: ms(7)})
+	if err := tl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n")[1:] {
+		f := strings.Split(line, ",")
+		got = append(got, f[0]+" "+f[2]+" "+f[8])
+	}
+	want := []string{"1.000 hop1 r0→r1 1", "2.000 hop2 r1→r2 1", "3.000 hop2 r1→r2 0", "5.000 hop1 r0→r1 0", "6.000 hop2 r2→r1 1", "7.000 hop2 r2→r1 0"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
