@@ -54,7 +54,7 @@ var (
 			o.rate = newList(fs, n, "10mbit", "bottleneck rate in tc units: bit kbit mbit gbit (bits/s), bps kbps mbps gbps (bytes/s); 0 or unlimited", tc.ParseRate)
 		}},
 		{"queue", func(fs *flag.FlagSet, n string, o *Options) {
-			o.queue = newList(fs, n, "1000", "drop-tail queue per direction: packets (1000) or bytes (150KB)", tc.ParseQueue)
+			o.queue = newList(fs, n, "1000", "drop-tail queue per direction: packets (1000), bytes (150KB), or bandwidth-delay products of each cell's RTT and rate (4bdp)", parseQueueSize)
 		}},
 		{"qdisc", func(fs *flag.FlagSet, n string, o *Options) {
 			o.qdisc = newList(fs, n, "fifo", "queue discipline per direction, as tc writes it: fifo (drop-tail, see --queue), codel [target 5ms] [interval 100ms] [limit N] [ecn], or fq_codel with also [flows N] [quantum BYTES] [memory_limit 32Mb] [noecn]; a list (fifo,fq_codel) makes a case of each, in run and compare too", parseQdisc)

@@ -137,7 +137,7 @@ type Options struct {
 	build     func() ([]workloads.Workload, error) // the kind's workloads from its flags
 	rtt       *listFlag[time.Duration]
 	rate      *listFlag[float64]
-	queue     *listFlag[tc.Qdisc] // a FIFO's limit
+	queue     *listFlag[queueSize] // a FIFO's limit
 	qdisc     *listFlag[tc.Qdisc]
 	qdiscDown string // the server→client direction's qdisc, when it differs
 	delack    *listFlag[time.Duration]

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,6 +48,9 @@ func (o *Options) cases() ([]experiment.Case, error) {
 	}
 	g.Workloads, g.Case.TCP, g.Case.Clock, g.Case.Seed = ws, tcp, clk, o.Seed
 	if g.Case.Shape, err = o.network(); err != nil {
+		return nil, err
+	}
+	if err := o.checkBDPQueues(); err != nil {
 		return nil, err
 	}
 	// The cells are counted before any is built: a list too long is
@@ -154,7 +158,7 @@ func (o *Options) gridAxes() []experiment.Axis {
 		dur(o.rtt, func(c *link.Config, d time.Duration) { c.Delay = d / 2 }),
 		listAxis(o.rate, rate, rate, func(c *link.Config, v float64) { c.Rate = v }),
 		listAxis(o.queue, func(i int) string { return "queue " + o.queue.rawAt(i) }, func(i int) string { return "queue" + o.queue.rawAt(i) },
-			func(c *link.Config, q tc.Qdisc) { c.Qdisc = link.Qdisc(q) }),
+			func(c *link.Config, q queueSize) { q.apply(c) }),
 		listAxis(o.qdisc, qdisc, func(i int) string { return strings.ReplaceAll(qdisc(i), " ", "-") },
 			func(c *link.Config, q tc.Qdisc) { *c = q.Apply(*c, tc.Both) }),
 		dur(o.delack, func(c *link.Config, d time.Duration) { c.DelayedACK = d }),
@@ -325,6 +329,64 @@ func (o *Options) checkTraces() error {
 		return Usagef("--rate does not apply: --trace-up and --trace-down give both directions' rates")
 	case o.traceOnce && !up && !down:
 		return Usagef("--trace-once does not apply: it plays --trace-up or --trace-down once; give one")
+	}
+	return nil
+}
+
+// queueSize is a --queue value: a FIFO's limit as tc writes it, or a
+// multiple of the path's bandwidth-delay product ("4bdp"), which each
+// cell sets from its own RTT and rate.
+type queueSize struct {
+	q   tc.Qdisc
+	bdp float64 // > 0: this many bandwidth-delay products
+}
+
+// parseQueueSize reads a --queue value: 1000, 150KB, 4bdp, 0.5bdp.
+func parseQueueSize(s string) (queueSize, error) {
+	if n, ok := strings.CutSuffix(strings.ToLower(s), "bdp"); ok {
+		v, err := strconv.ParseFloat(n, 64)
+		if err != nil || n == "" || !(v > 0) || v > 1000 {
+			return queueSize{}, fmt.Errorf("%q is not a number of bandwidth-delay products; write it like 4bdp or 0.5bdp (up to 1000bdp)", s)
+		}
+		return queueSize{bdp: v}, nil
+	}
+	q, err := tc.ParseQueue(s)
+	return queueSize{q: q}, err
+}
+
+// apply sets the FIFO's limit on c: for a multiple of the
+// bandwidth-delay product, that many times the packets of the MTU that
+// c's rate carries in its round trip, rounded, at least one.
+func (v queueSize) apply(c *link.Config) {
+	if v.bdp == 0 {
+		c.Qdisc = link.Qdisc(v.q)
+		return
+	}
+	mtu := c.MTU
+	if mtu == 0 {
+		mtu = link.DefaultMTU
+	}
+	rtt := c.Delay
+	if c.BtoA != nil {
+		rtt += c.BtoA.Delay
+	} else {
+		rtt += c.Delay
+	}
+	packets := v.bdp * c.Rate * rtt.Seconds() / 8 / float64(mtu)
+	c.Qdisc = link.Qdisc{Limit: max(1, int(math.Round(packets)))}
+}
+
+// checkBDPQueues refuses a --queue in bandwidth-delay products where a
+// cell has no product to count: an unlimited rate, or a trace's.
+func (o *Options) checkBDPQueues() error {
+	if !slices.ContainsFunc(o.queue.vals, func(q queueSize) bool { return q.bdp > 0 }) {
+		return nil
+	}
+	if slices.Contains(o.rate.vals, 0) {
+		return Usagef("--queue %s: a bandwidth-delay product needs a rate; --rate 0 (unlimited) has none", o.queue.String())
+	}
+	if slices.ContainsFunc(o.traceUp.vals, func(t *link.Trace) bool { return t != nil }) || slices.ContainsFunc(o.traceDown.vals, func(t *link.Trace) bool { return t != nil }) {
+		return Usagef("--queue %s: a bandwidth-delay product needs a fixed rate; a trace's varies", o.queue.String())
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -356,5 +357,38 @@ func TestHelpFlagsAreAccepted(t *testing.T) {
 	for _, k := range workloads.Kinds() {
 		_, help, _ := runNetemu("help", k.Name)
 		try("help "+k.Name, help, func(f string) []string { return []string{"run", k.Name, "--" + f + "=x"} })
+	}
+}
+
+// --queue in bandwidth-delay products is each cell's own: 4bdp at 40 ms
+// and 10 mbit is 133 packets of 1500 bytes (4 × 10e6 × 0.04 / 8 / 1500,
+// rounded), at 20 mbit 267; without a rate there is no product.
+func TestQueueInBDP(t *testing.T) {
+	code, out, errOut := runNetemu("sweep", "bulk", "--size", "100KB", "--rtt", "40ms", "--rate", "10mbit,20mbit", "--queue", "4bdp", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got []float64
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var rec struct {
+			Queue float64 `json:"queue_packets"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, rec.Queue)
+	}
+	if len(got) != 2 || got[0] != 133 || got[1] != 267 {
+		t.Errorf("queue_packets %v; want 133 and 267", got)
+	}
+	for _, c := range []struct{ args, want string }{
+		{"run bulk --queue 4bdp --rate 0", "--queue 4bdp: a bandwidth-delay product needs a rate"},
+		{"run bulk --queue xbdp", `"xbdp" is not a number of bandwidth-delay products; write it like 4bdp`},
+		{"run bulk --queue 0bdp", `"0bdp" is not a number of bandwidth-delay products`},
+	} {
+		code, out, errOut := runNetemu(strings.Fields(c.args)...)
+		if code != 2 || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("netemu %s: exit %d, stderr %q; want exit 2 and %q", c.args, code, errOut, c.want)
+		}
 	}
 }
