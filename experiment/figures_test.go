@@ -46,7 +46,7 @@ func TestRunFigureNamesEachFlowOnce(t *testing.T) {
 		t.Error("the run's charts do not share their time axis")
 	}
 
-	goodput := chartOf(t, f, "load goodput")
+	goodput := chartOf(t, f, "what TCP held back)")
 	var flows []string
 	for _, s := range goodput.Series {
 		switch {

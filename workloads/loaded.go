@@ -158,7 +158,7 @@ func (d LoadedDetail) Series() []Series {
 	base := Series{Chart: rtt.Chart, Name: "base RTT (before the load)", Of: Time, Dashed: true, Flow: loadedProbeName,
 		At: []time.Duration{0, d.LoadStart + d.LoadDuration}, Values: []float64{d.Base.Seconds(), d.Base.Seconds()}}
 	out := []Series{rtt, base}
-	out = append(out, binSeries("load goodput", d.LoadStart, d.GoodputPerBin, nil, true)...)
+	out = append(out, binSeries("load goodput, as read per 100 ms (a bin after a repaired loss holds what TCP held back)", d.LoadStart, d.GoodputPerBin, nil, true)...)
 	return out
 }
 
