@@ -40,6 +40,7 @@ func Compare(ctx context.Context, o *Options, cases []experiment.Case, w, stderr
 	var facts string
 	var details []string // each case's summaries, when the kind has details
 	var shapes []string  // each topology case's flows, both backends
+	var late []string    // the cases whose kernel figure is suspect, and why
 	bar := NewProgress(stderr, len(cases)*(len(o.TCPs())+1), true)
 	defer bar.Close()
 	for _, c := range cases {
@@ -59,6 +60,9 @@ func Compare(ctx context.Context, o *Options, cases []experiment.Case, w, stderr
 		if t := compareShape(CaseLabel(c), m); t != "" {
 			shapes = append(shapes, t)
 		}
+		if why := m.kernelRec.BridgeLate; why != "" {
+			late = append(late, fmt.Sprintf("* %s: %s", CaseLabel(c), why))
+		}
 		facts = m.kernelFacts()
 	}
 	if o.JSON {
@@ -72,6 +76,9 @@ func Compare(ctx context.Context, o *Options, cases []experiment.Case, w, stderr
 	}
 	for _, t := range shapes {
 		fmt.Fprint(w, t)
+	}
+	for _, l := range late {
+		fmt.Fprintln(w, l)
 	}
 	o.compareFooter(w, facts)
 	return nil
@@ -185,7 +192,8 @@ func (o *Options) compareRow(tw io.Writer, c experiment.Case, m comparison) stri
 }
 
 // cells are the figures of case c's row: each TCP's headline, the
-// kernel's, the model's, and each TCP's against the kernel. A case of a
+// kernel's (with a * where its bridge was late: Record.BridgeLate), the
+// model's, and each TCP's against the kernel. A case of a
 // fixed duration whose headline is its elapsed time (share) has "—" in
 // each: that time is the duration it was given, and the details under
 // the table are its result.
@@ -203,10 +211,14 @@ func (m comparison) cells(c experiment.Case) (cols []string, kernel, model strin
 		cols = append(cols, fmtDur(eg))
 		vs = append(vs, experiment.Deviation(experiment.Ms(eg), experiment.Ms(kg)))
 	}
+	kernel, model = fmtDur(kg), fmtDur(mg)
 	if blank {
-		return cols, "—", "—", vs
+		kernel, model = "—", "—"
 	}
-	return cols, fmtDur(kg), fmtDur(mg), vs
+	if m.kernelRec.BridgeLate != "" {
+		kernel += "*" // why is said under the table
+	}
+	return cols, kernel, model, vs
 }
 
 // kernelFacts describes the kernel m ran on, and, when measured, how

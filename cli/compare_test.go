@@ -66,3 +66,22 @@ func TestCompareFooterNamesFlowsCCs(t *testing.T) {
 		t.Errorf("the record's facts became %q; want them left alone", facts.CongestionControl)
 	}
 }
+
+// A kernel figure from a run whose bridge was late is marked, with why,
+// and one from a run on time is not.
+func TestCompareMarksLateBridge(t *testing.T) {
+	for _, c := range []struct {
+		p99, max time.Duration
+		late     bool
+	}{{300 * time.Microsecond, 20 * time.Millisecond, false}, {2 * time.Millisecond, 20 * time.Millisecond, true}, {300 * time.Microsecond, 80 * time.Millisecond, true}} {
+		why := experiment.BridgeLateWhy(c.p99, c.max)
+		if (why != "") != c.late || c.late && !strings.Contains(why, "run it again on a quieter machine") {
+			t.Errorf("p99 %v, max %v: %q; want late %v", c.p99, c.max, why, c.late)
+		}
+		run := workloads.Result{Elapsed: time.Second}
+		m := comparison{emulated: []workloads.Result{run}, kernel: run, kernelRec: experiment.Record{Extra: experiment.Extra{BridgeLate: why}}}
+		if _, kern, _, _ := m.cells(experiment.Case{Workload: workloads.Bulk{}}); strings.HasSuffix(kern, "*") != c.late {
+			t.Errorf("p99 %v, max %v: the kernel's cell is %q; want a * where the bridge was late", c.p99, c.max, kern)
+		}
+	}
+}

@@ -89,9 +89,12 @@ type Extra struct {
 	TUNWriteErrors *uint64       `json:"tun_write_errors,omitempty"`
 	LateP99Us      *float64      `json:"delivery_late_us_p99,omitempty"`
 	LateMaxUs      *float64      `json:"delivery_late_us_max,omitempty"`
-	Table          string        `json:"table,omitempty"`
-	ReferenceMs    *float64      `json:"reference_ms,omitempty"`
-	DiffPct        *float64      `json:"diff_pct,omitempty"`
+	// BridgeLate says why the run's figures are suspect, where the
+	// bridge delivered late enough to change them (BridgeLateWhy).
+	BridgeLate  string   `json:"bridge_late,omitempty"`
+	Table       string   `json:"table,omitempty"`
+	ReferenceMs *float64 `json:"reference_ms,omitempty"`
+	DiffPct     *float64 `json:"diff_pct,omitempty"`
 	// Study and StudySHA256 name the study file a sweep ran from, and
 	// its contents' hash (netemu sweep --spec).
 	Study       string `json:"study,omitempty"`
