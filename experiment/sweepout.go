@@ -210,10 +210,19 @@ func (out *SweepOutput) cell(runs []UnitOutcome) error {
 			break
 		}
 	}
+	median, spread, model, vs := fmtDur(sp.Median), SpreadRange(sp), fmtDur(med.ModelHead), Deviation(Ms(sp.Median), Ms(med.ModelHead))
+	if timedByDuration(c) {
+		median, spread, model, vs = "—", "—", "—", "—"
+	}
 	fmt.Fprintf(out.tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", med.Workload, fmtDur(c.RTT()), c.RateLabel(),
-		out.caseName(c), fmtDur(sp.Median), SpreadRange(sp), fmtDur(med.ModelHead), Deviation(Ms(sp.Median), Ms(med.ModelHead)),
-		med.Conns, MedianCount(sp.Drops), med.Summary)
+		out.caseName(c), median, spread, model, vs, med.Conns, MedianCount(sp.Drops), med.Summary)
 	return nil
+}
+
+// timedByDuration reports whether c's headline is the duration it was
+// given (share's elapsed time): nothing to take a median of.
+func timedByDuration(c Case) bool {
+	return c.FixedDuration() && headlineName(c) == "elapsed time"
 }
 
 // cellJSON writes a cell's JSON lines: the record of each run that
@@ -252,7 +261,11 @@ func (out *SweepOutput) Close() error {
 	if err := out.tw.Flush(); err != nil {
 		return err
 	}
-	if out.opt.Seeded {
+	switch {
+	case out.opt.Seeded && timedByDuration(out.s.Cases[0]):
+		fmt.Fprintf(out.w, "\neach cell over seeds %s: the median of its drops; conns and the last column: one run's, the median by elapsed time (%s runs for the duration it is given, so its time is no result).\n",
+			strings.ReplaceAll(out.s.SeedsLabel(), "-", "–"), out.s.Cases[0].Workload.Name())
+	case out.opt.Seeded:
 		fmt.Fprintf(out.w, "\nmedian and 10th–90th percentiles (nearest rank) of each cell's %s over seeds %s, and the median of its drops; conns and the last column: the median run's.\n",
 			headlineName(out.s.Cases[0]), strings.ReplaceAll(out.s.SeedsLabel(), "-", "–"))
 	}

@@ -392,3 +392,16 @@ func TestQueueInBDP(t *testing.T) {
 		}
 	}
 }
+
+// A seeded sweep of share, which runs for the duration it is given,
+// has no median time to show: its row says "—" there, and its note why.
+func TestSeededShareRow(t *testing.T) {
+	code, out, errOut := runNetemu("sweep", "share", "--duration", "1s", "--seeds", "1-2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) < 2 || strings.Count(lines[1], "—") != 4 || !strings.Contains(out, "share runs for the duration it is given") {
+		t.Errorf("sweep share --seeds:\n%s\nwant — for the median, the spread, the model and the deviation, and the note", out)
+	}
+}
