@@ -43,5 +43,9 @@ func NewExplanation(bd explain.Breakdown) *Explanation {
 		}
 		ex.TCP = append(ex.TCP, st)
 	}
+	for _, s := range bd.BBR.Spans {
+		ex.BBR = append(ex.BBR, BBRSpan{Conn: s.Local.String() + "→" + s.Remote.String(), Phase: s.Phase.String(),
+			FromMs: Ms(s.From), ToMs: Ms(s.To), Ongoing: s.Ongoing, CostMs: Ms(s.Cost())})
+	}
 	return ex
 }

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -103,5 +104,18 @@ func TestSYNTimeoutAttributed(t *testing.T) {
 	b := rec.Breakdown(0, r.Elapsed)
 	if b.Retransmits != 1 || b.Time[explain.Timeout] < 900*time.Millisecond || b.Time[explain.Other] > 100*time.Millisecond {
 		t.Errorf("a SYN lost at the start: %d retransmits, %v of timeouts, %v other; want 1 and about 1 s of timeouts", b.Retransmits, b.Time[explain.Timeout], b.Time[explain.Other])
+	}
+}
+
+// A BBR sender's stretches in PROBE_RTT or long-term mode reach the
+// record, each with its cost.
+func TestExplanationBBRSpans(t *testing.T) {
+	var bd explain.Breakdown
+	bd.BBR.Spans = []explain.BBRSpan{{Local: netip.MustParseAddrPort("198.18.0.2:80"), Remote: netip.MustParseAddrPort("198.18.0.1:40000"),
+		Phase: explain.ProbeRTT, From: 10 * time.Second, To: 10200 * time.Millisecond, Delivered: 50_000, Bandwidth: 1_000_000}}
+	ex := NewExplanation(bd)
+	want := BBRSpan{Conn: "198.18.0.2:80→198.18.0.1:40000", Phase: "PROBE_RTT", FromMs: 10000, ToMs: 10200, CostMs: 150}
+	if len(ex.BBR) != 1 || ex.BBR[0] != want {
+		t.Errorf("bbr_spans %+v; want [%+v]", ex.BBR, want)
 	}
 }

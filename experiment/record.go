@@ -131,6 +131,20 @@ type Explanation struct {
 	// tcp_info's names, where the TCP reports tcp_info (netemu's, kernel
 	// TCP), in address order.
 	TCP []TCPState `json:"tcp_state,omitempty"`
+	// BBR is the stretches BBR senders spent in PROBE_RTT or long-term
+	// mode, the first kept, with what each cost (explain's rule:
+	// docs/SEEING.md), where the TCP reports BBR's state.
+	BBR []BBRSpan `json:"bbr_spans,omitempty"`
+}
+
+// BBRSpan is explain.BBRSpan in a record.
+type BBRSpan struct {
+	Conn    string  `json:"conn"`  // the sending end, local→remote
+	Phase   string  `json:"phase"` // PROBE_RTT or long-term mode
+	FromMs  float64 `json:"from_ms"`
+	ToMs    float64 `json:"to_ms"`
+	Ongoing bool    `json:"ongoing,omitempty"` // not ended at the run's end
+	CostMs  float64 `json:"cost_ms"`
 }
 
 // ACKCounts is explain.ACKCounts in a record, named as nstat names
