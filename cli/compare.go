@@ -200,8 +200,7 @@ func (o *Options) compareRow(tw io.Writer, c experiment.Case, m comparison) stri
 func (m comparison) cells(c experiment.Case) (cols []string, kernel, model string, vs []string) {
 	kg, _ := m.kernel.Headline()
 	_, mg := m.emulated[0].Headline()
-	_, headliner := m.emulated[0].Detail.(workloads.Headliner)
-	blank := c.FixedDuration() && !headliner
+	blank := c.TimedByDuration()
 	for _, er := range m.emulated {
 		eg, _ := er.Headline()
 		if blank {

@@ -174,7 +174,7 @@ var (
 
 	TopologyGroup = Group{title: "Topologies (netemu run, sweep and compare; the link flags shape the bottleneck)", notHere: "topologies run with netemu run, sweep and compare", flags: []sharedFlag{
 		{"topology", func(fs *flag.FlagSet, n string, o *Options) {
-			fs.StringVar(&o.topology, n, "", "run the workload once per flow of a network of more hosts: dumbbell:N (N clients and N servers across one bottleneck), star:N (N hosts through one router to a server), chain:K (K bottlenecks in a row, one flow across all and one per hop)")
+			fs.StringVar(&o.topology, n, "", "run the workload once per flow of a network of more hosts: dumbbell:N (N clients and N servers across one bottleneck), star:N (N hosts through one router to a server), chain:K (K bottlenecks in a row, one flow across all and one per hop), or a topology FILE in YAML (docs/TOPOLOGIES.md)")
 		}},
 		{"access-rtt", func(fs *flag.FlagSet, n string, o *Options) {
 			fs.StringVar(&o.accessRTT, n, "", "dumbbell: each client's round trip to the bottleneck's router, in client order: 4ms,80ms (the rest have none)")

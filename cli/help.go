@@ -39,6 +39,10 @@ func FlagHelp(c *Command) string {
 				arg = "N"
 			case f.Name == "shard":
 				arg = "i/n"
+			case f.Name == "topology":
+				arg = "SHAPE|FILE"
+			case f.Name == "access-rtt":
+				arg = "RTTS"
 			case arg == "":
 				arg = "FILE"
 			case arg == "false":

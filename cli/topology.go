@@ -94,7 +94,7 @@ func (o *Options) network() (*experiment.Shape, error) {
 		}
 		return &experiment.Shape{Name: label, Build: build}, nil
 	}
-	return nil, Usagef("--topology %q: want %s", o.topology, shapeNames())
+	return nil, Usagef("--topology %q: want %s, or a topology file (FILE.yaml)", o.topology, shapeNames())
 }
 
 // parseAccess reads --access-rtt: a duration per client, at most n.

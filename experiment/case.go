@@ -84,6 +84,17 @@ func (c Case) FixedDuration() bool {
 	return false
 }
 
+// TimedByDuration reports whether c's headline figure is the duration it
+// was given (share's elapsed time, where loaded's is its probe's RTT):
+// a figure with nothing to compare or take a median of.
+func (c Case) TimedByDuration() bool {
+	if !c.FixedDuration() {
+		return false
+	}
+	k, ok := workloads.Lookup(c.Workload.Name())
+	return !ok || k.Headline == ""
+}
+
 // rateOf is a direction's rate: its trace's mean, if it has one.
 func rateOf(d link.Config) float64 {
 	if d.Trace != nil {

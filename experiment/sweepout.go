@@ -211,18 +211,12 @@ func (out *SweepOutput) cell(runs []UnitOutcome) error {
 		}
 	}
 	median, spread, model, vs := fmtDur(sp.Median), SpreadRange(sp), fmtDur(med.ModelHead), Deviation(Ms(sp.Median), Ms(med.ModelHead))
-	if timedByDuration(c) {
+	if c.TimedByDuration() {
 		median, spread, model, vs = "—", "—", "—", "—"
 	}
 	fmt.Fprintf(out.tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", med.Workload, fmtDur(c.RTT()), c.RateLabel(),
 		out.caseName(c), median, spread, model, vs, med.Conns, MedianCount(sp.Drops), med.Summary)
 	return nil
-}
-
-// timedByDuration reports whether c's headline is the duration it was
-// given (share's elapsed time): nothing to take a median of.
-func timedByDuration(c Case) bool {
-	return c.FixedDuration() && headlineName(c) == "elapsed time"
 }
 
 // cellJSON writes a cell's JSON lines: the record of each run that
@@ -262,7 +256,7 @@ func (out *SweepOutput) Close() error {
 		return err
 	}
 	switch {
-	case out.opt.Seeded && timedByDuration(out.s.Cases[0]):
+	case out.opt.Seeded && out.s.Cases[0].TimedByDuration():
 		fmt.Fprintf(out.w, "\neach cell over seeds %s: the median of its drops; conns and the last column: one run's, the median by elapsed time (%s runs for the duration it is given, so its time is no result).\n",
 			strings.ReplaceAll(out.s.SeedsLabel(), "-", "–"), out.s.Cases[0].Workload.Name())
 	case out.opt.Seeded:
