@@ -32,7 +32,7 @@ func TestBBRDeterministic(t *testing.T) {
 		if st.Link[link.BtoA].Drops[link.DropLoss] == 0 {
 			t.Fatalf("seed %d: the link lost nothing; the test needs losses", seed)
 		}
-		return st.TraceSHA256
+		return st.TraceHash
 	}
 	exchangeTrace := func(seed uint64) string {
 		n := newNet(t, cfg(seed))
@@ -40,7 +40,7 @@ func TestBBRDeterministic(t *testing.T) {
 		checkExchange(t, res, 20<<10, 200<<10)
 		st := n.Stats()
 		n.Close()
-		return st.TraceSHA256
+		return st.TraceHash
 	}
 	for _, c := range []struct {
 		name  string

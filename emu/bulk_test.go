@@ -102,11 +102,11 @@ func TestDeterminism(t *testing.T) {
 			want, wantSt := runBulk(t, cfg, size)
 			for i := 1; i < runs; i++ {
 				got, st := runBulk(t, cfg, size)
-				if got != want || st.TraceSHA256 != wantSt.TraceSHA256 {
-					t.Fatalf("run %d: %v, trace %s; run 0: %v, trace %s", i, got, st.TraceSHA256[:16], want, wantSt.TraceSHA256[:16])
+				if got != want || st.TraceHash != wantSt.TraceHash {
+					t.Fatalf("run %d: %v, trace %s; run 0: %v, trace %s", i, got, st.TraceHash[:16], want, wantSt.TraceHash[:16])
 				}
 			}
-			t.Logf("%d runs: %v each, trace %s, %d drops, peak queue %d", runs, want, wantSt.TraceSHA256[:16], wantSt.Link[1].Drops.Total(), wantSt.Link[1].PeakQueuePackets)
+			t.Logf("%d runs: %v each, trace %s, %d drops, peak queue %d", runs, want, wantSt.TraceHash[:16], wantSt.Link[1].Drops.Total(), wantSt.Link[1].PeakQueuePackets)
 		})
 	}
 }

@@ -2,12 +2,10 @@ package emu
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"net"
 	"net/netip"
 	"reflect"
@@ -23,6 +21,7 @@ import (
 	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/topo"
+	"github.com/zeebo/xxh3"
 )
 
 // ClockMode selects the clock of a run.
@@ -187,11 +186,11 @@ type Net struct {
 
 	born    time.Time // when New made it; a bubble's trace counts from here
 	traceMu sync.Mutex
-	trace   hash.Hash
+	trace   *xxh3.Hasher
 	// In a bubble, packets due at one instant are delivered by timers
 	// that run in no fixed order, so each link's direction has its own
 	// hash (dirTraces[2*link+dir]) and Stats combines them in order.
-	dirTraces []hash.Hash
+	dirTraces []*xxh3.Hasher
 	hdr       [15]byte
 
 	runMu   sync.Mutex
@@ -230,10 +229,10 @@ func New(cfg Config) (*Net, error) {
 	case cfg.Clock != Bubble && in:
 		return nil, fmt.Errorf("emu: Clock is emu.%s inside a testing/synctest bubble, where its goroutines never block durably and the bubble's time would never move; use emu.Bubble", map[ClockMode]string{Virtual: "Virtual", Real: "Real"}[cfg.Clock])
 	}
-	n := &Net{cfg: cfg, topo: cfg.topology(), trace: sha256.New(), quiet: cfg.QuietLimit, born: time.Now()}
+	n := &Net{cfg: cfg, topo: cfg.topology(), trace: xxh3.New(), quiet: cfg.QuietLimit, born: time.Now()}
 	if cfg.Clock == Bubble {
 		for range 2 * len(n.topo.Links) {
-			n.dirTraces = append(n.dirTraces, sha256.New())
+			n.dirTraces = append(n.dirTraces, xxh3.New())
 		}
 	}
 	if n.quiet == 0 {
@@ -294,7 +293,10 @@ func (n *Net) deliver(i int, dir link.Dir, pkt []byte) {
 	}
 	// The record of a delivery: its instant, its direction, its length,
 	// and, on a network of more than one link, the link's index (the
-	// pair's records are what they always were).
+	// pair's records are what they always were); then, on the clocks
+	// whose traces repeat, the packet's own 128-bit XXH3, computed in one
+	// pass over the link's bytes rather than copied into the running
+	// hash's buffer.
 	hdr := n.hdr[:13]
 	binary.BigEndian.PutUint64(hdr[0:8], uint64(now))
 	hdr[8] = byte(dir)
@@ -312,7 +314,8 @@ func (n *Net) deliver(i int, dir link.Dir, pkt []byte) {
 		// Only a virtual or bubble trace can repeat: on the real clock
 		// arrival times never do, so the payload is left out of its hash
 		// (docs/PERFORMANCE.md).
-		tr.Write(pkt)
+		sum := xxh3.Hash128(pkt).Bytes()
+		tr.Write(sum[:])
 	}
 	n.traceMu.Unlock()
 	to := n.ends[i][1]
@@ -641,15 +644,19 @@ type Stats struct {
 	// included), and Routers every router's.
 	Links   []link.Stats
 	Routers []RouterStats
-	// TraceSHA256 is the SHA-256 over every packet delivered across the
-	// link, each preceded by its arrival time (nanoseconds since
-	// clock.Epoch on the virtual clock, since New in a synctest bubble),
-	// its direction and its length. On the real clock, where arrival times
-	// never repeat, it covers the times, directions and lengths only. In a
-	// bubble, each direction is hashed apart and the two sums hashed
-	// together: packets of the two directions due at one instant are
-	// delivered in no fixed order there.
-	TraceSHA256 string
+	// TraceHash is a 128-bit XXH3 hash (hex) over a record of every
+	// packet delivered across the link: its arrival time (nanoseconds
+	// since clock.Epoch on the virtual clock, since New in a synctest
+	// bubble), its direction, its length and the packet's own XXH3-128,
+	// so that any change to a byte or an instant changes it. On the real
+	// clock, where arrival times never repeat, the records leave the
+	// packet's hash out. In a bubble, each direction is hashed apart and
+	// the sums hashed together: packets of the two directions due at one
+	// instant are delivered in no fixed order there. XXH3's output is
+	// defined byte for byte, so a trace hashes alike on every machine; it
+	// detects change, it is not a cryptographic digest
+	// (docs/PERFORMANCE.md).
+	TraceHash string
 	// Events is the number of events the virtual scheduler ran (0 on the
 	// real clock).
 	Events uint64
@@ -658,17 +665,17 @@ type Stats struct {
 // Stats returns the counters of the run so far.
 func (n *Net) Stats() Stats {
 	n.traceMu.Lock()
-	sum := n.trace.Sum(nil)
+	sum := n.trace.Sum128().Bytes()
 	if n.dirTraces != nil {
 		var all []byte
 		for _, h := range n.dirTraces {
-			all = h.Sum(all)
+			b := h.Sum128().Bytes()
+			all = append(all, b[:]...)
 		}
-		both := sha256.Sum256(all)
-		sum = both[:]
+		sum = xxh3.Hash128(all).Bytes()
 	}
 	n.traceMu.Unlock()
-	s := Stats{Link: n.link.Stats(), TraceSHA256: hex.EncodeToString(sum)}
+	s := Stats{Link: n.link.Stats(), TraceHash: hex.EncodeToString(sum[:])}
 	for _, l := range n.links {
 		s.Links = append(s.Links, l.Stats())
 	}

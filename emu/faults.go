@@ -23,7 +23,7 @@ import (
 // between hosts (one way or both), isolate a host, cut a link, heal;
 // change a link's parameters; crash a host and restart it. Each takes
 // effect at the instant of the call on the run's clock and is recorded
-// in the trace (Stats.TraceSHA256) and in Faults. Called from a
+// in the trace (Stats.TraceHash) and in Faults. Called from a
 // goroutine the run's clock woke (after Sleep or SleepUntil), on the
 // virtual clock or in a testing/synctest bubble, a fault falls at one
 // place among the events of its instant, the same on every run.

@@ -323,14 +323,14 @@ func TestImpairedDeterminism(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 			for i := range runs {
 				got, st := pageRun(t, cfg, conns, respSize)
-				if got != want || st.TraceSHA256 != wantSt.TraceSHA256 {
-					t.Fatalf("run %d: got %v, trace %.16s; want %v, trace %.16s", i, got, st.TraceSHA256, want, wantSt.TraceSHA256)
+				if got != want || st.TraceHash != wantSt.TraceHash {
+					t.Fatalf("run %d: got %v, trace %.16s; want %v, trace %.16s", i, got, st.TraceHash, want, wantSt.TraceHash)
 				}
 				if st.Link != wantSt.Link {
 					t.Fatalf("run %d: got link counters %+v; want %+v", i, st.Link, wantSt.Link)
 				}
 			}
-			t.Logf("%d runs: %v each, trace %.16s", runs, want, wantSt.TraceSHA256)
+			t.Logf("%d runs: %v each, trace %.16s", runs, want, wantSt.TraceHash)
 		})
 	}
 
@@ -344,9 +344,9 @@ func TestImpairedDeterminism(t *testing.T) {
 	}{{"seed 43 instead of 42", seed}, {"link seed 43, hosts' seed 42", linkSeed}} {
 		t.Run(c.name, func(t *testing.T) {
 			got, st := pageRun(t, c.cfg, conns, respSize)
-			t.Logf("%v, trace %.16s (seed 42: %v, trace %.16s)", got, st.TraceSHA256, want, wantSt.TraceSHA256)
-			if st.TraceSHA256 == wantSt.TraceSHA256 {
-				t.Errorf("trace hash %s equals seed 42's; want a different hash", st.TraceSHA256)
+			t.Logf("%v, trace %.16s (seed 42: %v, trace %.16s)", got, st.TraceHash, want, wantSt.TraceHash)
+			if st.TraceHash == wantSt.TraceHash {
+				t.Errorf("trace hash %s equals seed 42's; want a different hash", st.TraceHash)
 			}
 		})
 	}

@@ -113,7 +113,7 @@ func TestRealClockSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := n.Stats()
-	if st.Events != 0 || st.Link[link.BtoA].Packets == 0 || len(st.TraceSHA256) != 64 {
+	if st.Events != 0 || st.Link[link.BtoA].Packets == 0 || len(st.TraceHash) != 32 {
 		t.Errorf("real-clock stats %+v", st)
 	}
 	n.Close()

@@ -49,7 +49,7 @@ func checkDeterministic(t *testing.T, client, server tcpstack.Impl) {
 			t.Fatalf("seed %d: the link lost or reordered nothing; the test needs both", seed)
 		}
 		n.Close()
-		return st.TraceSHA256
+		return st.TraceHash
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	want := ""

@@ -287,7 +287,7 @@ func TestTopologyDeterministic(t *testing.T) {
 			n := newNet(t, Config{Topology: &sh.top, Seed: seed})
 			transfer(t, n, sh.flows, 150<<10)
 			n.Close()
-			return n.Stats().TraceSHA256
+			return n.Stats().TraceHash
 		}
 		want := ""
 		for _, procs := range []int{1, 2, 4} {

@@ -1,6 +1,8 @@
 package emu
 
 import (
+	"context"
+	"io"
 	"runtime"
 	"sync"
 	"testing"
@@ -35,7 +37,7 @@ func TestTraceDeterministic(t *testing.T) {
 		checkExchange(t, res, 30<<10, 100<<10)
 		st := n.Stats()
 		n.Close()
-		return st.TraceSHA256
+		return st.TraceHash
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	want := ""
@@ -97,5 +99,50 @@ func TestTraceOnOffGaps(t *testing.T) {
 		if on := ms%100 > 30 || ms%100 == 0; on && !onMs[ms] {
 			t.Errorf("the on millisecond %d ms carried no data packet", ms)
 		}
+	}
+}
+
+// The trace's hash covers every byte of every packet: two runs that send
+// one byte differing in one bit, at the same instants and lengths, hash
+// apart; the same byte twice hashes alike.
+func TestTraceHashCoversPayload(t *testing.T) {
+	trace := func(b byte) string {
+		n := newNet(t, Config{Link: link.Config{Delay: 5 * time.Millisecond}, Seed: 1})
+		err := n.Run(t.Context(), func(ctx context.Context) error {
+			ln, err := n.Server().Listen(7)
+			if err != nil {
+				return err
+			}
+			defer ln.Close()
+			go func() {
+				c, err := ln.Accept()
+				if err == nil {
+					io.Copy(c, c) // echoes until the client's FIN
+					c.Close()
+				}
+			}()
+			c, err := n.Client().Dial(ctx, n.Server().AddrPort(7))
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if _, err := c.Write([]byte{b}); err != nil {
+				return err
+			}
+			echo := []byte{0}
+			_, err = io.ReadFull(c, echo)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.Stats().TraceHash
+	}
+	a, again, other := trace(0x40), trace(0x40), trace(0x41)
+	if a != again {
+		t.Errorf("the same run hashed %s, then %s", a, again)
+	}
+	if a == other {
+		t.Errorf("a run whose one payload byte differs hashed alike, %s", a)
 	}
 }

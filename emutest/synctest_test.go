@@ -252,8 +252,8 @@ func TestBubbleLossAndReordering(t *testing.T) {
 			}
 			if run == 0 {
 				first = st
-			} else if st.TraceSHA256 != first.TraceSHA256 {
-				t.Errorf("run %d: trace %s; the first run's was %s", run, st.TraceSHA256[:16], first.TraceSHA256[:16])
+			} else if st.TraceHash != first.TraceHash {
+				t.Errorf("run %d: trace %s; the first run's was %s", run, st.TraceHash[:16], first.TraceHash[:16])
 			}
 		})
 	}

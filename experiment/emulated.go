@@ -54,7 +54,7 @@ func (e Emulated) Run(ctx context.Context, c Case) (workloads.Result, Record, er
 	rec := newRecord(e.Name(), c, r, st.Link)
 	rec.Seed = &c.Seed
 	rec.ACKsHeld = st.Link[0].ACKsHeld + st.Link[1].ACKsHeld
-	rec.TraceSHA256 = st.TraceSHA256
+	rec.TraceHash = st.TraceHash
 	return r, rec, nil
 }
 
@@ -69,7 +69,7 @@ func (e Emulated) runShape(ctx context.Context, c Case, lc link.Config) (workloa
 	}
 	rec := newRecord(e.Name(), c, r, st.Link)
 	rec.Seed = &c.Seed
-	rec.TraceSHA256 = st.TraceSHA256
+	rec.TraceHash = st.TraceHash
 	return r, rec, nil
 }
 

@@ -94,8 +94,8 @@ func TestPcapngBothEndsAndDrops(t *testing.T) {
 		recs = append(recs, rec)
 	}
 	rec := recs[0]
-	if recs[1].TraceSHA256 != rec.TraceSHA256 || *rec.Retransmits == 0 || rec.Drops == nil || *rec.Drops == 0 {
-		t.Fatalf("runs: trace %s and %s, %v retransmissions, drops %v; want one run, twice, with losses", rec.TraceSHA256, recs[1].TraceSHA256, *rec.Retransmits, rec.Drops)
+	if recs[1].TraceHash != rec.TraceHash || *rec.Retransmits == 0 || rec.Drops == nil || *rec.Drops == 0 {
+		t.Fatalf("runs: trace %s and %s, %v retransmissions, drops %v; want one run, twice, with losses", rec.TraceHash, recs[1].TraceHash, *rec.Retransmits, rec.Drops)
 	}
 	if b, _ := os.ReadFile(classic); len(b) < 4 || !bytes.Equal(b[:4], []byte{0x4d, 0x3c, 0xb2, 0xa1}) {
 		t.Errorf("%s begins %x; want a classic pcap file of nanosecond timestamps", classic, b[:min(4, len(b))])

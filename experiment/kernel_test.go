@@ -99,7 +99,7 @@ func TestKernelBackend(t *testing.T) {
 		t.Errorf("keepalive reuse, 5 requests at RTT %v: %v over %d conns", rtt, ka.Elapsed, ka.Conns)
 	}
 	f := rec.Kernel
-	if rec.Backend != "kernel" || rec.Clock != "real" || rec.Seed != nil || rec.DelackMs != 0 || rec.TraceSHA256 != "" ||
+	if rec.Backend != "kernel" || rec.Clock != "real" || rec.Seed != nil || rec.DelackMs != 0 || rec.TraceHash != "" ||
 		f == nil || f.Link != kernel.TUN || f.CongestionControl != "cubic" || f.Kernel == "" || rec.LateMeanUs == nil ||
 		rec.LateMaxUs == nil || *rec.LateMaxUs < *rec.LateP99Us {
 		t.Errorf("record %+v, facts %+v", rec, f)

@@ -68,14 +68,14 @@ type Outcome struct {
 	Drops           *uint64 `json:"drops,omitempty"`
 	// DropsBy splits the drops by reason (link.DropReason's names:
 	// queue-full, loss, outage, ...); reasons with none are left out.
-	DropsBy     map[string]uint64 `json:"drops_by_reason,omitempty"`
-	Duplicated  uint64            `json:"duplicated,omitempty"`
-	Corrupted   uint64            `json:"corrupted,omitempty"` // delivered with a flipped bit, then dropped by the receiver's checksum
-	Reordered   uint64            `json:"reordered,omitempty"`
-	ECNMarked   uint64            `json:"ecn_marked,omitempty"` // marked CE by CoDel instead of dropped
-	PeakQueue   *int              `json:"peak_queue_packets,omitempty"`
-	ACKsHeld    uint64            `json:"acks_held"`    // by the link's delayed-ACK stage: 0 where the TCP delays its own (explain counts those)
-	TraceSHA256 string            `json:"trace_sha256"` // "" where the backend has no trace
+	DropsBy    map[string]uint64 `json:"drops_by_reason,omitempty"`
+	Duplicated uint64            `json:"duplicated,omitempty"`
+	Corrupted  uint64            `json:"corrupted,omitempty"` // delivered with a flipped bit, then dropped by the receiver's checksum
+	Reordered  uint64            `json:"reordered,omitempty"`
+	ECNMarked  uint64            `json:"ecn_marked,omitempty"` // marked CE by CoDel instead of dropped
+	PeakQueue  *int              `json:"peak_queue_packets,omitempty"`
+	ACKsHeld   uint64            `json:"acks_held"`  // by the link's delayed-ACK stage: 0 where the TCP delays its own (explain counts those)
+	TraceHash  string            `json:"trace_hash"` // "" where the backend has no trace
 }
 
 // Extra is what instruments, the backend and a reference table add.

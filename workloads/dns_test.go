@@ -76,8 +76,8 @@ func TestPageDNS(t *testing.T) {
 	}
 	for range 3 {
 		b, sb := run(t, w, path(rtt, 10e6))
-		if sb.TraceSHA256 != sa.TraceSHA256 || !reflect.DeepEqual(a.Detail, b.Detail) {
-			t.Fatalf("two runs differ: trace %s, %s", sa.TraceSHA256[:12], sb.TraceSHA256[:12])
+		if sb.TraceHash != sa.TraceHash || !reflect.DeepEqual(a.Detail, b.Detail) {
+			t.Fatalf("two runs differ: trace %s, %s", sa.TraceHash[:12], sb.TraceHash[:12])
 		}
 	}
 	if v := w.Variant(); v != "h1s, TLS 1.3, DNS" {

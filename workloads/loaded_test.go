@@ -109,8 +109,8 @@ func TestLoadedDeterministic(t *testing.T) {
 		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 			for i := range race.DeterministicRuns(20) {
-				if _, st := runLink(t, w, lc); st.TraceSHA256 != first.TraceSHA256 {
-					t.Fatalf("run %d: trace %s; first %s", i+1, st.TraceSHA256[:12], first.TraceSHA256[:12])
+				if _, st := runLink(t, w, lc); st.TraceHash != first.TraceHash {
+					t.Fatalf("run %d: trace %s; first %s", i+1, st.TraceHash[:12], first.TraceHash[:12])
 				}
 			}
 		})

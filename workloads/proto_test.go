@@ -29,8 +29,8 @@ func TestSecurePageDeterministic(t *testing.T) {
 				first, st := run(t, c.w, path(50*time.Millisecond, 10e6))
 				for i := range race.DeterministicRuns(9) - 1 {
 					r, st2 := run(t, c.w, path(50*time.Millisecond, 10e6))
-					if st2.TraceSHA256 != st.TraceSHA256 || r.Elapsed != first.Elapsed {
-						t.Fatalf("%s, GOMAXPROCS=%d, run %d: trace %s in %v; first %s in %v", c.w.Variant(), procs, i+1, st2.TraceSHA256[:12], r.Elapsed, st.TraceSHA256[:12], first.Elapsed)
+					if st2.TraceHash != st.TraceHash || r.Elapsed != first.Elapsed {
+						t.Fatalf("%s, GOMAXPROCS=%d, run %d: trace %s in %v; first %s in %v", c.w.Variant(), procs, i+1, st2.TraceHash[:12], r.Elapsed, st.TraceHash[:12], first.Elapsed)
 					}
 				}
 			}()
@@ -72,8 +72,8 @@ func TestH2Deterministic(t *testing.T) {
 						first, firstSt = r, st
 						continue
 					}
-					if st.TraceSHA256 != firstSt.TraceSHA256 || r.Elapsed != first.Elapsed {
-						t.Fatalf("%s %s, GOMAXPROCS=%d, run %d: trace %s in %v; first (GOMAXPROCS=1) %s in %v", w.Name(), w.Variant(), procs, i+1, st.TraceSHA256[:12], r.Elapsed, firstSt.TraceSHA256[:12], first.Elapsed)
+					if st.TraceHash != firstSt.TraceHash || r.Elapsed != first.Elapsed {
+						t.Fatalf("%s %s, GOMAXPROCS=%d, run %d: trace %s in %v; first (GOMAXPROCS=1) %s in %v", w.Name(), w.Variant(), procs, i+1, st.TraceHash[:12], r.Elapsed, firstSt.TraceHash[:12], first.Elapsed)
 					}
 				}
 			}()
@@ -85,8 +85,8 @@ func TestH2Deterministic(t *testing.T) {
 func TestSecureTraceFollowsSeed(t *testing.T) {
 	_, a := run(t, Page{Proto: web.H1S}, path(50*time.Millisecond, 10e6))
 	_, b := runSeed(t, Page{Proto: web.H1S}, path(50*time.Millisecond, 10e6), 2)
-	if a.TraceSHA256 == b.TraceSHA256 {
-		t.Errorf("seeds 1 and 2 give the same trace %s", a.TraceSHA256[:12])
+	if a.TraceHash == b.TraceHash {
+		t.Errorf("seeds 1 and 2 give the same trace %s", a.TraceHash[:12])
 	}
 }
 

@@ -176,8 +176,8 @@ func TestPageDeterministic(t *testing.T) {
 			_, first := run(t, Page{}, path(50*time.Millisecond, 10e6))
 			for i := range 5 {
 				_, st := run(t, Page{}, path(50*time.Millisecond, 10e6))
-				if st.TraceSHA256 != first.TraceSHA256 {
-					t.Fatalf("GOMAXPROCS=%d run %d: trace %s, first %s", procs, i+1, st.TraceSHA256[:12], first.TraceSHA256[:12])
+				if st.TraceHash != first.TraceHash {
+					t.Fatalf("GOMAXPROCS=%d run %d: trace %s, first %s", procs, i+1, st.TraceHash[:12], first.TraceHash[:12])
 				}
 			}
 		}()

@@ -94,7 +94,7 @@ func TestRunJSON(t *testing.T) {
 		t.Fatalf("%d records, want 2 (nodelay false and true)", len(recs))
 	}
 	for _, k := range []string{"workload", "backend", "clock", "rtt_ms", "rate_bps", "elapsed_ms", "model_ms", "conns", "bytes",
-		"trace_sha256", "nodelay", "round_ms_median", "round_ms_max", "write", "stalled_rounds"} {
+		"trace_hash", "nodelay", "round_ms_median", "round_ms_max", "write", "stalled_rounds"} {
 		if _, ok := recs[0][k]; !ok {
 			t.Errorf("record lacks %q: %v", k, recs[0])
 		}

@@ -33,7 +33,7 @@ func TestTopologyRun(t *testing.T) {
 			DropsBy map[string]uint64 `json:"drops_by"`
 			Q99     float64           `json:"queue_delay_p99_ms"`
 		} `json:"links"`
-		Trace string `json:"trace_sha256"`
+		Trace string `json:"trace_hash"`
 	}
 	if err := json.Unmarshal([]byte(out), &rec); err != nil {
 		t.Fatalf("%v: %s", err, out)
