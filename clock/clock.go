@@ -117,7 +117,39 @@ type Monotonic interface {
 	Since(t time.Time) time.Duration
 }
 
+// QuietTimers is implemented by a clock that waits for the process to
+// settle before each event (Virtual). A call made by AfterFuncQuiet
+// promises to ready no goroutine itself: whatever it hands to a goroutine
+// goes through Wake, whose event is followed by the wait. The clock skips
+// the wait after a quiet call, which is most of a run's events (a link's
+// packets, a TCP's timers). A quiet call that readies a goroutine on some
+// path (a packet handed to a stack with goroutines of its own, a run
+// aborted) calls Stir before it does, and the wait runs after the call.
+type QuietTimers interface {
+	Clock
+	// AfterFuncQuiet is AfterFunc for a quiet call.
+	AfterFuncQuiet(d time.Duration, f func()) Timer
+	// Stir marks the call running now as one that readied a goroutine.
+	Stir()
+}
+
+// AfterFuncQuiet is c's AfterFuncQuiet where c has one, else its AfterFunc.
+func AfterFuncQuiet(c Clock, d time.Duration, f func()) Timer {
+	if q, ok := c.(QuietTimers); ok {
+		return q.AfterFuncQuiet(d, f)
+	}
+	return c.AfterFunc(d, f)
+}
+
+// Stir calls c's Stir where c has one.
+func Stir(c Clock) {
+	if q, ok := c.(QuietTimers); ok {
+		q.Stir()
+	}
+}
+
 var (
+	_ QuietTimers    = (*Virtual)(nil)
 	_ Sequential     = (*Virtual)(nil)
 	_ SpawningTimers = Real{}
 	_ Monotonic      = Real{}

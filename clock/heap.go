@@ -5,11 +5,13 @@ import "time"
 // timer is a pending call, as Virtual and Precise keep them: due at when
 // (on the clock's own scale), ties broken by seq, the order in which
 // timers were set. index is its place in a timerHeap, -1 when not pending.
+// quiet marks a call that readies no goroutine itself (QuietTimers).
 type timer struct {
 	f     func()
 	when  time.Duration
 	seq   uint64
 	index int
+	quiet bool
 }
 
 // timerHeap orders timers by (when, seq); it implements heap.Interface.

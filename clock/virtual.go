@@ -33,6 +33,9 @@ var stepMu sync.Mutex
 // timer (timers due at the same instant fire in the order they were set).
 // Only one event runs at a time and the run settles between events, so a
 // run whose own goroutines do not race gives the same result every time.
+// The wait for the run to settle is skipped after a quiet event
+// (QuietTimers), which readied no goroutine: the process is as idle after
+// it as it was before.
 //
 // Idleness is read from the Go runtime's scheduler metrics, so it is
 // process-wide: unrelated busy goroutines delay a virtual run (they never
@@ -59,6 +62,14 @@ type Virtual struct {
 
 	busyLimit time.Duration // see OnBusy; guarded by mu
 	onBusy    func()
+
+	// inEvent is true while the scheduler runs an event. stirred is set
+	// by Stir, and by a timer or wake set from outside an event (a
+	// goroutine that was running, so the process may not be idle): either
+	// makes the scheduler wait for the process to settle before the next
+	// event.
+	inEvent atomic.Bool
+	stirred atomic.Bool
 }
 
 // OnBusy makes the scheduler call f when the process has not settled for
@@ -124,6 +135,27 @@ func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
 	return t
 }
 
+// AfterFuncQuiet is AfterFunc for a call that readies no goroutine itself
+// (QuietTimers): the scheduler runs the next event after it without
+// waiting for the process to settle, unless the call used Stir.
+func (v *Virtual) AfterFuncQuiet(d time.Duration, f func()) Timer {
+	t := &vtimer{v: v, timer: timer{f: f, index: -1, quiet: true}}
+	t.Reset(d)
+	return t
+}
+
+// Stir makes the scheduler wait for the process to settle after the event
+// running now (QuietTimers).
+func (v *Virtual) Stir() { v.stirred.Store(true) }
+
+// outside notes a timer or wake set by a goroutine outside the events:
+// the process may not be idle, so the next event waits for it to settle.
+func (v *Virtual) outside() {
+	if !v.inEvent.Load() {
+		v.stirred.Store(true)
+	}
+}
+
 // Wake queues f to run as the next event after the run settles.
 func (v *Virtual) Wake(f func()) {
 	v.mu.Lock()
@@ -133,6 +165,7 @@ func (v *Virtual) Wake(f func()) {
 	}
 	v.wakes = append(v.wakes, f)
 	v.mu.Unlock()
+	v.outside()
 	v.poke()
 }
 
@@ -158,14 +191,26 @@ func (v *Virtual) poke() {
 func (v *Virtual) loop() {
 	defer close(v.exit)
 	idle := newIdleProbe()
+	// settled is true when the process is known to be idle: the probe
+	// said so, and every event since was quiet, unstirred, and no timer
+	// or wake came from outside.
+	settled := false
 	for {
 		stepMu.Lock()
-		idle.wait(v.busyHook)
-		f := v.next()
+		if !settled || v.stirred.Swap(false) {
+			idle.wait(v.busyHook)
+			// A goroutine the wait saw running may have set timers;
+			// it has settled now.
+			v.stirred.Store(false)
+		}
+		f, quiet := v.next()
 		if f != nil {
+			v.inEvent.Store(true)
 			f()
+			v.inEvent.Store(false)
 		}
 		stepMu.Unlock()
+		settled = quiet && !v.stirred.Swap(false)
 		if f != nil {
 			continue
 		}
@@ -195,13 +240,14 @@ func (v *Virtual) loop() {
 	}
 }
 
-// next pops the next event, advancing time to it. It returns nil when there
-// is nothing to run or the clock is closed.
-func (v *Virtual) next() func() {
+// next pops the next event, advancing time to it, and tells whether it is
+// quiet (AfterFuncQuiet's). It returns nil when there is nothing to run or
+// the clock is closed.
+func (v *Virtual) next() (func(), bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.closed {
-		return nil
+		return nil, false
 	}
 	if v.wakeHead < len(v.wakes) {
 		f := v.wakes[v.wakeHead]
@@ -211,19 +257,19 @@ func (v *Virtual) next() func() {
 			v.wakes, v.wakeHead = v.wakes[:0], 0
 		}
 		v.events++
-		return f
+		return f, false
 	}
 	// A timer at the end of time never fires: with only such timers left,
 	// nothing is scheduled and the run is stalled.
 	if len(v.timers) == 0 || v.timers[0].when == endOfTime {
-		return nil
+		return nil, false
 	}
 	t := heap.Pop(&v.timers).(*timer)
 	if t.when > time.Duration(v.now.Load()) {
 		v.now.Store(int64(t.when))
 	}
 	v.events++
-	return t.f
+	return t.f, t.quiet
 }
 
 type vtimer struct {
@@ -232,6 +278,7 @@ type vtimer struct {
 }
 
 func (t *vtimer) Stop() bool {
+	t.v.outside()
 	t.v.mu.Lock()
 	defer t.v.mu.Unlock()
 	if t.index < 0 {
@@ -254,6 +301,7 @@ func (t *vtimer) Reset(d time.Duration) bool {
 		heap.Push(&v.timers, &t.timer)
 	}
 	v.mu.Unlock()
+	v.outside()
 	v.poke()
 	return pending
 }

@@ -461,6 +461,7 @@ func (n *Net) guard(f func()) {
 // abortRun ends the active Run with cause. It reports false if no Run is
 // active.
 func (n *Net) abortRun(cause error) bool {
+	clock.Stir(n.clk) // the abort readies the run's goroutines
 	n.abortMu.Lock()
 	defer n.abortMu.Unlock()
 	return n.abort != nil && n.abort(cause)

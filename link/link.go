@@ -129,10 +129,13 @@ func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
 			d.wake = make(chan struct{}, 1)
 			d.deliverTimer = clk.AfterFunc(time.Hour, d.signal)
 		} else {
-			d.deliverTimer = clk.AfterFunc(time.Hour, func() { l.deliverDue(d) })
+			// The link's own events are quiet (clock.QuietTimers): the
+			// deliver function takes the packet inline, and stirs the
+			// clock where it readies a goroutine.
+			d.deliverTimer = clock.AfterFuncQuiet(clk, time.Hour, func() { l.deliverDue(d) })
 		}
 		d.deliverTimer.Stop()
-		d.holdTimer = clk.AfterFunc(time.Hour, func() { l.releaseHolds(d) })
+		d.holdTimer = clock.AfterFuncQuiet(clk, time.Hour, func() { l.releaseHolds(d) })
 		d.holdTimer.Stop()
 		q := d.cfg.Qdisc // defaults filled in by direction
 		kind := qdiscKinds[q.Kind]
@@ -141,7 +144,7 @@ func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
 			// serve only queues packets for delivery and arms the
 			// delivery timer (or wakes the pump): it may run on any clock's
 			// timer.
-			d.serveTimer = clk.AfterFunc(time.Hour, func() { l.serveDue(d) })
+			d.serveTimer = clock.AfterFuncQuiet(clk, time.Hour, func() { l.serveDue(d) })
 			d.serveTimer.Stop()
 		}
 	}

@@ -65,7 +65,10 @@ type Event struct {
 }
 
 // Observer receives every event of a link, in order, with the link's lock
-// held: it must be quick and must not call the link.
+// held: it must be quick and must not call the link. On a discrete-event
+// clock it runs inside the link's quiet event (clock.QuietTimers): an
+// observer that readies a goroutine which acts on the run (a send on a
+// channel someone waits on) calls clock.Stir first.
 type Observer func(Event)
 
 // Start is the instant (on the link's clock) from which event times count.

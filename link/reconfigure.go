@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/netemu/netemu/clock"
 )
 
 // Reconfigure changes the running link's per-direction parameters to
@@ -48,7 +50,7 @@ func (l *Link) Reconfigure(cfg Config) error {
 			kind := qdiscKinds[nd.Qdisc.Kind]
 			d.qd, d.ahead = kind.new(l, d, nd.Qdisc), kind.ahead
 			if !d.ahead && d.serveTimer == nil {
-				d.serveTimer = l.clk.AfterFunc(time.Hour, func() { l.serveDue(d) })
+				d.serveTimer = clock.AfterFuncQuiet(l.clk, time.Hour, func() { l.serveDue(d) })
 				d.serveTimer.Stop()
 			}
 		}

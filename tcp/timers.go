@@ -51,7 +51,10 @@ func (t *etimer) arm(now, at time.Duration) {
 	t.armed = true
 	t.due = at
 	if t.t == nil {
-		t.t = t.e.p.clk.AfterFunc(d, t.run)
+		// Quiet (clock.QuietTimers): a timer's work is inline, and it
+		// readies a waiting goroutine only through the waiter queue,
+		// whose entries go through the clock's Wake.
+		t.t = clock.AfterFuncQuiet(t.e.p.clk, d, t.run)
 		return
 	}
 	t.t.Reset(d)

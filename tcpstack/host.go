@@ -306,6 +306,10 @@ func New(cfg Config, send func(pkt []byte)) (*Host, error) {
 		return nil, err
 	}
 	h.ep = &nicEndpoint{mtu: uint32(cfg.MTU), send: send, verify: cfg.VerifyChecksums}
+	if cfg.TCP.Impl != Netemu {
+		// gVisor's TCP hands a segment to goroutines of its own.
+		h.ep.stirs = cfg.Clock
+	}
 	if err := s.CreateNICWithOptions(nicID, h.ep, stack.NICOptions{QDisc: directQDisc{h.ep}}); err != nil {
 		s.Destroy()
 		return nil, &Error{Op: "create NIC", Err: err}
@@ -407,6 +411,12 @@ type nicEndpoint struct {
 	// direct, if not nil, takes the TCP segments of netemu's TCP past
 	// gVisor's IPv4 receive path (direct.go). Set once, before traffic.
 	direct *direct
+	// stirs, if not nil, is the clock to stir (clock.QuietTimers) before
+	// a packet takes gVisor's receive path, which readies goroutines of
+	// the stack's own; where the host's TCP is netemu's that path runs
+	// inline, and readies waiting goroutines only through the clock's
+	// Wake. Set once, before traffic.
+	stirs clock.Clock
 }
 
 type dispatcherRef struct{ d stack.NetworkDispatcher }
@@ -418,6 +428,9 @@ func (e *nicEndpoint) deliver(b []byte) {
 	}
 	if e.direct != nil && !e.closed.Load() && e.direct.deliver(b) {
 		return
+	}
+	if e.stirs != nil {
+		clock.Stir(e.stirs)
 	}
 	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(b)})
 	r.d.DeliverNetworkPacket(header.IPv4ProtocolNumber, pkt)
