@@ -321,6 +321,16 @@ func (p *Protocol) HandleUnknownDestinationPacket(id stack.TransportEndpointID, 
 			return stack.UnknownDestinationPacketMalformed
 		}
 	}
+	p.HandleSegment(id, h, payload)
+	return stack.UnknownDestinationPacketHandled
+}
+
+// HandleSegment takes a segment for this stack whose checksum is known to
+// be good, as its TCP header h (at least header.TCPMinimumSize bytes, its
+// options included) and its payload; both stay the caller's: the TCP
+// copies what it keeps. It is HandleUnknownDestinationPacket without a
+// gVisor packet buffer, for a receive path that has the packet's bytes.
+func (p *Protocol) HandleSegment(id stack.TransportEndpointID, h header.TCP, payload []byte) {
 	var s segment
 	s.seq = seqnum.Value(h.SequenceNumber())
 	s.ack = seqnum.Value(h.AckNumber())
@@ -337,10 +347,9 @@ func (p *Protocol) HandleUnknownDestinationPacket(id stack.TransportEndpointID, 
 	}
 	p.mu.Unlock()
 	if ep != nil && ep.handle(id, &s) {
-		return stack.UnknownDestinationPacketHandled
+		return
 	}
 	p.replyReset(id, &s)
-	return stack.UnknownDestinationPacketHandled
 }
 
 // replyReset answers a segment no connection takes, as Linux's

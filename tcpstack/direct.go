@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 
 	netemutcp "github.com/netemu/netemu/tcp"
-	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
@@ -38,9 +37,9 @@ type direct struct {
 	// The counters gVisor's path increments for a delivered packet and a
 	// sent one: the NIC's and the IPv4 endpoint's, each with the stack's
 	// total.
-	rxPackets, rxBytes                            tcpip.MultiCounterStat
-	received, valid, delivered, malformedSegments tcpip.MultiCounterStat
-	txPackets, txBytes, sent                      tcpip.MultiCounterStat
+	rxPackets, rxBytes         tcpip.MultiCounterStat
+	received, valid, delivered tcpip.MultiCounterStat
+	txPackets, txBytes, sent   tcpip.MultiCounterStat
 }
 
 var _ netemutcp.Egress = (*direct)(nil)
@@ -64,7 +63,6 @@ func newDirect(s *stack.Stack, cfg Config, ep *nicEndpoint) *direct {
 	all := s.Stats()
 	d.rxPackets.Init(nic.Stats.Rx.Packets, all.NICs.Rx.Packets)
 	d.rxBytes.Init(nic.Stats.Rx.Bytes, all.NICs.Rx.Bytes)
-	d.malformedSegments.Init(nic.Stats.MalformedL4RcvdPackets, all.NICs.MalformedL4RcvdPackets)
 	d.received.Init(ipStats.IP.PacketsReceived, all.IP.PacketsReceived)
 	d.valid.Init(ipStats.IP.ValidPacketsReceived, all.IP.ValidPacketsReceived)
 	d.delivered.Init(ipStats.IP.PacketsDelivered, all.IP.PacketsDelivered)
@@ -106,28 +104,23 @@ func (d *direct) deliver(b []byte) bool {
 	if tcpLen < header.TCPMinimumSize || header.IPv4MinimumSize+tcpLen > len(b) {
 		return false
 	}
-	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(b)})
-	defer pkt.DecRef()
 	d.rxPackets.Increment()
 	d.rxBytes.IncrementBy(uint64(len(b)))
 	d.received.Increment()
 	d.valid.Increment()
 	d.delivered.Increment()
-	pkt.NetworkHeader().Consume(header.IPv4MinimumSize)
-	pkt.NetworkProtocolNumber = header.IPv4ProtocolNumber
-	pkt.TransportHeader().Consume(tcpLen)
-	pkt.TransportProtocolNumber = header.TCPProtocolNumber
-	pkt.RXChecksumValidated = true
-	pkt.NICID, pkt.InputNICID = nicID, nicID
 	id := stack.TransportEndpointID{
 		LocalPort:     binary.BigEndian.Uint16(b[22:24]),
 		LocalAddress:  tcpip.AddrFrom4([4]byte(b[16:20])),
 		RemotePort:    binary.BigEndian.Uint16(b[20:22]),
 		RemoteAddress: tcpip.AddrFrom4([4]byte(b[12:16])),
 	}
-	if d.proto.HandleUnknownDestinationPacket(id, pkt) == stack.UnknownDestinationPacketMalformed {
-		d.malformedSegments.Increment()
-	}
+	// The segment goes to the TCP as the link's bytes, without a copy
+	// into a packet buffer: the TCP copies what it keeps. The checksum
+	// is taken as good, as gVisor's path takes it where the host does
+	// not verify (Config.VerifyChecksums takes gVisor's path).
+	tcpHdr := b[header.IPv4MinimumSize : header.IPv4MinimumSize+tcpLen]
+	d.proto.HandleSegment(id, header.TCP(tcpHdr), b[header.IPv4MinimumSize+tcpLen:])
 	return true
 }
 
