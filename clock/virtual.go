@@ -70,6 +70,7 @@ type Virtual struct {
 	// event.
 	inEvent atomic.Bool
 	stirred atomic.Bool
+	waits   atomic.Uint64 // how many times the scheduler waited to settle
 }
 
 // OnBusy makes the scheduler call f when the process has not settled for
@@ -150,6 +151,11 @@ func (v *Virtual) Stir() { v.stirred.Store(true) }
 
 // outside notes a timer or wake set by a goroutine outside the events:
 // the process may not be idle, so the next event waits for it to settle.
+// It is called before the timer or wake becomes visible to the scheduler.
+// A goroutine the scheduler never waited for (one woken by the wall clock
+// or the network) that sets a timer while an event runs is not told from
+// the event itself; a run fed from outside its clock is not deterministic
+// anyway.
 func (v *Virtual) outside() {
 	if !v.inEvent.Load() {
 		v.stirred.Store(true)
@@ -158,6 +164,7 @@ func (v *Virtual) outside() {
 
 // Wake queues f to run as the next event after the run settles.
 func (v *Virtual) Wake(f func()) {
+	v.outside()
 	v.mu.Lock()
 	if v.closed {
 		v.mu.Unlock()
@@ -165,7 +172,6 @@ func (v *Virtual) Wake(f func()) {
 	}
 	v.wakes = append(v.wakes, f)
 	v.mu.Unlock()
-	v.outside()
 	v.poke()
 }
 
@@ -199,6 +205,7 @@ func (v *Virtual) loop() {
 		stepMu.Lock()
 		if !settled || v.stirred.Swap(false) {
 			idle.wait(v.busyHook)
+			v.waits.Add(1)
 			// A goroutine the wait saw running may have set timers;
 			// it has settled now.
 			v.stirred.Store(false)
@@ -290,6 +297,7 @@ func (t *vtimer) Stop() bool {
 
 func (t *vtimer) Reset(d time.Duration) bool {
 	v := t.v
+	v.outside()
 	v.mu.Lock()
 	t.when = addSat(time.Duration(v.now.Load()), max(d, 0))
 	v.seq++
@@ -301,7 +309,6 @@ func (t *vtimer) Reset(d time.Duration) bool {
 		heap.Push(&v.timers, &t.timer)
 	}
 	v.mu.Unlock()
-	v.outside()
 	v.poke()
 	return pending
 }

@@ -139,3 +139,43 @@ func TestOnBusyAfterTheWaitBegan(t *testing.T) {
 	stop.Store(true)
 	v.Close()
 }
+
+// The scheduler waits for the process to settle after an event that may
+// have readied a goroutine, and only then: a chain of quiet timers runs
+// without a wait between its events, a chain of ordinary ones (or of
+// quiet ones that stir) waits before each.
+func TestQuietEventsSkipTheWait(t *testing.T) {
+	const chain = 50
+	waits := func(arm func(v *Virtual, f func()) Timer, stir bool) uint64 {
+		v := NewVirtual(0, nil)
+		defer v.Close()
+		done := make(chan struct{})
+		left := chain
+		var tm Timer
+		tm = arm(v, func() {
+			if stir {
+				v.Stir()
+			}
+			if left--; left == 0 {
+				close(done)
+				return
+			}
+			tm.Reset(time.Millisecond)
+		})
+		<-done
+		return v.waits.Load()
+	}
+	quiet := func(v *Virtual, f func()) Timer { return v.AfterFuncQuiet(time.Millisecond, f) }
+	plain := func(v *Virtual, f func()) Timer { return v.AfterFunc(time.Millisecond, f) }
+	// The first event waits (nothing is known of the process yet), and
+	// so may a second one if the test's goroutine was still running.
+	if w := waits(quiet, false); w > 2 {
+		t.Errorf("%d quiet events: the scheduler waited %d times; want at most 2", chain, w)
+	}
+	if w := waits(quiet, true); w < chain {
+		t.Errorf("%d quiet events that stir: the scheduler waited %d times; want %d or more", chain, w, chain)
+	}
+	if w := waits(plain, false); w < chain {
+		t.Errorf("%d ordinary events: the scheduler waited %d times; want %d or more", chain, w, chain)
+	}
+}
