@@ -151,8 +151,14 @@ func TestQuietEventsSkipTheWait(t *testing.T) {
 		defer v.Close()
 		done := make(chan struct{})
 		left := chain
+		// The timer may fire before arm returns to this goroutine: the
+		// callback takes it from a channel, not from a shared variable.
+		armed := make(chan Timer, 1)
 		var tm Timer
-		tm = arm(v, func() {
+		armed <- arm(v, func() {
+			if tm == nil {
+				tm = <-armed
+			}
 			if stir {
 				v.Stir()
 			}
