@@ -153,4 +153,5 @@ var (
 	_ Sequential     = (*Virtual)(nil)
 	_ SpawningTimers = Real{}
 	_ Monotonic      = Real{}
+	_ Monotonic      = (*Precise)(nil)
 )

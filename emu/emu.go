@@ -271,15 +271,7 @@ func New(cfg Config) (*Net, error) {
 // hands it to the node at the end of direction dir.
 func (n *Net) deliver(i int, dir link.Dir, pkt []byte) {
 	n.traceMu.Lock()
-	var now time.Duration
-	switch {
-	case n.virtual != nil:
-		now = n.virtual.Elapsed()
-	case n.cfg.Clock == Bubble:
-		now = n.clk.Now().Sub(n.born)
-	default:
-		now = n.clk.Now().Sub(clock.Epoch)
-	}
+	now := n.Elapsed()
 	if n.virtual != nil && n.quiet > 0 { // the QuietLimit watchdog: virtual clock only
 		if payload(pkt) > 1 {
 			n.lastData = now
@@ -646,9 +638,9 @@ type Stats struct {
 	Links   []link.Stats
 	Routers []RouterStats
 	// TraceHash is a 128-bit XXH3 hash (hex) over a record of every
-	// packet delivered across the link: its arrival time (nanoseconds
-	// since clock.Epoch on the virtual clock, since New in a synctest
-	// bubble), its direction, its length and the packet's own XXH3-128,
+	// packet delivered across the link: its arrival time (Elapsed:
+	// nanoseconds since clock.Epoch on the virtual clock, since New on
+	// the others), its direction, its length and the packet's own XXH3-128,
 	// so that any change to a byte or an instant changes it. On the real
 	// clock, where arrival times never repeat, the records leave the
 	// packet's hash out. In a bubble, each direction is hashed apart and

@@ -76,6 +76,10 @@ type endpoint struct {
 
 	mu     sync.Mutex
 	notify waiter.EventMask // to signal once mu is released
+	// stamp is the instant a pass under mu began, where the pass took
+	// one (stamped; see now); unlock ends the pass.
+	stamp   time.Duration
+	stamped bool
 
 	state      state
 	opened     bool // the application has not closed it
@@ -151,6 +155,7 @@ const (
 // unlock releases mu, then signals the waiters of what changed and
 // resets the children a closed listener left unaccepted.
 func (e *endpoint) unlock() {
+	e.stamped = false
 	n := e.notify
 	e.notify = 0
 	orphans := e.unaccepted
@@ -164,8 +169,21 @@ func (e *endpoint) unlock() {
 	}
 }
 
-// now is the connection's clock.
-func (e *endpoint) now() time.Duration { return e.p.now() }
+// now is the connection's clock. In a pass under mu that began with
+// stampNow (a segment's arrival, the application's read or write, a
+// timer) it is the instant the pass began, as Linux's TCP reads
+// tp->tcp_mstamp, refreshed once per pass (tcp_mstamp_refresh): on a wall
+// clock that spares a clock read per use, about ten per segment; on the
+// virtual clock no time passes within a pass anyway.
+func (e *endpoint) now() time.Duration {
+	if e.stamped {
+		return e.stamp
+	}
+	return e.p.now()
+}
+
+// stampNow begins a pass under mu at the clock's present instant.
+func (e *endpoint) stampNow() { e.stamp, e.stamped = e.p.now(), true }
 
 // SocketOptions implements tcpip.Endpoint.
 func (e *endpoint) SocketOptions() *tcpip.SocketOptions { return &e.ops }
@@ -361,6 +379,7 @@ func (*endpoint) Disconnect() tcpip.Error { return &tcpip.ErrNotSupported{} }
 func (e *endpoint) Read(dst io.Writer, opts tcpip.ReadOptions) (tcpip.ReadResult, tcpip.Error) {
 	e.mu.Lock()
 	defer e.unlock()
+	e.stampNow()
 	if e.state == stateListen || e.state == 0 || e.state == stateSynSent || e.state == stateSynRecv {
 		if e.hardErr != nil {
 			return tcpip.ReadResult{}, e.takeHardErr()
@@ -408,6 +427,7 @@ func (e *endpoint) takeHardErr() tcpip.Error {
 func (e *endpoint) Write(src tcpip.Payloader, _ tcpip.WriteOptions) (int64, tcpip.Error) {
 	e.mu.Lock()
 	defer e.unlock()
+	e.stampNow()
 	if e.hardErr != nil {
 		return 0, e.takeHardErr()
 	}

@@ -24,6 +24,7 @@ const (
 func (e *endpoint) handle(id stack.TransportEndpointID, s *segment) bool {
 	e.mu.Lock()
 	defer e.unlock()
+	e.stampNow()
 	switch e.state {
 	case stateListen:
 		return e.handleListen(id, s)

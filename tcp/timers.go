@@ -135,6 +135,7 @@ func (t *etimer) stop() {
 func (t *etimer) run() {
 	e := t.e
 	e.mu.Lock()
+	e.stampNow()
 	if t.armed && e.now() >= t.due {
 		t.armed = false
 		t.fire(e)
