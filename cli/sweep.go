@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -303,6 +304,11 @@ func WorkerMain(c *Command, args []string, stdin io.Reader, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "netemu worker: %v\n", err)
 		return 2
 	}
+	// A worker runs one run at a time, on the virtual clock, which runs one
+	// event at a time: a second processor only hands the run's goroutines
+	// from thread to thread (docs/PERFORMANCE.md, "Sweeps on several
+	// cores": a worker with two took 1.4 times as long).
+	runtime.GOMAXPROCS(1)
 	// The study file was read by the sweep, which passes its arguments.
 	s.o.Study, s.o.StudyHash = os.Getenv(studyEnv), os.Getenv(studyHashEnv)
 	s.fault = fault

@@ -27,6 +27,13 @@ var ErrStalled = errors.New("virtual clock stalled: every goroutine of the run i
 // forever for the others to go idle.
 var stepMu sync.Mutex
 
+// blockedInSyscall is how many goroutines the idle probe takes to be
+// blocked in system calls for good (a reader of a terminal or a pipe,
+// say); more than that means a system call in progress, which the run
+// must wait for. It is the process's, learnt once for every run that
+// follows, and only read or written under stepMu.
+var blockedInSyscall uint64
+
 // Virtual is a discrete-event clock. Time stands still while any goroutine
 // of the process runs; once all are blocked, the scheduler runs the next
 // event: first queued wakes in the order they were queued, then the earliest
@@ -71,6 +78,7 @@ type Virtual struct {
 	inEvent atomic.Bool
 	stirred atomic.Bool
 	waits   atomic.Uint64 // how many times the scheduler waited to settle
+	checks  atomic.Uint64 // how many looks at the process those waits took
 }
 
 // OnBusy makes the scheduler call f when the process has not settled for
@@ -204,7 +212,7 @@ func (v *Virtual) loop() {
 	for {
 		stepMu.Lock()
 		if !settled || v.stirred.Swap(false) {
-			idle.wait(v.busyHook)
+			v.checks.Add(uint64(idle.wait(v.busyHook)))
 			v.waits.Add(1)
 			// A goroutine the wait saw running may have set timers;
 			// it has settled now.
@@ -316,10 +324,6 @@ func (t *vtimer) Reset(d time.Duration) bool {
 // idleProbe tells when no goroutine but the caller is running or runnable.
 type idleProbe struct {
 	samples []metrics.Sample
-	// inSyscall is how many goroutines the probe takes to be blocked in
-	// system calls for good (a reader of a terminal, say); more than that
-	// means a system call in progress, which the run must wait for.
-	inSyscall uint64
 }
 
 func newIdleProbe() *idleProbe {
@@ -346,13 +350,15 @@ const syscallPatience = 200
 // hook is asked every busyCheckEvery checks after that, so that a limit
 // set while the wait runs counts too. A goroutine that stays in a system
 // call for syscallPatience checks is taken to be blocked there for good
-// and no longer holds the run back.
+// and no longer holds back this run or any later one (blockedInSyscall).
+// The caller holds stepMu.
 //
 // Yielding alone can starve a goroutine queued on another processor and
 // holds a processor the run could use, so after a few busy yields the
 // prober naps in nanosleep (a short time.Sleep can last until the
 // runtime's next millisecond poll), then yields again (docs/PERFORMANCE.md).
-func (p *idleProbe) wait(hook func() (time.Duration, func())) {
+// It returns how many checks it took.
+func (p *idleProbe) wait(hook func() (time.Duration, func())) int {
 	calm, busy, syscall := 0, 0, 0
 	// The busy limit counts from the first look at it: most waits settle
 	// sooner and never read the wall clock, which costs as much as a look
@@ -360,7 +366,9 @@ func (p *idleProbe) wait(hook func() (time.Duration, func())) {
 	// (docs/PERFORMANCE.md).
 	var start time.Time
 	fired := false
+	checks := 0
 	for i := 1; calm < 2; i++ {
+		checks = i
 		if !fired && i%busyCheckEvery == 0 {
 			if start.IsZero() {
 				start = time.Now()
@@ -380,15 +388,15 @@ func (p *idleProbe) wait(hook func() (time.Duration, func())) {
 		// A goroutine in a system call (writing a log line, say) is not
 		// idle: when it returns it may act on the network. One that stays
 		// there is taken to be blocked for good.
-		p.inSyscall = min(p.inSyscall, notInGo)
-		if notInGo > p.inSyscall {
+		blockedInSyscall = min(blockedInSyscall, notInGo)
+		if notInGo > blockedInSyscall {
 			if syscall++; syscall >= syscallPatience {
-				p.inSyscall, syscall = notInGo, 0
+				blockedInSyscall, syscall = notInGo, 0
 			}
 		} else {
 			syscall = 0
 		}
-		if runnable > 0 || running > 1 || notInGo > p.inSyscall {
+		if runnable > 0 || running > 1 || notInGo > blockedInSyscall {
 			calm = 0
 			busy++
 		} else {
@@ -396,4 +404,5 @@ func (p *idleProbe) wait(hook func() (time.Duration, func())) {
 			busy = 0
 		}
 	}
+	return checks
 }

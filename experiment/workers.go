@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"runtime"
 	"sync"
@@ -228,6 +229,12 @@ var ErrSweepGone = errors.New("the sweep is gone")
 // read its outcome (ErrSweepGone). A unit the sweep lacks is an
 // *InputError; an error run returns goes back as a fatal outcome.
 func ServeUnits(stdin io.Reader, stdout io.Writer, cells int, run RunFunc) error {
+	if f, ok := stdin.(*os.File); ok {
+		if p := pollable(f); p != nil {
+			defer p.Close() // after cancel: the reader's Scan ends
+			stdin = p
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	lines := make(chan []byte)
