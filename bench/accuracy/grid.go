@@ -128,8 +128,9 @@ type gridSide struct {
 // gridRow is a cell with every TCP's figures.
 type gridRow struct {
 	Cell   gridCell
-	Sides  []gridSide // the emulator's TCPs in gridImpls order, then the kernel
-	Kernel string     // the kernel's facts
+	CC     tcpstack.CongestionControl // every side's congestion control
+	Sides  []gridSide                 // the emulator's TCPs in gridImpls order, then the kernel
+	Kernel string                     // the kernel's facts
 	// LateP99 is the median over the kernel runs of the bridge's 99th
 	// percentile delivery lateness: how far behind its due instant the
 	// TUN bridge wrote a packet into a namespace.
@@ -194,7 +195,7 @@ const hystartAckDelta = 2 * time.Millisecond
 // exactly the delta still counts (hystart_update compares with <=).
 func (r gridRow) ackTrainEdge() bool {
 	pt := r.packetTime()
-	if pt == 0 || r.Cell.exchanges() {
+	if pt == 0 || r.Cell.exchanges() || r.CC != tcpstack.Cubic {
 		return false
 	}
 	for k := time.Duration(1); k <= 2; k++ {
@@ -239,20 +240,25 @@ each, netemu's TCP, gVisor's TCP and kernel TCP on the same link, with a summary
 again, and the file's first line the commit it was drawn on.
 `
 
-// measureGrid runs every cell: each emulated TCP over seeds
-// 1..kernelRuns (lossless: the seeds draw only the link's dither,
-// link.DefaultDither) or 1..lossyRuns, and kernel TCP as many times.
-func measureGrid(ctx context.Context, cells []gridCell, lossyRuns, kernelRuns int, via kernel.Via, kern bool, progress func(i int, what string)) ([]gridRow, error) {
+// measureGrid runs every cell with congestion control cc on every side:
+// each emulated TCP that has cc over seeds 1..kernelRuns (lossless: the
+// seeds draw only the link's dither, link.DefaultDither) or
+// 1..lossyRuns, and kernel TCP as many times.
+func measureGrid(ctx context.Context, cells []gridCell, cc tcpstack.CongestionControl, lossyRuns, kernelRuns int, via kernel.Via, kern bool, progress func(i int, what string)) ([]gridRow, error) {
 	var rows []gridRow
 	kernelWhy := ""
 	if !kern {
 		kernelWhy = "-kernel=false"
 	}
 	for _, cell := range cells {
-		row := gridRow{Cell: cell}
+		row := gridRow{Cell: cell, CC: cc}
 		for _, impl := range gridImpls {
+			if !slices.Contains(impl.CongestionControls(), cc) {
+				row.Sides = append(row.Sides, gridSide{Err: fmt.Sprintf("%s's TCP has no %s", impl, cc)})
+				continue
+			}
 			progress(cell.N, string(impl))
-			c := experiment.Case{Workload: cell.Workload, Link: cell.Link, TCP: tcpstack.TCPConfig{Impl: impl}, Clock: emu.Virtual}
+			c := experiment.Case{Workload: cell.Workload, Link: cell.Link, TCP: tcpstack.TCPConfig{Impl: impl, CongestionControl: cc}, Clock: emu.Virtual}
 			runs := kernelRuns
 			if cell.Lossy {
 				runs = lossyRuns
@@ -269,7 +275,7 @@ func measureGrid(ctx context.Context, cells []gridCell, lossyRuns, kernelRuns in
 			continue
 		}
 		progress(cell.N, "kernel")
-		c := experiment.Case{Workload: cell.Workload, Link: cell.Link}
+		c := experiment.Case{Workload: cell.Workload, Link: cell.Link, TCP: tcpstack.TCPConfig{CongestionControl: cc}}
 		runs := kernelRuns
 		if cell.Lossy {
 			runs = lossyRuns
@@ -291,7 +297,7 @@ func measureGrid(ctx context.Context, cells []gridCell, lossyRuns, kernelRuns in
 			row.LateMax = medianLate(recs, func(r experiment.Record) *float64 { return r.LateMaxUs })
 			if cell.exchanges() {
 				progress(cell.N, "kernel on an ideal link")
-				ideal := experiment.Case{Workload: cell.Workload}
+				ideal := experiment.Case{Workload: cell.Workload, TCP: tcpstack.TCPConfig{CongestionControl: cc}}
 				res, _, err := experiment.Kernel{Via: via}.Run(ctx, ideal)
 				if err != nil {
 					return rows, fmt.Errorf("cell %d, kernel on an ideal link: %w", cell.N, err)
@@ -361,10 +367,13 @@ func delta(a, b gridSide) float64 {
 
 // gridMarkdown writes the grid's table and its summary.
 // only is -grid-cells: the cells measured, if not all.
-func gridMarkdown(w io.Writer, rows []gridRow, seed uint64, n, lossyRuns, kernelRuns int, only string) {
+func gridMarkdown(w io.Writer, rows []gridRow, cc tcpstack.CongestionControl, seed uint64, n, lossyRuns, kernelRuns int, only string) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("\n# A random grid\n\n")
 	cmd := fmt.Sprintf("go run ./bench/accuracy -grid %d -grid-seed %d", n, seed)
+	if cc != tcpstack.Cubic {
+		cmd += fmt.Sprintf(" -grid-cc %s", cc)
+	}
 	if lossyRuns != gridDefaultRuns {
 		cmd += fmt.Sprintf(" -grid-runs %d", lossyRuns)
 	}
@@ -385,6 +394,11 @@ func gridMarkdown(w io.Writer, rows []gridRow, seed uint64, n, lossyRuns, kernel
 	p("Hosts, on page, keepalive and rpc cells, is the kernel's time for the same workload on a link with no delay, rate or loss: ")
 	p("what its hosts, sockets and bridge add to the exchanges, which the emulator's hosts do in no time; where it exceeds 2 %% of the kernel's figure, the kernel's figure measured its hosts as well as the link. ")
 	p("Such cells (marked ✗) are left out of the summary.\n\n")
+	p("Congestion control: %s on every side", cc)
+	if cc != tcpstack.Cubic {
+		p(" (HyStart's ACK train, CUBIC's, decides nothing)")
+	}
+	p(".\n\n")
 	if only != "" {
 		p("Only cells %s measured here (`-grid-cells %s`).\n\n", only, only)
 	}
@@ -443,7 +457,9 @@ func gridMarkdown(w io.Writer, rows []gridRow, seed uint64, n, lossyRuns, kernel
 			unreliable++
 		default:
 			dn[j] = append(dn[j], math.Abs(a))
-			dg[j] = append(dg[j], math.Abs(b))
+			if !math.IsNaN(b) {
+				dg[j] = append(dg[j], math.Abs(b))
+			}
 		}
 		name := cell.Workload.Name()
 		if bw, ok := cell.Workload.(workloads.Bulk); ok {

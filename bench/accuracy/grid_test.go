@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"math"
 	"reflect"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -69,12 +71,12 @@ func TestGridReport(t *testing.T) {
 	for i := range cells {
 		cells[i].Workload = workloads.Bulk{Size: 64 << 10}.WithDefaults() // small, to stay quick
 	}
-	rows, err := measureGrid(context.Background(), cells, 2, 1, "", false, func(int, string) {})
+	rows, err := measureGrid(context.Background(), cells, tcpstack.Cubic, 2, 1, "", false, func(int, string) {})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	gridMarkdown(&b, rows, 5, 3, 2, 1, "")
+	gridMarkdown(&b, rows, tcpstack.Cubic, 5, 3, 2, 1, "")
 	out := b.String()
 	for _, want := range []string{"grid seed 5 (`go run ./bench/accuracy -grid 3 -grid-seed 5 -grid-runs 2 -grid-kernel-runs 1`)", "| 1 |", "| 2 |", "| 3 |", "median \\|Δ\\|"} {
 		if !strings.Contains(out, want) {
@@ -114,7 +116,7 @@ func TestGridUnreliableKernel(t *testing.T) {
 		t.Fatalf("reliable: %v at 100 µs mean, %v at 101 µs; want true, false", good.reliable(), slow.reliable())
 	}
 	var b strings.Builder
-	gridMarkdown(&b, []gridRow{good, bad}, 1, 2, 1, 1, "")
+	gridMarkdown(&b, []gridRow{good, bad}, tcpstack.Cubic, 1, 2, 1, 1, "")
 	out := b.String()
 	for _, want := range []string{"0 / 121 / 0 µs ✗", "1 cells left out", "| lossless (1) | netemu | 10.0 % |"} {
 		if !strings.Contains(out, want) {
@@ -131,7 +133,7 @@ func TestGridACKTrainEdge(t *testing.T) {
 	side := gridSide{Spread: experiment.Spread{Runs: 1, Median: time.Second, MedianMs: 1000, Drops: -1}}
 	row := func(rate float64, p99 time.Duration) gridRow {
 		cell := gridCell{Workload: workloads.Bulk{Size: 4 << 20}.WithDefaults(), Link: link.Config{Delay: 86 * time.Millisecond, Rate: rate, Qdisc: link.Qdisc{Limit: 162}}}
-		return gridRow{Cell: cell, Sides: []gridSide{side, side, side}, LateP99: p99, LateMean: 44 * time.Microsecond}
+		return gridRow{Cell: cell, CC: tcpstack.Cubic, Sides: []gridSide{side, side, side}, LateP99: p99, LateMean: 44 * time.Microsecond}
 	}
 	for _, c := range []struct {
 		rate float64
@@ -155,6 +157,48 @@ func TestGridACKTrainEdge(t *testing.T) {
 	page.Cell.Workload = workloads.Page{}.WithDefaults()
 	if page.ackTrainEdge() {
 		t.Error("a page cell at 6.2 mbit, p99 147 µs: marked; want exchanges left alone")
+	}
+	// HyStart is CUBIC's: BBR's startup ends on its bandwidth filter.
+	bbr := row(6.2e6, 147*time.Microsecond)
+	bbr.CC = "bbr"
+	if bbr.ackTrainEdge() {
+		t.Error("a bbr cell at 6.2 mbit, p99 147 µs: marked; want HyStart's edge for CUBIC only")
+	}
+}
+
+// TestGridBBR: with -grid-cc bbr, netemu's TCP runs BBR on every cell,
+// gVisor's (which has none) is shown as not measured and stays out of the
+// summary, and the report names the congestion control and the command.
+func TestGridBBR(t *testing.T) {
+	cells := drawGrid(2, 5)
+	for i := range cells {
+		cells[i].Workload = workloads.Bulk{Size: 64 << 10}.WithDefaults()
+	}
+	rows, err := measureGrid(context.Background(), cells, "bbr", 1, 1, "", false, func(int, string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cubic, err := measureGrid(context.Background(), cells, tcpstack.Cubic, 1, 1, "", false, func(int, string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		if r.Sides[0].Spread.Median == 0 || r.Sides[1].Err != "gvisor's TCP has no bbr" {
+			t.Errorf("row %d: %+v; want netemu measured, gvisor not", i, r.Sides)
+		}
+		if r.Sides[0].Spread.Median == cubic[i].Sides[0].Spread.Median {
+			t.Errorf("row %d: bbr and cubic both %v: was bbr run?", i, r.Sides[0].Spread.Median)
+		}
+	}
+	var b strings.Builder
+	gridMarkdown(&b, rows, "bbr", 5, 2, 1, 1, "")
+	for _, want := range []string{"-grid-seed 5 -grid-cc bbr", "Congestion control: bbr on every side"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+	if code := run(context.Background(), []string{"-grid", "1", "-grid-cc", "vegas"}, io.Discard, &b); code != 2 || !strings.Contains(b.String(), `-grid-cc "vegas": want one of netemu's TCP's congestion controls: cubic, reno or bbr`) {
+		t.Errorf("-grid-cc vegas: exit %d, %s", code, b.String())
 	}
 }
 
@@ -206,7 +250,7 @@ func TestGridHostTime(t *testing.T) {
 		t.Fatalf("reliable: %v with hosts at 13.5 ms, %v at 13.501 ms; want true, false", good.reliable(), bad.reliable())
 	}
 	var b strings.Builder
-	gridMarkdown(&b, []gridRow{bad}, 1, 40, 1, 1, "7")
+	gridMarkdown(&b, []gridRow{bad}, tcpstack.Cubic, 1, 40, 1, 1, "7")
 	out := b.String()
 	for _, want := range []string{"Only cells 7 measured here", "| 7 |", "0 / 0 µs, 13.5 ms ✗", "1 cells left out", "| lossless (0) | netemu | — |"} {
 		if !strings.Contains(out, want) {

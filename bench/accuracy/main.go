@@ -22,10 +22,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"time"
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/internal/english"
 	"github.com/netemu/netemu/kernel"
 	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
@@ -52,6 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	gridRuns := fs.Int("grid-runs", gridDefaultRuns, "grid: seeds per lossy cell on each side")
 	gridKernelRuns := fs.Int("grid-kernel-runs", gridDefaultKernelRuns, "grid: runs per lossless cell on each side (the emulator's seeds draw its link's dither)")
 	gridCells := fs.String("grid-cells", "", "grid: measure only these cells of the drawn grid, by number: 7,12")
+	gridCC := fs.String("grid-cc", string(tcpstack.Cubic), "grid: the congestion control of every side (cubic, reno or bbr); an emulated TCP without it is left out")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -64,16 +67,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if seed == 0 {
 			seed = uint64(time.Now().UnixNano())%1_000_000 + 1
 		}
+		cc := tcpstack.CongestionControl(*gridCC)
+		if !slices.Contains(tcpstack.Netemu.CongestionControls(), cc) {
+			fmt.Fprintf(stderr, "accuracy: -grid-cc %q: want one of netemu's TCP's congestion controls: %s\n", *gridCC, ccNames())
+			return 2
+		}
 		cells, err := pickCells(drawGrid(*grid, seed), *gridCells)
 		if err != nil {
 			fmt.Fprintf(stderr, "accuracy: %v\n", err)
 			return 2
 		}
 		fmt.Fprintf(stderr, "accuracy: grid of %d cells, seed %d\n", *grid, seed)
-		rows, err := measureGrid(ctx, cells, *gridRuns, *gridKernelRuns, kernel.Via(*via), *kern, func(n int, what string) {
+		rows, err := measureGrid(ctx, cells, cc, *gridRuns, *gridKernelRuns, kernel.Via(*via), *kern, func(n int, what string) {
 			fmt.Fprintf(stderr, "accuracy: grid cell %d/%d: %s\n", n, *grid, what)
 		})
-		gridMarkdown(stdout, rows, seed, *grid, *gridRuns, *gridKernelRuns, *gridCells)
+		gridMarkdown(stdout, rows, cc, seed, *grid, *gridRuns, *gridKernelRuns, *gridCells)
 		fmt.Fprint(stdout, tcpNotes)
 		if err != nil {
 			fmt.Fprintf(stderr, "accuracy: %v\n", err)
@@ -150,4 +158,14 @@ func argsString(args []string) string {
 		return "> docs/ACCURACY.md"
 	}
 	return s + " > docs/ACCURACY.md"
+}
+
+// ccNames lists netemu's TCP's congestion controls as people write a
+// choice: "cubic, reno or bbr".
+func ccNames() string {
+	var names []string
+	for _, c := range tcpstack.Netemu.CongestionControls() {
+		names = append(names, string(c))
+	}
+	return english.Or(names...)
 }
