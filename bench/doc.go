@@ -23,6 +23,9 @@
 //   - BenchmarkBBRvsCubic: CPU per packet of a BBR bulk run against a
 //     CUBIC one on the same link, in the same run.
 //
-// docs/PERFORMANCE.md has the figures and the machine. The accuracy report
-// is a command: go run ./bench/accuracy > docs/ACCURACY.md.
+// docs/PERFORMANCE.md has the figures and the machine. The script
+// bench/against compares a commit's benchmarks with the working tree's
+// in one alternating run (bench/against HEAD~1), so that a change can say
+// what it cost. The accuracy report is a command: go run ./bench/accuracy
+// > docs/ACCURACY.md.
 package bench
