@@ -31,6 +31,9 @@ type Precise struct {
 
 	kick chan struct{}
 	exit chan struct{}
+	// spin is how long before a timer is due the clock stops sleeping and
+	// yields in a loop: spinWindow, or 0 on a real-time thread.
+	spin time.Duration
 }
 
 // Phases of the wait for the next timer: a Go timer until coarseWindow
@@ -47,9 +50,42 @@ const maxLateSamples = 1 << 16
 
 // NewPrecise starts a precise clock.
 func NewPrecise() *Precise {
-	p := &Precise{base: time.Now(), kick: make(chan struct{}, 1), exit: make(chan struct{})}
+	p := newPrecise(spinWindow)
 	go p.loop()
 	return p
+}
+
+func newPrecise(spin time.Duration) *Precise {
+	return &Precise{base: time.Now(), kick: make(chan struct{}, 1), exit: make(chan struct{}), spin: spin}
+}
+
+// NewPreciseOn is NewPrecise with the clock's goroutine, which runs the
+// timers' callbacks, locked to a thread of its own; setup runs first on
+// that thread, and NewPreciseOn returns once it has. Where setup makes
+// the thread a real-time one and reports true, the thread wakes on time
+// from a sleep (the kernel gives a real-time thread no timer slack, and
+// it preempts ordinary ones), so the clock sleeps until each timer is due
+// instead of yielding through its last microseconds: a real-time thread
+// that yields in a loop keeps every ordinary thread off its core. Once
+// the clock is closed, undo (if not nil) runs on the thread before it
+// ends: the runtime parks the process's main thread for good rather than
+// ending it, so the thread must be left as ordinary as it was found.
+func NewPreciseOn(setup func() bool, undo func()) *Precise {
+	ready := make(chan *Precise)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		spin := spinWindow
+		if setup() {
+			spin = 0
+		}
+		p := newPrecise(spin)
+		ready <- p
+		p.loop()
+		if undo != nil {
+			undo()
+		}
+	}()
+	return <-ready
 }
 
 // Now returns time.Now().
@@ -137,9 +173,9 @@ func (p *Precise) loop() {
 			}
 			continue
 		}
-		if wait > spinWindow {
+		if wait > p.spin {
 			p.mu.Unlock()
-			nap(min(wait-spinWindow, nanoStep))
+			nap(min(wait-p.spin, nanoStep))
 			continue
 		}
 		if wait > 0 {

@@ -166,12 +166,19 @@ type Facts struct {
 	CongestionControl  string `json:"cc"`
 	PingpongThresh     string `json:"tcp_pingpong_thresh,omitempty"`
 	SlowStartAfterIdle string `json:"tcp_slow_start_after_idle,omitempty"`
+	// BridgeThread is the scheduling of the TUN bridge's delivering
+	// thread: "SCHED_FIFO 10", or ordinary with the reason; "" for netem.
+	BridgeThread string `json:"bridge_thread,omitempty"`
 }
 
 // String describes the facts in one line.
 func (f Facts) String() string {
-	return fmt.Sprintf("Linux %s (HZ %d), link %s, cc %s, tcp_pingpong_thresh %s, tcp_slow_start_after_idle %s",
+	s := fmt.Sprintf("Linux %s (HZ %d), link %s, cc %s, tcp_pingpong_thresh %s, tcp_slow_start_after_idle %s",
 		f.Kernel, f.HZ, f.Link, f.CongestionControl, f.PingpongThresh, f.SlowStartAfterIdle)
+	if f.BridgeThread != "" {
+		s += ", bridge thread " + f.BridgeThread
+	}
+	return s
 }
 
 // Stats are the link's counters (TUN bridge only) and how late the

@@ -39,9 +39,11 @@ type Net struct {
 	onClose func(*net.TCPConn)
 
 	// TUN bridge
-	clk  *clock.Precise
-	link *link.Link
-	tuns [2]*os.File // client's, server's
+	clk *clock.Precise
+	// bridgeThread is the TUN bridge's thread's scheduling (Facts).
+	bridgeThread string
+	link         *link.Link
+	tuns         [2]*os.File // client's, server's
 	// writeErrors counts packets the bridge delivered but the kernel
 	// refused (a TUN write that failed): drops the link cannot see.
 	writeErrors atomic.Uint64
@@ -195,6 +197,7 @@ func New(cfg Config) (_ *Net, err error) {
 		return nil, err
 	}
 	n.facts, err = readFacts(n.client, via, n.cfg.CongestionControl)
+	n.facts.BridgeThread = n.bridgeThread
 	if err == nil && cfg.Probe != nil {
 		every := cfg.ProbeEvery
 		if every <= 0 {
@@ -306,7 +309,7 @@ func (n *Net) setupTUN() error {
 	if err := n.address(n.server, ServerAddr, ClientAddr); err != nil {
 		return err
 	}
-	n.clk = clock.NewPrecise()
+	n.clk, n.bridgeThread = newBridgeClock()
 	l, err := link.New(n.cfg.Link, n.clk, func(dir link.Dir, pkt []byte) {
 		// a>b reaches the server's TUN, b>a the client's.
 		if _, err := n.tuns[1-int(dir)].Write(pkt); err != nil {

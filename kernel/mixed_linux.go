@@ -91,7 +91,7 @@ func newMixed(lc link.Config, tcp tcpstack.TCPConfig, kernelClient bool, seed ui
 	if err := addressing.address(m.ns, m.kernelAddr, m.hostAddr); err != nil {
 		return nil, err
 	}
-	m.clk = clock.NewPrecise()
+	m.clk, _ = newBridgeClock()
 	if m.link, err = link.New(lc, m.clk, m.deliver); err != nil {
 		return nil, err
 	}

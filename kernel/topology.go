@@ -40,10 +40,11 @@ type TopoNet struct {
 
 	// The bridge: links[i] carries link i's packets between tuns[i][0]
 	// (its A end's device) and tuns[i][1] (its B end's).
-	clk         *clock.Precise
-	links       []*link.Link
-	tuns        [][2]*os.File
-	writeErrors atomic.Uint64 // delivered packets a TUN refused
+	clk          *clock.Precise
+	bridgeThread string // clk's thread's scheduling (Facts)
+	links        []*link.Link
+	tuns         [][2]*os.File
+	writeErrors  atomic.Uint64 // delivered packets a TUN refused
 
 	wg     sync.WaitGroup // the pumps and the probe loop
 	closed chan struct{}
@@ -104,6 +105,7 @@ func NewTopo(cfg TopoConfig) (_ *TopoNet, err error) {
 	if n.facts, err = readFacts(n.nodes[t.Hosts[0]], TUN, cfg.CongestionControl); err != nil {
 		return nil, err
 	}
+	n.facts.BridgeThread = n.bridgeThread
 	if cfg.Probe != nil {
 		every := cfg.ProbeEvery
 		if every <= 0 {
@@ -287,7 +289,7 @@ func (n *TopoNet) addRoute(node string, i int, r func(netlink.Link) *netlink.Rou
 // device: what a node sends into its end of link i crosses the link in
 // that end's direction and comes out of the other end's device.
 func (n *TopoNet) bridge() error {
-	n.clk = clock.NewPrecise()
+	n.clk, n.bridgeThread = newBridgeClock()
 	for i, tl := range n.cfg.Topology.Links {
 		lc := tl.Config
 		lc.DelayedACK = 0 // kernel TCP delays its own ACKs

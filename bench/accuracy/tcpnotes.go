@@ -54,8 +54,9 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   second time at cwnd 96, below the 108 packets the path holds, and takes 590 ms where netemu's TCP takes 481 ms. Where
   twice the mean lateness is a sizeable share of a short RTT, every round trip of a request-response workload grows by it
   (rpc on 10 ms and 50 mbit: the kernel's calls take 10.6 ms at the median against the link's 10.2 ms). The random grid
-  marks such cells and leaves them out of its summary. On a machine doing other work, run the report at real-time
-  priority (` + "`sudo chrt -f 10 ./accuracy`" + `, a built binary): on 10 ms and 100 mbit beside other jobs the bridge's lateness
+  marks such cells and leaves them out of its summary. Kernel mode runs the bridge's delivering thread at real-time
+  priority itself where it may (as root; docs/KERNEL.md); on a machine doing other work, run the whole report so
+  (` + "`sudo chrt -f 10 ./accuracy`" + `, a built binary): on 10 ms and 100 mbit beside other jobs the bridge's lateness
   went from 100 µs mean and 636 µs p99 to 53 and 285 µs. This report was measured so. Other work on the machine
   shows as stalls: cell 1 of grid 251824 (63.7 ms, 9.7 mbit, queue 6, 19.1 MiB), measured while a build ran, had the
   bridge deliver nothing for 11.6 ms and then ten packets at once, again and again: 81 drops and netemu's TCP 12.0 %
