@@ -169,13 +169,29 @@ func (r gridRow) packetTime() time.Duration {
 //     (ackTrainEdge);
 //   - the hosts' time does not decide whether the first flight fits
 //     the queue (firstFlightEdge).
-func (r gridRow) reliable() bool {
-	rtt := 2 * r.Cell.Link.Delay
-	ok := r.LateP99 <= r.packetTime() && 2*r.LateMean*50 <= rtt && !r.ackTrainEdge() && !r.firstFlightEdge()
-	if k := r.Sides[len(r.Sides)-1]; r.Host > 0 && k.Err == "" {
-		ok = ok && r.Host*50 <= k.Spread.Median
+func (r gridRow) reliable() bool { return len(r.biases()) == 0 }
+
+// biases names the rules of reliable that r breaks, in its order: "p99"
+// (one packet's time), "mean" (2 % of the RTT), "hosts", "ACK train",
+// "first flight".
+func (r gridRow) biases() []string {
+	var why []string
+	if r.LateP99 > r.packetTime() {
+		why = append(why, "p99")
 	}
-	return ok
+	if 2*r.LateMean*50 > 2*r.Cell.Link.Delay {
+		why = append(why, "mean")
+	}
+	if k := r.Sides[len(r.Sides)-1]; r.Host > 0 && k.Err == "" && r.Host*50 > k.Spread.Median {
+		why = append(why, "hosts")
+	}
+	if r.ackTrainEdge() {
+		why = append(why, "ACK train")
+	}
+	if r.firstFlightEdge() {
+		why = append(why, "first flight")
+	}
+	return why
 }
 
 // hystartAckDelta is tcp_cubic's hystart_ack_delta_us: ACKs that reach
@@ -406,6 +422,7 @@ func gridMarkdown(w io.Writer, rows []gridRow, cc tcpstack.CongestionControl, se
 	p("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	var dn, dg [2][]float64 // [lossless, lossy]
 	unreliable := 0
+	byRule := map[string]int{} // cells each rule marked
 	for _, r := range rows {
 		cell := r.Cell
 		l := cell.Link
@@ -447,8 +464,11 @@ func gridMarkdown(w io.Writer, rows []gridRow, cc tcpstack.CongestionControl, se
 			if r.Host > 0 {
 				late += fmt.Sprintf(", %.1f ms", float64(r.Host)/float64(time.Millisecond))
 			}
-			if !r.reliable() {
-				late += " ✗"
+			if why := r.biases(); len(why) > 0 {
+				late += " ✗ " + strings.Join(why, ", ")
+				for _, w := range why {
+					byRule[w]++
+				}
 			}
 		}
 		switch {
@@ -469,7 +489,13 @@ func gridMarkdown(w io.Writer, rows []gridRow, cc tcpstack.CongestionControl, se
 			drops(r.Sides[0]), drops(r.Sides[1]), drops(k), late)
 	}
 	if unreliable > 0 {
-		p("\n%d cells left out of the summary: the bridge's lateness or the hosts' time biased their kernel figure (✗).\n", unreliable)
+		var rules []string
+		for _, w := range []string{"p99", "mean", "hosts", "ACK train", "first flight"} {
+			if byRule[w] > 0 {
+				rules = append(rules, fmt.Sprintf("%s %d", w, byRule[w]))
+			}
+		}
+		p("\n%d cells left out of the summary: the bridge's lateness or the hosts' time biased their kernel figure (✗, with the rules that marked it; cells per rule: %s).\n", unreliable, strings.Join(rules, ", "))
 	}
 	p("\n| cells | TCP | median \\|Δ\\| | worst \\|Δ\\| | within 5 %% | within 10 %% |\n|---|---|---:|---:|---:|---:|\n")
 	for j, name := range []string{"lossless", "lossy"} {

@@ -118,7 +118,7 @@ func TestGridUnreliableKernel(t *testing.T) {
 	var b strings.Builder
 	gridMarkdown(&b, []gridRow{good, bad}, tcpstack.Cubic, 1, 2, 1, 1, "")
 	out := b.String()
-	for _, want := range []string{"0 / 121 / 0 µs ✗", "1 cells left out", "| lossless (1) | netemu | 10.0 % |"} {
+	for _, want := range []string{"0 / 121 / 0 µs ✗ p99 |", "1 cells left out", "cells per rule: p99 1)", "| lossless (1) | netemu | 10.0 % |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
