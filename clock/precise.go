@@ -66,10 +66,12 @@ func newPrecise(spin time.Duration) *Precise {
 // from a sleep (the kernel gives a real-time thread no timer slack, and
 // it preempts ordinary ones), so the clock sleeps until each timer is due
 // instead of yielding through its last microseconds: a real-time thread
-// that yields in a loop keeps every ordinary thread off its core. Once
-// the clock is closed, undo (if not nil) runs on the thread before it
-// ends: the runtime parks the process's main thread for good rather than
-// ending it, so the thread must be left as ordinary as it was found.
+// that yields in a loop keeps every ordinary thread off its core. Where
+// setup reports false (it changed nothing), the goroutine is unlocked
+// and the clock runs as NewPrecise's does. Otherwise, once the clock is
+// closed, undo (if not nil) runs on the thread before it ends: the
+// runtime parks the process's main thread for good rather than ending
+// it, so the thread must be left as it was found.
 func NewPreciseOn(setup func() bool, undo func()) *Precise {
 	ready := make(chan *Precise)
 	go func() {
@@ -77,6 +79,9 @@ func NewPreciseOn(setup func() bool, undo func()) *Precise {
 		spin := spinWindow
 		if setup() {
 			spin = 0
+		} else {
+			runtime.UnlockOSThread() // an ordinary goroutine, as NewPrecise's
+			undo = nil
 		}
 		p := newPrecise(spin)
 		ready <- p

@@ -98,7 +98,9 @@ type Config struct {
 	QuietLimit time.Duration
 
 	// Probe, if set, receives both hosts' TCP sender state each time a
-	// connection processes a segment (see tcpstack.Config.Probe).
+	// connection processes a segment (see tcpstack.Config.Probe: it runs
+	// in a quiet event, and one that readies a goroutine calls
+	// clock.Stir).
 	Probe func(tcpstack.Sample)
 }
 

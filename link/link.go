@@ -11,7 +11,10 @@ import (
 
 // DeliverFunc receives a packet at the far end of direction dir. pkt is
 // valid only during the call. It is called without the link's lock held, so
-// it may Send.
+// it may Send. On the virtual clock it runs inside the link's quiet event
+// (clock.QuietTimers): one that readies a goroutine (a send on a channel
+// someone waits on) calls clock.Stir first, or goes through the clock's
+// Wake.
 type DeliverFunc func(dir Dir, pkt []byte)
 
 // Link is a two-way link. It is safe for concurrent use.

@@ -146,7 +146,9 @@ type Config struct {
 
 	// Probe, if set, receives the sender state of every connection each
 	// time the connection processes a segment. It runs inside the stack:
-	// it must be quick and must not call the host.
+	// it must be quick and must not call the host, and on the virtual
+	// clock it runs in a quiet event (clock.QuietTimers): a probe that
+	// readies a goroutine calls clock.Stir first.
 	Probe func(Sample)
 
 	// VerifyChecksums makes the host check the IP and TCP checksums of

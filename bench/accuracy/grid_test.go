@@ -200,6 +200,10 @@ func TestGridBBR(t *testing.T) {
 	if code := run(context.Background(), []string{"-grid", "1", "-grid-cc", "vegas"}, io.Discard, &b); code != 2 || !strings.Contains(b.String(), `-grid-cc "vegas": want one of netemu's TCP's congestion controls: cubic, reno or bbr`) {
 		t.Errorf("-grid-cc vegas: exit %d, %s", code, b.String())
 	}
+	b.Reset()
+	if code := run(context.Background(), []string{"-grid-cc", "bbr"}, io.Discard, &b); code != 2 || !strings.Contains(b.String(), "-grid-cc bbr: only with -grid N (e.g. -grid 40 -grid-cc bbr)") {
+		t.Errorf("-grid-cc bbr without -grid: exit %d, %s", code, b.String())
+	}
 }
 
 // A bulk cell whose FIFO holds exactly the initial window is marked:

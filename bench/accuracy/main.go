@@ -23,11 +23,11 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
-	"github.com/netemu/netemu/internal/english"
 	"github.com/netemu/netemu/kernel"
 	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
@@ -54,13 +54,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	gridRuns := fs.Int("grid-runs", gridDefaultRuns, "grid: seeds per lossy cell on each side")
 	gridKernelRuns := fs.Int("grid-kernel-runs", gridDefaultKernelRuns, "grid: runs per lossless cell on each side (the emulator's seeds draw its link's dither)")
 	gridCells := fs.String("grid-cells", "", "grid: measure only these cells of the drawn grid, by number: 7,12")
-	gridCC := fs.String("grid-cc", string(tcpstack.Cubic), "grid: the congestion control of every side (cubic, reno or bbr); an emulated TCP without it is left out")
+	gridCC := fs.String("grid-cc", string(tcpstack.Cubic), "grid: the congestion control of every side ("+tcpstack.Netemu.CongestionControlChoices()+"); an emulated TCP without it is left out")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *grid < 0 || *grid > 10000 || *gridRuns < 1 || *gridKernelRuns < 1 {
 		fmt.Fprintf(stderr, "accuracy: -grid %d, -grid-runs %d, -grid-kernel-runs %d: want a grid of 1 to 10000 cells and at least one run per cell\n", *grid, *gridRuns, *gridKernelRuns)
 		return 2
+	}
+	if *grid == 0 {
+		var given []string
+		fs.Visit(func(f *flag.Flag) {
+			if strings.HasPrefix(f.Name, "grid-") {
+				given = append(given, "-"+f.Name+" "+f.Value.String())
+			}
+		})
+		if len(given) > 0 {
+			fmt.Fprintf(stderr, "accuracy: %s: only with -grid N (e.g. -grid 40 %s)\n", strings.Join(given, ", "), given[0])
+			return 2
+		}
 	}
 	if *grid > 0 {
 		seed := *gridSeed
@@ -69,7 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		cc := tcpstack.CongestionControl(*gridCC)
 		if !slices.Contains(tcpstack.Netemu.CongestionControls(), cc) {
-			fmt.Fprintf(stderr, "accuracy: -grid-cc %q: want one of netemu's TCP's congestion controls: %s\n", *gridCC, ccNames())
+			fmt.Fprintf(stderr, "accuracy: -grid-cc %q: want one of netemu's TCP's congestion controls: %s\n", *gridCC, tcpstack.Netemu.CongestionControlChoices())
 			return 2
 		}
 		cells, err := pickCells(drawGrid(*grid, seed), *gridCells)
@@ -158,14 +170,4 @@ func argsString(args []string) string {
 		return "> docs/ACCURACY.md"
 	}
 	return s + " > docs/ACCURACY.md"
-}
-
-// ccNames lists netemu's TCP's congestion controls as people write a
-// choice: "cubic, reno or bbr".
-func ccNames() string {
-	var names []string
-	for _, c := range tcpstack.Netemu.CongestionControls() {
-		names = append(names, string(c))
-	}
-	return english.Or(names...)
 }
