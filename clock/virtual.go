@@ -366,9 +366,9 @@ func (p *idleProbe) wait(hook func() (time.Duration, func())) int {
 	// (docs/PERFORMANCE.md).
 	var start time.Time
 	fired := false
-	checks := 0
-	for i := 1; calm < 2; i++ {
-		checks = i
+	i := 0
+	for calm < 2 {
+		i++
 		if !fired && i%busyCheckEvery == 0 {
 			if start.IsZero() {
 				start = time.Now()
@@ -404,5 +404,5 @@ func (p *idleProbe) wait(hook func() (time.Duration, func())) int {
 			busy = 0
 		}
 	}
-	return checks
+	return i
 }
