@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -156,6 +157,7 @@ type Options struct {
 	topology  string    // --topology as typed
 	accessRTT string    // --access-rtt as typed
 	file      *topoFile // --topology's file, read
+	topoFS    fs.FS     // where --topology's files are read: nil, the file system
 	pcap      string
 	timeline  string
 	mmLogUp   string
@@ -190,7 +192,13 @@ func (o *Options) Announce(stderr io.Writer) {
 // parseArgs parses command c's "<workload> [flags]": the shared flags
 // may come first, the workload's own come after its name.
 func parseArgs(ctx context.Context, c *Command, args []string) (*Options, error) {
-	o := &Options{ctx: ctx}
+	return parseArgsIn(ctx, c, args, nil)
+}
+
+// parseArgsIn is parseArgs with --topology's files read from fsys where
+// it is not nil.
+func parseArgsIn(ctx context.Context, c *Command, args []string, fsys fs.FS) (*Options, error) {
+	o := &Options{ctx: ctx, topoFS: fsys}
 	fs := NewFlagSet(c, o)
 	cmd := c.Name
 	if err := ParseFlags(fs, args, "", c); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io/fs"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -76,9 +77,14 @@ func (f *topoFile) errAt(path string, v *yaml.Node, format string, args ...any) 
 	return Usagef("--topology %s:%d: %s", path, line, fmt.Sprintf(format, args...))
 }
 
-// readTopoFile reads the topology file at path.
-func readTopoFile(path string) (*topoFile, error) {
-	b, err := os.ReadFile(path)
+// readTopoFile reads the topology file at path, in fsys where it is
+// not nil (the files netemu reproduce carries), else in the file system.
+func readTopoFile(fsys fs.FS, path string) (*topoFile, error) {
+	read := os.ReadFile
+	if fsys != nil {
+		read = func(name string) ([]byte, error) { return fs.ReadFile(fsys, name) }
+	}
+	b, err := read(path)
 	if err != nil {
 		return nil, Usagef("--topology %s: %v", path, err)
 	}

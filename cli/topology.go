@@ -171,7 +171,7 @@ func (o *Options) fromTopoFile(fs *flag.FlagSet, rest []string) error {
 	if len(rest) > 0 {
 		return Usagef("%s: %q: --topology %s gives each flow its workload; drop %s", o.cmd.Name, rest[0], o.topology, rest[0])
 	}
-	f, err := readTopoFile(o.topology)
+	f, err := readTopoFile(o.topoFS, o.topology)
 	if err != nil {
 		return err
 	}

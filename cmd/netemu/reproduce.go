@@ -13,26 +13,70 @@ import (
 
 var reproduceCmd = command{Command: cli.Command{Name: "reproduce", Rules: cli.Rules{Names: []string{"json", "seed", "clock", "backend", "link"},
 	Other: "reproduce runs the reference cells as published (" + reproduceTakes + ")"}},
-	synopsis: "[--json] [--lossy]", about: "every reference table of the published experiments: reference | netemu | model", example: "netemu reproduce --lossy --runs 10", run: cmdReproduce, help: reproduceHelp,
-	kernel: func(args []string) bool { return slices.Contains(args, "--lossy") }}
+	synopsis: "[QUESTION] [--json] [--lossy]", about: "the published experiments' reference tables, or a question on shared bottlenecks, emulated and kernel side by side", example: "netemu reproduce rtt-fairness --plot rtt.svg", run: cmdReproduce, help: reproduceHelp,
+	kernel: func(args []string) bool {
+		question := len(args) > 0 && !strings.HasPrefix(args[0], "-")
+		return slices.Contains(args, "--lossy") || question && !noKernelRuns(args)
+	}}
+
+// noKernelRuns reports whether args say --kernel-runs 0.
+func noKernelRuns(args []string) bool {
+	for i, a := range args {
+		a = strings.TrimPrefix(a, "-")
+		if a == "-kernel-runs=0" || a == "kernel-runs=0" || (a == "-kernel-runs" || a == "kernel-runs") && i+1 < len(args) && args[i+1] == "0" {
+			return true
+		}
+	}
+	return false
+}
 
 // reproduceTakes names the flags reproduce takes; the cells themselves are
 // as published.
-const reproduceTakes = "it takes --json, --seed, --clock, --backend, --link, --lossy, --runs, --kernel-runs"
+const reproduceTakes = "it takes a question's name, --json, --seed, --clock, --backend, --link, --lossy, --runs, --kernel-runs, --plot"
+
+// A question's runs unless --runs and --kernel-runs say otherwise.
+const (
+	questionRuns       = 5
+	questionKernelRuns = 1
+)
 
 // cmdReproduce measures each published reference cell and sets netemu's
-// time beside the reference's, or, with --lossy, runs the lossy table.
+// time beside the reference's; with --lossy, runs the lossy table; with
+// a question's name, runs the question on both backends.
 func cmdReproduce(ctx context.Context, cmd *cli.Command, args []string, w, stderr io.Writer) error {
+	var question string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		question, args = args[0], args[1:]
+	}
 	o := cli.NewOptions(ctx)
 	fs := cli.NewFlagSet(cmd, o)
 	lossy := fs.Bool("lossy", false, "the lossy table: small queues and random loss, medians over seeds and kernel runs")
 	runs := fs.Int("runs", 10, "--lossy: seeds per cell on the emulator (1 to N)")
 	kernelRuns := fs.Int("kernel-runs", 5, "--lossy: kernel runs per cell where kernel mode is available; 0 skips them")
+	plot := fs.String("plot", "", "a question's picture: a file ending in .svg or .png")
 	if err := o.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("reproduce: unexpected argument %q; %s", fs.Arg(0), reproduceTakes)
+	}
+	if question != "" {
+		for _, name := range []string{"lossy", "seed", "clock", "backend", "link"} {
+			if o.Given(name) {
+				return usagef("reproduce %s: --%s does not apply: a question runs seeds 1 to --runs on the emulator and --kernel-runs on kernel TCP", question, name)
+			}
+		}
+		qo := cli.QuestionOptions{Runs: questionRuns, KernelRuns: questionKernelRuns, JSON: o.JSON, Plot: *plot}
+		if o.Given("runs") {
+			qo.Runs = *runs
+		}
+		if o.Given("kernel-runs") {
+			qo.KernelRuns = *kernelRuns
+		}
+		return cli.Reproduce(ctx, question, qo, w, stderr)
+	}
+	if o.Given("plot") {
+		return usagef("reproduce: --plot draws a question's picture; name one: %s", strings.Join(cli.QuestionNames(), ", "))
 	}
 	if err := o.NotApplicable(); err != nil {
 		return err
@@ -67,6 +111,10 @@ func reproduceHelp(c *cli.Command) string {
 	fmt.Fprintf(tw, "  --lossy\tthe lossy table: small queues and random loss, medians over seeds and kernel runs\n")
 	fmt.Fprintf(tw, "  --runs 10\t--lossy: seeds per cell on the emulator\n")
 	fmt.Fprintf(tw, "  --kernel-runs 5\t--lossy: kernel runs per cell where kernel mode is available; 0 skips them\n")
+	fmt.Fprintf(tw, "  --plot FILE\ta question's picture (.svg or .png)\n")
 	tw.Flush()
+	fmt.Fprintf(&b, "\nQuestions (netemu reproduce NAME): each cell on the emulator with seeds 1 to --runs (%d unless given)\n"+
+		"and on kernel TCP --kernel-runs times (%d unless given; as root, or in a user namespace where the kernel allows it):\n%s",
+		questionRuns, questionKernelRuns, cli.QuestionHelp())
 	return b.String()
 }

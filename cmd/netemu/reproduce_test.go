@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"flag"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/netemu/netemu/cli"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/reproduce.golden from this build")
@@ -65,4 +68,43 @@ func TestLossyGolden(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	compareGolden(t, "testdata/lossy.golden", out)
+}
+
+// Each question of netemu reproduce NAME on the emulator, pinned: every
+// run's record and every cell's summary of `netemu reproduce NAME --runs
+// 1 --kernel-runs 0 --json` equal testdata/question-NAME.golden.
+func TestQuestionsGolden(t *testing.T) {
+	t.Parallel()
+	for _, name := range cli.QuestionNames() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			code, out, errOut := runBin(t, "reproduce", name, "--runs", "1", "--kernel-runs", "0", "--json")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			compareGolden(t, "testdata/question-"+name+".golden", out)
+		})
+	}
+}
+
+// A question's table names both backends' columns and its picture is
+// written; without kernel runs the kernel's column says so.
+func TestQuestionTableAndPicture(t *testing.T) {
+	t.Parallel()
+	pic := filepath.Join(t.TempDir(), "parking.svg")
+	code, out, errOut := runBin(t, "reproduce", "parking-lot", "--runs", "2", "--kernel-runs", "0", "--plot", pic)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"cubic chain:3", "emulated  kernel", "median of seeds 1–2", "kernel: not measured: --kernel-runs 0", "netemu compare share --topology chain:1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if b, err := os.ReadFile(pic); err != nil || !bytes.Contains(b, []byte("<svg")) {
+		t.Errorf("picture: %v, %d bytes", err, len(b))
+	}
+	if !strings.Contains(errOut, "wrote "+pic) {
+		t.Errorf("stderr %q does not say it wrote %s", errOut, pic)
+	}
 }
