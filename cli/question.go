@@ -470,7 +470,11 @@ func (q *question) table(w io.Writer, got []qMeasured, o QuestionOptions, facts 
 	}
 	kernelAbout := "kernel: Linux TCP over the same links, median of " + plural(o.KernelRuns, "run")
 	if facts != nil {
-		kernelAbout += " (" + facts.String() + ")"
+		f := *facts
+		if q.setsCC() {
+			f.CongestionControl = "each cell's"
+		}
+		kernelAbout += " (" + f.String() + ")"
 	}
 	if kernelWhy != "" {
 		kernelAbout = "kernel: not measured: " + kernelWhy
@@ -485,6 +489,14 @@ func (q *question) table(w io.Writer, got []qMeasured, o QuestionOptions, facts 
 	fmt.Fprintf(w, "Each cell is `netemu compare` of a command line, %s's `netemu compare %s`; --json gives each cell's, every run's record,\nand each figure's 10th and 90th percentiles.\n",
 		q.cells[0].label, commandOf(q.cells[0]))
 	return nil
+}
+
+// setsCC reports whether the cells pick their congestion controls:
+// then the kernel's default is not what ran.
+func (q *question) setsCC() bool {
+	return slices.ContainsFunc(q.cells, func(c qCell) bool {
+		return slices.Contains(c.args, "--cc") || slices.Contains(c.args, "--ccs")
+	})
 }
 
 // hasRef reports whether any cell has a reference figure for the
@@ -521,9 +533,13 @@ func (q *question) figure(got []qMeasured, o QuestionOptions) plot.Figure {
 	for _, i := range q.plot {
 		f := q.figures[i]
 		ch := plot.Chart{Title: f.name, XLabel: q.xName, XUnit: q.xUnit, YLabel: f.name, FromZero: true, Band: fmt.Sprintf("emulated, p10–p90 of %d seeds", o.Runs)}
+		if f.decimals > 0 {
+			ch.YUnit = plot.Number
+		}
 		if f.unit != "" {
 			ch.YLabel += " (" + f.unit + ")"
 		}
+		var refs []plot.Series
 		for _, s := range series {
 			var em, kr, ref plot.Series
 			em = plot.Series{Name: strings.TrimSpace(s + " emulated"), Group: s, Dots: true}
@@ -546,12 +562,23 @@ func (q *question) figure(got []qMeasured, o QuestionOptions) plot.Figure {
 					ref.X, ref.Y = append(ref.X, c.x), append(ref.Y, v)
 				}
 			}
-			for _, p := range []plot.Series{em, kr, ref} {
+			for _, p := range []plot.Series{em, kr} {
 				if len(p.X) > 0 {
 					ch.Series = append(ch.Series, p)
 				}
 			}
+			if len(ref.X) > 0 {
+				refs = append(refs, ref)
+			}
 		}
+		// A reference the same for every series (a model of the x axis
+		// alone) is drawn once, in black.
+		if len(refs) > 1 && !slices.ContainsFunc(refs[1:], func(r plot.Series) bool {
+			return !slices.Equal(r.X, refs[0].X) || !slices.Equal(r.Y, refs[0].Y)
+		}) {
+			refs = []plot.Series{{Name: q.refName, X: refs[0].X, Y: refs[0].Y, Points: true, Neutral: true}}
+		}
+		ch.Series = append(ch.Series, refs...)
 		fig.Charts = append(fig.Charts, ch)
 	}
 	fig.SameX = true

@@ -9,6 +9,7 @@
 //	go run ./bench/accuracy -runs 3                     # median of 3 runs on the real clock and the kernel
 //	go run ./bench/accuracy -grid 40                    # 40 random links: netemu's TCP, gVisor's and the kernel's
 //	go run ./bench/accuracy -grid 40 -grid-seed 579724 -grid-cells 7,19   # two cells of that grid again
+//	go run ./bench/accuracy -dumbbells 20               # 20 random dumbbells: each flow, netemu's TCP against the kernel's
 //
 // Each column is an experiment.Backend on a clock; a backend that cannot
 // run here (kernel mode without root) leaves its column not measured, with
@@ -55,24 +56,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	gridKernelRuns := fs.Int("grid-kernel-runs", gridDefaultKernelRuns, "grid: runs per lossless cell on each side (the emulator's seeds draw its link's dither)")
 	gridCells := fs.String("grid-cells", "", "grid: measure only these cells of the drawn grid, by number: 7,12")
 	gridCC := fs.String("grid-cc", string(tcpstack.Cubic), "grid: the congestion control of every side ("+tcpstack.Netemu.CongestionControlChoices()+"); an emulated TCP without it is left out")
+	dumbbells := fs.Int("dumbbells", 0, "instead of the report, draw this many random dumbbells and measure each flow on netemu's TCP and the kernel's")
+	dbSeed := fs.Uint64("dumbbell-seed", 0, "the dumbbells' seed; 0 draws a new one, which the output names")
+	dbRuns := fs.Int("dumbbell-runs", dbDefaultRuns, "dumbbells: seeds per dumbbell on the emulator")
+	dbKernelRuns := fs.Int("dumbbell-kernel-runs", dbDefaultKernelRuns, "dumbbells: runs per dumbbell on kernel TCP")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *dumbbells != 0 || only(fs, "dumbbell-") != "" {
+		if *dumbbells < 1 || *dumbbells > 1000 || *dbRuns < 1 || *dbKernelRuns < 1 || *grid != 0 {
+			fmt.Fprintf(stderr, "accuracy: -dumbbells %d, -dumbbell-runs %d, -dumbbell-kernel-runs %d: want 1 to 1000 dumbbells, at least one run on each side, and no -grid\n", *dumbbells, *dbRuns, *dbKernelRuns)
+			return 2
+		}
+		seed := *dbSeed
+		if seed == 0 {
+			seed = uint64(time.Now().UnixNano())%1_000_000 + 1
+		}
+		fmt.Fprintf(stderr, "accuracy: %d dumbbells, seed %d\n", *dumbbells, seed)
+		rows, err := measureDumbbells(ctx, drawDumbbells(*dumbbells, seed), *dbRuns, *dbKernelRuns, kernel.Via(*via), *kern, func(n int, what string) {
+			fmt.Fprintf(stderr, "accuracy: dumbbell %d/%d: %s\n", n, *dumbbells, what)
+		})
+		dumbbellMarkdown(stdout, rows, seed, *dumbbells, *dbRuns, *dbKernelRuns)
+		if err != nil {
+			fmt.Fprintf(stderr, "accuracy: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	if *grid < 0 || *grid > 10000 || *gridRuns < 1 || *gridKernelRuns < 1 {
 		fmt.Fprintf(stderr, "accuracy: -grid %d, -grid-runs %d, -grid-kernel-runs %d: want a grid of 1 to 10000 cells and at least one run per cell\n", *grid, *gridRuns, *gridKernelRuns)
 		return 2
 	}
-	if *grid == 0 {
-		var given []string
-		fs.Visit(func(f *flag.Flag) {
-			if strings.HasPrefix(f.Name, "grid-") {
-				given = append(given, "-"+f.Name+" "+f.Value.String())
-			}
-		})
-		if len(given) > 0 {
-			fmt.Fprintf(stderr, "accuracy: %s: only with -grid N (e.g. -grid 40 %s)\n", strings.Join(given, ", "), given[0])
-			return 2
-		}
+	if given := only(fs, "grid-"); *grid == 0 && given != "" {
+		fmt.Fprintf(stderr, "accuracy: %s: only with -grid N (e.g. -grid 40 %s)\n", given, strings.SplitN(given, ", ", 2)[0])
+		return 2
 	}
 	if *grid > 0 {
 		seed := *gridSeed
@@ -156,6 +173,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprint(stdout, gridPointer)
 	fmt.Fprint(stdout, tcpNotes)
 	return 0
+}
+
+// only lists the flags given whose names begin with prefix, as typed:
+// "-grid-runs 5, -grid-cc bbr"; "" for none.
+func only(fs *flag.FlagSet, prefix string) string {
+	var given []string
+	fs.Visit(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, prefix) {
+			given = append(given, "-"+f.Name+" "+f.Value.String())
+		}
+	})
+	return strings.Join(given, ", ")
 }
 
 func argsString(args []string) string {

@@ -40,6 +40,7 @@ const (
 	Seconds                   // µs, ms, s
 	BitsPerSecond             // bit/s, kbit/s, Mbit/s, Gbit/s
 	Percent                   // a fraction, shown as %
+	Number                    // a plain number with decimal ticks (an index, a ratio), no unit in the label
 )
 
 // prefix returns the scale to divide values by and the unit's name, for

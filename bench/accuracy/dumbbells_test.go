@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netemu/netemu/cli"
+	"github.com/netemu/netemu/experiment"
+)
+
+// TestDrawDumbbells: a seed names one set of dumbbells; each lies in the
+// ranges the report states and is a command line netemu compare takes.
+func TestDrawDumbbells(t *testing.T) {
+	a, b := drawDumbbells(40, 3), drawDumbbells(40, 3)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("two draws with seed 3 differ")
+	}
+	if reflect.DeepEqual(a, drawDumbbells(40, 4)) {
+		t.Fatal("seeds 3 and 4 draw the same dumbbells")
+	}
+	cmd := cli.Command{Name: "accuracy", BothBackends: true, Rules: cli.Rules{Groups: append([]*cli.Group{&cli.TopologyGroup}, cli.LinkRunGroups...)}}
+	fq := 0
+	for _, d := range a {
+		if d.Flows < dbMinFlows || d.Flows > dbMaxFlows || len(d.RTTs) != d.Flows {
+			t.Errorf("dumbbell %d: %d flows, %d RTTs", d.N, d.Flows, len(d.RTTs))
+		}
+		if d.Rate < dbMinRate*0.95 || d.Rate > dbMaxRate*1.01 {
+			t.Errorf("dumbbell %d: rate %v", d.N, d.Rate)
+		}
+		if d.RTT > slices.Min(d.RTTs) || d.RTT <= 0 {
+			t.Errorf("dumbbell %d: bottleneck RTT %v, flows' %v", d.N, d.RTT, d.RTTs)
+		}
+		if d.Qdisc == "fq_codel" {
+			fq++
+		}
+		if _, cases, err := cli.ParseCases(context.Background(), &cmd, d.args()); err != nil || len(cases) != 1 {
+			t.Errorf("dumbbell %d: %v (%d cases) from %q", d.N, err, len(cases), d.args())
+		}
+	}
+	if fq == 0 || fq == len(a) {
+		t.Errorf("%d of %d dumbbells with fq_codel; want about a quarter", fq, len(a))
+	}
+}
+
+// TestDumbbellTargets: the report counts a flow, an index and a drop
+// count against their targets, on rows made by hand.
+func TestDumbbellTargets(t *testing.T) {
+	side := func(g [][]float64, jain, drops float64) dbSide {
+		return dbSide{goodput: g, jain: []float64{jain}, drops: []float64{drops}, late: []experiment.Record{{}}}
+	}
+	rows := []dbRow{
+		{D: dumbbell{N: 1, Flows: 2, RTTs: []time.Duration{10 * ms, 20 * ms}, RTT: 5 * ms, Rate: 10e6, Queue: 20, Qdisc: "fifo"},
+			Emulated: side([][]float64{{5.2e6}, {4.8e6}}, 0.99, 100), Kernel: side([][]float64{{5e6}, {5e6}}, 1, 70)},
+		{D: dumbbell{N: 2, Flows: 2, RTTs: []time.Duration{10 * ms, 20 * ms}, RTT: 5 * ms, Rate: 10e6, Queue: 20, Qdisc: "fifo"},
+			Emulated: side([][]float64{{6e6}, {4e6}}, 0.90, 100), Kernel: side([][]float64{{5e6}, {5e6}}, 1, 60)},
+	}
+	var b bytes.Buffer
+	dumbbellMarkdown(&b, rows, 9, 2, 1, 1)
+	for _, want := range []string{
+		"| each flow's goodput within 5 % of the kernel's | 2 of 4 (50 %) flows",
+		"| Jain's index within 0.05 | 1 of 2 (50 %) dumbbells",
+		"| drops within 1.5× | 1 of 2 (50 %) dumbbells",
+		"| 2 | 2 | 10mbit, 5ms | 10, 20 ms | 20 | +20.0 % |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+}
+
+// TestDumbbellsWithoutKernel: one dumbbell on the emulator alone; the
+// report says the kernel was not measured, and why.
+func TestDumbbellsWithoutKernel(t *testing.T) {
+	d := drawDumbbells(1, 7)
+	rows, err := measureDumbbells(context.Background(), d, 1, 1, "auto", false, func(int, string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || len(rows[0].Emulated.goodput) != d[0].Flows {
+		t.Fatalf("rows %+v", rows)
+	}
+	var b bytes.Buffer
+	dumbbellMarkdown(&b, rows, 7, 1, 1, 1)
+	if !strings.Contains(b.String(), "Kernel TCP not measured: -kernel=false") {
+		t.Errorf("report:\n%s", b.String())
+	}
+}
+
+const ms = time.Millisecond
