@@ -19,6 +19,13 @@ import (
 // compare's table: each case on the emulator, with each TCP of --tcp,
 // and on kernel TCP, side by side.
 
+// CompareCommand is netemu compare's command: the shared flags it takes
+// and refuses. A question's cells are its command lines.
+var CompareCommand = Command{Name: "compare", BothBackends: true, Rules: Rules{Groups: append([]*Group{&TopologyGroup}, LinkRunGroups...), Refuse: map[string]string{
+	"backend":   "compare runs both backends",
+	"waterfall": "compare draws no waterfall; use netemu run",
+	"clock":     "compare runs the emulator on the virtual clock and kernel TCP in real time"}}}
+
 // Compare runs each of cases, parsed by ParseCases for a command with
 // BothBackends, on the emulator (virtual clock) with each TCP of --tcp
 // and on kernel TCP over the same link, and writes them side by side on

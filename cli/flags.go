@@ -388,7 +388,13 @@ func CheckDir(flag, path string) error {
 // ParseCases parses command c's "<workload> [flags]" and expands it into
 // cases; ctx ends the reading of the trace files the flags name early.
 func ParseCases(ctx context.Context, c *Command, args []string) (*Options, []experiment.Case, error) {
-	o, err := parseArgs(ctx, c, args)
+	return parseCasesIn(ctx, c, args, nil)
+}
+
+// parseCasesIn is ParseCases with --topology's files read from fsys
+// where it is not nil.
+func parseCasesIn(ctx context.Context, c *Command, args []string, fsys fs.FS) (*Options, []experiment.Case, error) {
+	o, err := parseArgsIn(ctx, c, args, fsys)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
@@ -112,10 +113,6 @@ func QuestionHelp() string {
 	return b.String()
 }
 
-// questionCmd parses a cell's command line: the flags netemu compare
-// takes.
-var questionCmd = Command{Name: "reproduce", BothBackends: true, Rules: Rules{Groups: append([]*Group{&TopologyGroup}, LinkRunGroups...)}}
-
 // QuestionOptions are how netemu reproduce NAME runs: seeds 1 to Runs on
 // the emulator, KernelRuns runs on kernel TCP where kernel mode works
 // here (0: none), a JSON line per run and per cell's summary instead of
@@ -147,8 +144,9 @@ func Reproduce(ctx context.Context, name string, o QuestionOptions, w, stderr io
 // checkFigurePath refuses a picture's path that cannot be written
 // before anything runs.
 func checkFigurePath(path string) error {
-	if ext := strings.ToLower(path[strings.LastIndexByte(path, '.')+1:]); !strings.Contains(path, ".") || (ext != "svg" && ext != "png") {
-		return Usagef("--plot %s: want a file ending in .svg or .png", path)
+	o := Options{Plot: path}
+	if err := o.checkFigures(); err != nil {
+		return err
 	}
 	return CheckDir("plot", path)
 }
@@ -171,8 +169,11 @@ type qSummary struct {
 // qMeasured is one cell measured: each figure's values over the runs,
 // per backend.
 type qMeasured struct {
-	emulated, kernel [][]float64 // [figure][run]
+	emulated, kernel [][]float64 // [figure][run]; kernel nil when not measured
 	late             string      // why a kernel run's bridge was late, if one was
+	// why the kernel could not run this cell where it ran others (a
+	// congestion control it lacks); "" otherwise.
+	why string
 }
 
 // run measures every cell of q and writes the table (or JSON lines) and
@@ -209,17 +210,15 @@ func (q *question) run(ctx context.Context, o QuestionOptions, w, stderr io.Writ
 		}
 	}
 	bar.Close()
-	if o.Plot != "" {
-		if err := q.figure(got, o).Save(o.Plot); err != nil {
-			return err
-		}
-	}
 	if !o.JSON {
 		if err := q.table(w, got, o, facts, kernelWhy); err != nil {
 			return err
 		}
 	}
 	if o.Plot != "" {
+		if err := q.figure(got, o).Save(o.Plot); err != nil {
+			return err
+		}
 		fmt.Fprintf(stderr, "wrote %s\n", o.Plot)
 	}
 	return nil
@@ -277,10 +276,16 @@ func (q *question) measure(ctx context.Context, cell qCell, o QuestionOptions, k
 		kc.Seed = uint64(run)
 		r, rec, _, err := experiment.Measure(ctx, kern, kc, experiment.Instruments{})
 		bar.Finish()
-		if errors.Is(err, kernel.ErrUnsupported) {
+		switch {
+		case errors.Is(err, kernel.ErrUnsupported):
+			m.kernel = nil
 			return m, nil, err.Error(), nil
-		}
-		if err != nil {
+		case errors.Is(err, errors.ErrUnsupported):
+			// This kernel lacks the cell's congestion control: the
+			// other cells may still run.
+			m.kernel, m.why = nil, err.Error()
+			return m, nil, "", nil
+		case err != nil:
 			return m, nil, kernelWhy, fmt.Errorf("kernel: %w", err)
 		}
 		q.add(m.kernel, r, rec)
@@ -314,11 +319,7 @@ func commandOf(cell qCell) string {
 
 // parseArgsCases reads a cell's command line into its one case.
 func parseArgsCases(ctx context.Context, args []string) (*Options, []experiment.Case, error) {
-	o, err := parseArgsIn(ctx, &questionCmd, args, questionFiles)
-	if err != nil {
-		return nil, nil, err
-	}
-	cases, err := o.cases()
+	o, cases, err := parseCasesIn(ctx, &CompareCommand, args, questionFiles)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -339,7 +340,7 @@ func (q *question) add(figs [][]float64, r workloads.Result, rec experiment.Reco
 // runOf reads a run's flows from its result: a topology's, or share's
 // on two hosts.
 func runOf(r workloads.Result, rec experiment.Record) qRun {
-	var run qRun
+	run := qRun{drops: math.NaN()}
 	if rec.Drops != nil {
 		run.drops = float64(*rec.Drops)
 	}
@@ -373,8 +374,9 @@ func runOf(r workloads.Result, rec experiment.Record) qRun {
 	return run
 }
 
-// spread is the median, 10th and 90th percentiles of vs, NaNs left out;
-// ok false when nothing is left.
+// spread is the median, 10th and 90th percentiles of vs, NaNs left out,
+// nearest-rank as experiment.SpreadOf takes them; ok false when nothing
+// is left.
 func spread(vs []float64) (med, p10, p90 float64, ok bool) {
 	var xs []float64
 	for _, v := range vs {
@@ -386,7 +388,7 @@ func spread(vs []float64) (med, p10, p90 float64, ok bool) {
 		return 0, 0, 0, false
 	}
 	xs = stats.Sorted(xs)
-	return stats.Median(xs), stats.Quantile(xs, 0.1), stats.Quantile(xs, 0.9), true
+	return stats.Quantile(xs, 0.5), stats.Quantile(xs, 0.1), stats.Quantile(xs, 0.9), true
 }
 
 // summaries are cell's JSON summary lines, one per backend measured.
@@ -419,7 +421,8 @@ func (q *question) summaries(cell qCell, m qMeasured) []qSummary {
 // the question has one; then what ran.
 func (q *question) table(w io.Writer, got []qMeasured, o QuestionOptions, facts *kernel.Facts, kernelWhy string) error {
 	fmt.Fprintf(w, "%s: %s\n\n", q.name, q.about)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head, sub := []string{""}, []string{"cell"}
 	for _, f := range q.figures {
 		name := f.name
@@ -461,9 +464,19 @@ func (q *question) table(w io.Writer, got []qMeasured, o QuestionOptions, facts 
 		if got[k].late != "" {
 			late = append(late, fmt.Sprintf("* %s: %s", cell.label, got[k].late))
 		}
+		if got[k].why != "" {
+			late = append(late, fmt.Sprintf("— %s, kernel: %s", cell.label, got[k].why))
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, line := range strings.SplitAfter(buf.String(), "\n") {
+		// The figures' names head two or three columns each: the
+		// padding of the cells they leave empty is not output.
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+strings.Repeat("\n", strings.Count(line, "\n"))); err != nil {
+			return err
+		}
 	}
 	for _, l := range late {
 		fmt.Fprintln(w, l)
@@ -479,7 +492,11 @@ func (q *question) table(w io.Writer, got []qMeasured, o QuestionOptions, facts 
 	if kernelWhy != "" {
 		kernelAbout = "kernel: not measured: " + kernelWhy
 	}
-	fmt.Fprintf(w, "\nemulated: netemu's TCP on the virtual clock, median of seeds 1–%d; %s.\n", o.Runs, kernelAbout)
+	seeds := fmt.Sprintf("median of seeds 1–%d", o.Runs)
+	if o.Runs == 1 {
+		seeds = "seed 1"
+	}
+	fmt.Fprintf(w, "\nemulated: netemu's TCP on the virtual clock, %s; %s.\n", seeds, kernelAbout)
 	if q.source != "" {
 		fmt.Fprintf(w, "%s\n", q.source)
 	}
@@ -631,6 +648,9 @@ func queueMs(p99 bool) func(r qRun) float64 {
 
 // drops is every drop of the run.
 func drops(r qRun) float64 { return r.drops }
+
+// allFlows picks every flow.
+func allFlows(fs []qFlow) []qFlow { return fs }
 
 // allBut0 picks every flow but the first.
 func allBut0(fs []qFlow) []qFlow {

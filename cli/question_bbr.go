@@ -41,7 +41,7 @@ var bbrVsCubic = func() *question {
 					mine += f.goodput
 				}
 			}
-			if all == 0 {
+			if all == 0 || len(bbr(r.flows)) == 0 {
 				return math.NaN()
 			}
 			return 100 * mine / all

@@ -20,13 +20,7 @@ var flowsSharing = func() *question {
 		xName:   "flows",
 	}
 	q.figures = []qFigure{
-		{name: "total", unit: "Mbit/s", of: func(r qRun) float64 {
-			sum := 0.0
-			for _, f := range r.flows {
-				sum += f.goodput
-			}
-			return sum / 1e6
-		}, decimals: 2},
+		{name: "total", unit: "Mbit/s", of: func(r qRun) float64 { return mbit(allFlows)(r) * float64(len(r.flows)) }, decimals: 2},
 		{name: "Jain", of: jainOf, decimals: 3},
 		{name: "slowest/fair", of: func(r qRun) float64 {
 			if len(r.flows) == 0 {

@@ -275,17 +275,20 @@ func bbrLevel(b tcpstack.BBRState) (float64, bool) {
 }
 
 // bbrCharts are, where one of the senders conns (named by labels, in
-// colour groups) ran BBR, two charts: each sender's pacing rate (solid)
-// beside its delivery rate (dashed), as its TCP reported them, and the
-// mode of each that ran BBR, as a step between bbrLevels. None for a
-// run without BBR.
+// colour groups) ran BBR, three charts: each sender's pacing rate
+// (solid) beside its delivery rate (dashed), as its TCP reported them;
+// the bandwidth estimate of each that ran BBR (its windowed max filter,
+// or the long-term rate; the kernel's from TCP_CC_INFO); and the mode of
+// each, as a step between bbrLevels. None for a run without BBR.
 func bbrCharts(prefix string, conns []timeline.Conn, labels, groups []string, tl *timeline.Timeline) []plot.Chart {
 	rates := plot.Chart{Title: prefix + "pacing and delivery rates", XLabel: "time", XUnit: plot.Seconds,
 		YLabel: "rate", YUnit: plot.BitsPerSecond, FromZero: true}
 	modes := plot.Chart{Title: prefix + "BBR's mode", XLabel: "time", XUnit: plot.Seconds,
 		YLabel: "mode", YNames: bbrLevels, FromZero: true}
+	estimates := plot.Chart{Title: prefix + "BBR's bandwidth estimate", XLabel: "time", XUnit: plot.Seconds,
+		YLabel: "bandwidth", YUnit: plot.BitsPerSecond, FromZero: true}
 	for i, c := range conns {
-		var xs, paced, delivered, mx, my []float64
+		var xs, paced, delivered, mx, my, bw []float64
 		hasRate := false
 		for _, s := range c.Samples {
 			x := tl.Since(s.At).Seconds()
@@ -295,6 +298,7 @@ func bbrCharts(prefix string, conns []timeline.Conn, labels, groups []string, tl
 			hasRate = hasRate || s.PacingRate > 0
 			if level, ok := bbrLevel(s.BBR); ok {
 				mx, my = append(mx, x), append(my, level)
+				bw = append(bw, float64(s.BBR.Bandwidth)*8)
 			}
 		}
 		if hasRate {
@@ -304,15 +308,16 @@ func bbrCharts(prefix string, conns []timeline.Conn, labels, groups []string, tl
 		}
 		if len(mx) > 0 {
 			modes.Series = append(modes.Series, plot.Series{Name: "BBR, " + labels[i], X: mx, Y: my, Step: true, Group: groups[i]})
+			estimates.Series = append(estimates.Series, plot.Series{Name: "estimate, " + labels[i], X: mx, Y: bw, Step: true, Group: groups[i]})
 		}
 	}
 	if len(modes.Series) == 0 {
 		return nil
 	}
 	if len(rates.Series) == 0 {
-		return []plot.Chart{modes}
+		return []plot.Chart{estimates, modes}
 	}
-	return []plot.Chart{rates, modes}
+	return []plot.Chart{rates, estimates, modes}
 }
 
 // connNames names each sending connection in a chart's legend, and the

@@ -364,7 +364,7 @@ func TestLoadedGoodputNeverAheadOfTheLink(t *testing.T) {
 }
 
 // A BBR run's figure draws the sender's pacing rate beside its delivery
-// rate, in the sender's colour, and BBR's mode as a step through the
+// rate, in the sender's colour, its bandwidth estimate, and BBR's mode as a step through the
 // named levels: STARTUP, DRAIN, PROBE_BW and, past 10 s, PROBE_RTT. A
 // CUBIC run's figure has neither chart.
 func TestRunFigureShowsBBR(t *testing.T) {
@@ -382,6 +382,15 @@ func TestRunFigureShowsBBR(t *testing.T) {
 	}
 	if peak := slices.Max(rates.Series[0].Y); peak < 10e6 || peak > 40e6 {
 		t.Errorf("peak pacing rate %v bit/s; want STARTUP's, above the link's 10 Mbit/s", peak)
+	}
+	// The estimate settles at the link's rate: the bandwidth BBR's
+	// max filter holds in PROBE_BW, within the filter's overshoot.
+	est := chartOf(t, f, "BBR's bandwidth estimate")
+	if len(est.Series) != 1 || est.Series[0].Group != rates.Series[0].Group {
+		t.Fatalf("estimate chart %+v; want the server's estimate in its colour", est)
+	}
+	if last := est.Series[0].Y[len(est.Series[0].Y)-1]; last < 9e6 || last > 11e6 {
+		t.Errorf("last bandwidth estimate %v bit/s; want about the link's 10 Mbit/s", last)
 	}
 	modes := chartOf(t, f, "BBR's mode")
 	if len(modes.Series) != 1 || !slices.Equal(modes.YNames, bbrLevels) {

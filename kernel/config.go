@@ -114,8 +114,8 @@ func checkCongestionControl(cc string, avail []string, readErr error) error {
 		if slices.Contains(avail, cc) {
 			return nil
 		}
-		return fmt.Errorf("kernel: congestion control %q is not in this kernel; it has %s (net.ipv4.tcp_available_congestion_control; a module must be loaded to be listed: modprobe tcp_%s)",
-			cc, orList(avail), cc)
+		return missingCC{fmt.Sprintf("kernel: congestion control %q is not in this kernel; it has %s (net.ipv4.tcp_available_congestion_control; a module must be loaded to be listed: modprobe tcp_%s)",
+			cc, orList(avail), cc)}
 	}
 	var known []string
 	for _, c := range tcp.CongestionControls() {
@@ -137,6 +137,16 @@ func orList(words []string) string {
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
+
+// missingCC is a congestion control this kernel does not list. It is
+// errors.ErrUnsupported, as a flow's missing one is (Config.Run): the
+// kernel lacks a choice, which other cases may not need.
+type missingCC struct{ msg string }
+
+func (e missingCC) Error() string { return e.msg }
+
+// Is makes missingCC errors.ErrUnsupported.
+func (missingCC) Is(target error) bool { return target == errors.ErrUnsupported }
 
 // ErrUnsupported is wrapped by errors that name a missing privilege or
 // kernel feature.

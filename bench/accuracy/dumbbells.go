@@ -140,10 +140,9 @@ func measureDumbbells(ctx context.Context, ds []dumbbell, runs, kernelRuns int, 
 	if !kern {
 		why = "-kernel=false"
 	}
-	cmd := cli.Command{Name: "accuracy", BothBackends: true, Rules: cli.Rules{Groups: append([]*cli.Group{&cli.TopologyGroup}, cli.LinkRunGroups...)}}
 	for _, d := range ds {
 		row := dbRow{D: d, KernelWhy: why}
-		o, cases, err := cli.ParseCases(ctx, &cmd, append(d.args(), "--link", string(via)))
+		o, cases, err := cli.ParseCases(ctx, &cli.CompareCommand, append(d.args(), "--link", string(via)))
 		if err != nil {
 			return rows, fmt.Errorf("dumbbell %d: %w", d.N, err)
 		}

@@ -23,7 +23,6 @@ func TestDrawDumbbells(t *testing.T) {
 	if reflect.DeepEqual(a, drawDumbbells(40, 4)) {
 		t.Fatal("seeds 3 and 4 draw the same dumbbells")
 	}
-	cmd := cli.Command{Name: "accuracy", BothBackends: true, Rules: cli.Rules{Groups: append([]*cli.Group{&cli.TopologyGroup}, cli.LinkRunGroups...)}}
 	fq := 0
 	for _, d := range a {
 		if d.Flows < dbMinFlows || d.Flows > dbMaxFlows || len(d.RTTs) != d.Flows {
@@ -38,7 +37,7 @@ func TestDrawDumbbells(t *testing.T) {
 		if d.Qdisc == "fq_codel" {
 			fq++
 		}
-		if _, cases, err := cli.ParseCases(context.Background(), &cmd, d.args()); err != nil || len(cases) != 1 {
+		if _, cases, err := cli.ParseCases(context.Background(), &cli.CompareCommand, d.args()); err != nil || len(cases) != 1 {
 			t.Errorf("dumbbell %d: %v (%d cases) from %q", d.N, err, len(cases), d.args())
 		}
 	}

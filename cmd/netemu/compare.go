@@ -7,10 +7,7 @@ import (
 	"github.com/netemu/netemu/cli"
 )
 
-var compareCmd = command{Command: cli.Command{Name: "compare", BothBackends: true, Rules: cli.Rules{Groups: append([]*cli.Group{&cli.TopologyGroup}, cli.LinkRunGroups...), Refuse: map[string]string{
-	"backend":   "compare runs both backends",
-	"waterfall": "compare draws no waterfall; use netemu run",
-	"clock":     "compare runs the emulator on the virtual clock and kernel TCP in real time"}}},
+var compareCmd = command{Command: cli.CompareCommand,
 	synopsis: "<workload> [flags]", about: "the same case on the emulator and on kernel TCP, side by side (needs root)", example: "netemu compare keepalive --rtt 55ms --rate 0", run: cmdCompare,
 	kernel: func([]string) bool { return true }}
 

@@ -5,7 +5,7 @@
 //	netemu sweep <workload> --rtt 10ms,100ms --rate 2mbit,10mbit [flags]
 //	netemu compare <workload> [flags]
 //	netemu explain <workload> [flags]
-//	netemu reproduce [--json] [--backend kernel]
+//	netemu reproduce [QUESTION] [--json] [--backend kernel]
 //	netemu proxy --forward 127.0.0.1:8080=127.0.0.1:80 [link flags]
 //	netemu toxiproxy [--listen 127.0.0.1:8474] [link flags]
 //	netemu shell [link flags] -- COMMAND [ARGS]
@@ -65,7 +65,7 @@ func main() {
 	if wantsKernel(os.Args[1:]) && os.Geteuid() != 0 && kernel.CanReexec() == nil {
 		code, err := kernel.Reexec()
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "netemu: --backend kernel: %v\n", err)
+			fmt.Fprintf(os.Stderr, "netemu: kernel mode: %v\n", err)
 			code = 2
 		}
 		os.Exit(code)

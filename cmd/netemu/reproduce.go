@@ -15,7 +15,7 @@ var reproduceCmd = command{Command: cli.Command{Name: "reproduce", Rules: cli.Ru
 	Other: "reproduce runs the reference cells as published (" + reproduceTakes + ")"}},
 	synopsis: "[QUESTION] [--json] [--lossy]", about: "the published experiments' reference tables, or a question on shared bottlenecks, emulated and kernel side by side", example: "netemu reproduce rtt-fairness --plot rtt.svg", run: cmdReproduce, help: reproduceHelp,
 	kernel: func(args []string) bool {
-		question := len(args) > 0 && !strings.HasPrefix(args[0], "-")
+		question := len(args) > 0 && slices.Contains(cli.QuestionNames(), args[0])
 		return slices.Contains(args, "--lossy") || question && !noKernelRuns(args)
 	}}
 
@@ -58,6 +58,9 @@ func cmdReproduce(ctx context.Context, cmd *cli.Command, args []string, w, stder
 		return err
 	}
 	if fs.NArg() > 0 {
+		if slices.Contains(cli.QuestionNames(), fs.Arg(0)) {
+			return usagef("reproduce: %q after flags; a question's name comes first: netemu reproduce %s %s", fs.Arg(0), fs.Arg(0), strings.Join(args[:len(args)-fs.NArg()], " "))
+		}
 		return usagef("reproduce: unexpected argument %q; %s", fs.Arg(0), reproduceTakes)
 	}
 	if question != "" {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -73,6 +74,13 @@ func TestLossyGolden(t *testing.T) {
 // Each question of netemu reproduce NAME on the emulator, pinned: every
 // run's record and every cell's summary of `netemu reproduce NAME --runs
 // 1 --kernel-runs 0 --json` equal testdata/question-NAME.golden.
+//
+// home-link's records are pinned without their trace hash: its page load
+// runs beside other flows' goroutines, and net/http's client hands the
+// page's resources to its connections in the order its goroutines run,
+// which the virtual clock does not fix. Every instant and count is the
+// same from run to run (the resources are of one size); which bytes
+// ride which connection is not.
 func TestQuestionsGolden(t *testing.T) {
 	t.Parallel()
 	for _, name := range cli.QuestionNames() {
@@ -82,10 +90,16 @@ func TestQuestionsGolden(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
+			if name == "home-link" {
+				out = traceHash.ReplaceAllString(out, `"trace_hash":"-"`)
+			}
 			compareGolden(t, "testdata/question-"+name+".golden", out)
 		})
 	}
 }
+
+// traceHash matches a record's trace hash.
+var traceHash = regexp.MustCompile(`"trace_hash":"[0-9a-f]*"`)
 
 // A question's table names both backends' columns and its picture is
 // written; without kernel runs the kernel's column says so.
