@@ -439,7 +439,7 @@ func TestHelpListsWhatTheCommandTakes(t *testing.T) {
 		{"proxy --forward 8080=127.0.0.1:80 --plot x.svg", "proxy: --plot does not apply: the proxy draws no figure"},
 		{"shell --tcp netemu -- true", "shell: --tcp does not apply: the command's own kernel TCP crosses the link"},
 		{"compare bulk --backend kernel", "compare: --backend does not apply: compare runs both backends"},
-		{"reproduce --rtt 10ms", "reproduce: --rtt does not apply: reproduce runs the reference cells as published (it takes --json"},
+		{"reproduce --rtt 10ms", "reproduce: --rtt does not apply: reproduce runs the reference cells as published (it takes a question's name, --json"},
 	} {
 		code, out, errOut := runNetemu(strings.Fields(c.args)...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {

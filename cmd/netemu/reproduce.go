@@ -11,7 +11,7 @@ import (
 	"github.com/netemu/netemu/cli"
 )
 
-var reproduceCmd = command{Command: cli.Command{Name: "reproduce", Rules: cli.Rules{Names: []string{"json", "seed", "clock", "backend", "link"},
+var reproduceCmd = command{Command: cli.Command{Name: "reproduce", Rules: cli.Rules{Names: []string{"json", "seed", "clock", "backend", "link", "plot"},
 	Other: "reproduce runs the reference cells as published (" + reproduceTakes + ")"}},
 	synopsis: "[QUESTION] [--json] [--lossy]", about: "the published experiments' reference tables, or a question on shared bottlenecks, emulated and kernel side by side", example: "netemu reproduce rtt-fairness --plot rtt.svg", run: cmdReproduce, help: reproduceHelp,
 	kernel: func(args []string) bool {
@@ -53,7 +53,6 @@ func cmdReproduce(ctx context.Context, cmd *cli.Command, args []string, w, stder
 	lossy := fs.Bool("lossy", false, "the lossy table: small queues and random loss, medians over seeds and kernel runs")
 	runs := fs.Int("runs", 10, "--lossy: seeds per cell on the emulator (1 to N)")
 	kernelRuns := fs.Int("kernel-runs", 5, "--lossy: kernel runs per cell where kernel mode is available; 0 skips them")
-	plot := fs.String("plot", "", "a question's picture: a file ending in .svg or .png")
 	if err := o.Parse(fs, args); err != nil {
 		return err
 	}
@@ -69,7 +68,7 @@ func cmdReproduce(ctx context.Context, cmd *cli.Command, args []string, w, stder
 				return usagef("reproduce %s: --%s does not apply: a question runs seeds 1 to --runs on the emulator and --kernel-runs on kernel TCP", question, name)
 			}
 		}
-		qo := cli.QuestionOptions{Runs: questionRuns, KernelRuns: questionKernelRuns, JSON: o.JSON, Plot: *plot}
+		qo := cli.QuestionOptions{Runs: questionRuns, KernelRuns: questionKernelRuns, JSON: o.JSON, Plot: o.Plot}
 		if o.Given("runs") {
 			qo.Runs = *runs
 		}
@@ -114,7 +113,6 @@ func reproduceHelp(c *cli.Command) string {
 	fmt.Fprintf(tw, "  --lossy\tthe lossy table: small queues and random loss, medians over seeds and kernel runs\n")
 	fmt.Fprintf(tw, "  --runs 10\t--lossy: seeds per cell on the emulator\n")
 	fmt.Fprintf(tw, "  --kernel-runs 5\t--lossy: kernel runs per cell where kernel mode is available; 0 skips them\n")
-	fmt.Fprintf(tw, "  --plot FILE\ta question's picture (.svg or .png)\n")
 	tw.Flush()
 	fmt.Fprintf(&b, "\nQuestions (netemu reproduce NAME): each cell on the emulator with seeds 1 to --runs (%d unless given)\n"+
 		"and on kernel TCP --kernel-runs times (%d unless given; as root, or in a user namespace where the kernel allows it):\n%s",
