@@ -503,7 +503,7 @@ func (q *question) table(w io.Writer, got []qMeasured, o QuestionOptions, facts 
 	if q.differs != "" {
 		fmt.Fprintf(w, "%s\n", q.differs)
 	}
-	fmt.Fprintf(w, "Each cell is `netemu compare` of a command line, %s's `netemu compare %s`; --json gives each cell's, every run's record,\nand each figure's 10th and 90th percentiles.\n",
+	fmt.Fprintf(w, "The first cell (%s) is `netemu compare %s`, from netemu's source tree; --json gives every cell's command, every run's record and each figure's 10th and 90th percentiles.\n",
 		q.cells[0].label, commandOf(q.cells[0]))
 	return nil
 }
@@ -549,7 +549,10 @@ func (q *question) figure(got []qMeasured, o QuestionOptions) plot.Figure {
 	}
 	for _, i := range q.plot {
 		f := q.figures[i]
-		ch := plot.Chart{Title: f.name, XLabel: q.xName, XUnit: q.xUnit, YLabel: f.name, FromZero: true, Band: fmt.Sprintf("emulated, p10–p90 of %d seeds", o.Runs)}
+		ch := plot.Chart{Title: f.name, XLabel: q.xName, XUnit: q.xUnit, YLabel: f.name, FromZero: true}
+		if o.Runs > 1 {
+			ch.Band = fmt.Sprintf("emulated, p10–p90 of %d seeds", o.Runs)
+		}
 		if f.decimals > 0 {
 			ch.YUnit = plot.Number
 		}
@@ -568,7 +571,9 @@ func (q *question) figure(got []qMeasured, o QuestionOptions) plot.Figure {
 				}
 				if med, lo, hi, ok := spread(got[k].emulated[i]); ok {
 					em.X, em.Y = append(em.X, c.x), append(em.Y, med)
-					em.Lo, em.Hi = append(em.Lo, lo), append(em.Hi, hi)
+					if o.Runs > 1 {
+						em.Lo, em.Hi = append(em.Lo, lo), append(em.Hi, hi)
+					}
 				}
 				if got[k].kernel != nil {
 					if med, _, _, ok := spread(got[k].kernel[i]); ok {

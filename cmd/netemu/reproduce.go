@@ -57,10 +57,15 @@ func cmdReproduce(ctx context.Context, cmd *cli.Command, args []string, w, stder
 		return err
 	}
 	if fs.NArg() > 0 {
-		if slices.Contains(cli.QuestionNames(), fs.Arg(0)) {
-			return usagef("reproduce: %q after flags; a question's name comes first: netemu reproduce %s %s", fs.Arg(0), fs.Arg(0), strings.Join(args[:len(args)-fs.NArg()], " "))
+		name := fs.Arg(0)
+		switch {
+		case slices.Contains(cli.QuestionNames(), name) && question != "":
+			return usagef("reproduce: %s and %s: one question at a time", question, name)
+		case slices.Contains(cli.QuestionNames(), name):
+			rest := slices.Concat(args[:len(args)-fs.NArg()], fs.Args()[1:])
+			return usagef("reproduce: %s after flags; a question's name comes first: netemu reproduce %s", name, strings.Join(append([]string{name}, rest...), " "))
 		}
-		return usagef("reproduce: unexpected argument %q; %s", fs.Arg(0), reproduceTakes)
+		return usagef("reproduce: unexpected argument %q; %s", name, reproduceTakes)
 	}
 	if question != "" {
 		for _, name := range []string{"lossy", "seed", "clock", "backend", "link"} {
