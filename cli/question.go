@@ -49,8 +49,8 @@ type question struct {
 	refName string
 }
 
-// qCell is one cell of a question: a command line of netemu run
-// (without "run"), its label in the table, its place on the picture's x
+// qCell is one cell of a question: a command line of netemu compare
+// (without "compare"), its label in the table, its place on the picture's x
 // axis and its series there, and reference figures by figure name.
 type qCell struct {
 	label  string
@@ -180,7 +180,11 @@ type qMeasured struct {
 // the picture.
 func (q *question) run(ctx context.Context, o QuestionOptions, w, stderr io.Writer) error {
 	enc := json.NewEncoder(w)
-	bar := NewProgress(stderr, len(q.cells)*(o.Runs+o.KernelRuns), true)
+	steps := 1
+	if o.KernelRuns > 0 {
+		steps = 2
+	}
+	bar := NewProgress(stderr, len(q.cells)*steps, true)
 	defer bar.Close()
 	var got []qMeasured
 	var facts *kernel.Facts
@@ -247,22 +251,16 @@ func (q *question) measure(ctx context.Context, cell qCell, o QuestionOptions, k
 		return m, nil, kernelWhy, err
 	}
 	m.emulated = make([][]float64, len(q.figures))
-	for seed := 1; seed <= o.Runs; seed++ {
-		bar.Start(fmt.Sprintf("%s seed %d", cell.label, seed))
-		ec := c
-		ec.Clock, ec.Seed = emu.Virtual, uint64(seed)
-		r, rec, _, err := experiment.Measure(ctx, emulated, ec, experiment.Instruments{})
-		bar.Finish()
-		if err != nil {
-			return m, nil, kernelWhy, err
-		}
+	bar.Start(cell.label)
+	ec := c
+	ec.Clock = emu.Virtual
+	_, _, _, err = experiment.Repeat(ctx, emulated, ec, o.Runs, func(r workloads.Result, rec experiment.Record) error {
 		q.add(m.emulated, r, rec)
-		if err := record(rec); err != nil {
-			return m, nil, kernelWhy, err
-		}
-	}
-	if kernelWhy != "" {
-		return m, nil, kernelWhy, nil
+		return record(rec)
+	})
+	bar.Finish()
+	if err != nil || kernelWhy != "" {
+		return m, nil, kernelWhy, err
 	}
 	kern, err := opts.NewBackend(experiment.Kernel{}.Name())
 	if err != nil {
@@ -270,32 +268,27 @@ func (q *question) measure(ctx context.Context, cell qCell, o QuestionOptions, k
 	}
 	var facts *kernel.Facts
 	m.kernel = make([][]float64, len(q.figures))
-	for run := 1; run <= o.KernelRuns; run++ {
-		bar.Start(fmt.Sprintf("%s kernel %d", cell.label, run))
-		kc := c
-		kc.Seed = uint64(run)
-		r, rec, _, err := experiment.Measure(ctx, kern, kc, experiment.Instruments{})
-		bar.Finish()
-		switch {
-		case errors.Is(err, kernel.ErrUnsupported):
-			m.kernel = nil
-			return m, nil, err.Error(), nil
-		case errors.Is(err, errors.ErrUnsupported):
-			// This kernel lacks the cell's congestion control: the
-			// other cells may still run.
-			m.kernel, m.why = nil, err.Error()
-			return m, nil, "", nil
-		case err != nil:
-			return m, nil, kernelWhy, fmt.Errorf("kernel: %w", err)
-		}
+	bar.Start(cell.label + " kernel")
+	_, _, _, err = experiment.Repeat(ctx, kern, c, o.KernelRuns, func(r workloads.Result, rec experiment.Record) error {
 		q.add(m.kernel, r, rec)
 		facts = rec.Kernel
 		if rec.BridgeLate != "" && m.late == "" {
 			m.late = rec.BridgeLate
 		}
-		if err := record(rec); err != nil {
-			return m, nil, kernelWhy, err
-		}
+		return record(rec)
+	})
+	bar.Finish()
+	switch {
+	case errors.Is(err, kernel.ErrUnsupported):
+		m.kernel = nil
+		return m, nil, err.Error(), nil
+	case errors.Is(err, errors.ErrUnsupported):
+		// This kernel lacks the cell's congestion control: the other
+		// cells may still run.
+		m.kernel, m.why = nil, err.Error()
+		return m, nil, "", nil
+	case err != nil:
+		return m, nil, kernelWhy, fmt.Errorf("kernel: %w", err)
 	}
 	return m, facts, "", nil
 }
@@ -353,7 +346,7 @@ func runOf(r workloads.Result, rec experiment.Record) qRun {
 			}
 			run.flows = append(run.flows, qFlow{name: f.Name, cc: cc, workload: f.Workload, goodput: f.Goodput, result: f.Result})
 		}
-		run.drops = 0
+		run.drops = 0 // the record counts the first link's drops; a shape's are every link's
 		for i, l := range d.Links {
 			run.drops += float64(l.Dropped)
 			if l.Link == "bottleneck" || l.Link == "access" {

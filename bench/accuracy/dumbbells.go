@@ -152,39 +152,31 @@ func measureDumbbells(ctx context.Context, ds []dumbbell, runs, kernelRuns int, 
 		if err != nil {
 			return rows, err
 		}
-		for seed := 1; seed <= runs; seed++ {
-			ec := c
-			ec.Clock, ec.Seed = emu.Virtual, uint64(seed)
-			r, _, _, err := experiment.Measure(ctx, emulated, ec, experiment.Instruments{})
-			if err == nil {
-				err = row.Emulated.add(r)
-			}
-			if err != nil {
-				return rows, fmt.Errorf("dumbbell %d, seed %d: %w", d.N, seed, err)
-			}
+		ec := c
+		ec.Clock = emu.Virtual
+		if _, _, _, err := experiment.Repeat(ctx, emulated, ec, runs, func(r workloads.Result, _ experiment.Record) error {
+			return row.Emulated.add(r)
+		}); err != nil {
+			return rows, fmt.Errorf("dumbbell %d: %w", d.N, err)
 		}
 		if why == "" {
 			kern, err := o.NewBackend(experiment.Kernel{}.Name())
 			if err != nil {
 				return rows, err
 			}
-			for run := 1; run <= kernelRuns && why == ""; run++ {
-				progress(d.N, fmt.Sprintf("kernel %d", run))
-				r, rec, _, err := experiment.Measure(ctx, kern, c, experiment.Instruments{})
-				switch {
-				case errors.Is(err, kernel.ErrUnsupported):
-					why = err.Error()
-				case err != nil:
-					return rows, fmt.Errorf("dumbbell %d, kernel: %w", d.N, err)
-				default:
-					if err := row.Kernel.add(r); err != nil {
-						return rows, err
-					}
-					row.Kernel.late = append(row.Kernel.late, rec)
-					if rec.Kernel != nil {
-						row.Facts = rec.Kernel.String()
-					}
+			progress(d.N, "kernel")
+			_, _, _, err = experiment.Repeat(ctx, kern, c, kernelRuns, func(r workloads.Result, rec experiment.Record) error {
+				row.Kernel.late = append(row.Kernel.late, rec)
+				if rec.Kernel != nil {
+					row.Facts = rec.Kernel.String()
 				}
+				return row.Kernel.add(r)
+			})
+			switch {
+			case errors.Is(err, kernel.ErrUnsupported):
+				why, row.Kernel = err.Error(), dbSide{}
+			case err != nil:
+				return rows, fmt.Errorf("dumbbell %d, kernel: %w", d.N, err)
 			}
 			row.KernelWhy = why
 		}
