@@ -31,15 +31,18 @@ type Precise struct {
 
 	kick chan struct{}
 	exit chan struct{}
+	// nap is the sleep through the last stretch before a timer; poke
+	// ends it.
+	nap waker
 	// spin is how long before a timer is due the clock stops sleeping and
 	// yields in a loop: spinWindow, or 0 on a real-time thread.
 	spin time.Duration
 }
 
 // Phases of the wait for the next timer: a Go timer until coarseWindow
-// before it is due, nanosleeps of at most nanoStep (so that an earlier
-// timer set meanwhile is seen soon) until spinWindow before it, then
-// yielding.
+// before it is due, naps of at most nanoStep until spinWindow before it
+// (a waker's sleep: a timer set meanwhile for an earlier instant ends
+// the nap), then yielding.
 const (
 	coarseWindow = 1500 * time.Microsecond
 	nanoStep     = 200 * time.Microsecond
@@ -143,6 +146,7 @@ func (p *Precise) poke() {
 	case p.kick <- struct{}{}:
 	default:
 	}
+	p.nap.wake()
 }
 
 func (p *Precise) loop() {
@@ -179,8 +183,9 @@ func (p *Precise) loop() {
 			continue
 		}
 		if wait > p.spin {
+			tk := p.nap.ticket()
 			p.mu.Unlock()
-			nap(min(wait-p.spin, nanoStep))
+			p.nap.sleep(tk, min(wait-p.spin, nanoStep))
 			continue
 		}
 		if wait > 0 {
