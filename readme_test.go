@@ -52,7 +52,46 @@ import (
 // benchmarks and the accuracy report, which take a quarter of a minute
 // and more and keep the CPU busy (go test . -run README -readme.long).
 
-var readmeLong = flag.Bool("readme.long", false, "also run the documentation's commands that take minutes")
+var (
+	readmeLong   = flag.Bool("readme.long", false, "also run the documentation's commands that take minutes")
+	readmeUpdate = flag.Bool("readme.update", false, "rewrite the output blocks and pictures of the pages that differ from what their commands print and draw now (not kernel mode's, whose figures are the machine's)")
+)
+
+// readmeEdits are the output blocks -readme.update rewrites once every
+// check has run.
+var readmeEdits struct {
+	sync.Mutex
+	byFile map[string][]readmeEdit
+}
+
+type readmeEdit struct {
+	line     int // the block's opening fence, from 1
+	old, new string
+}
+
+// applyReadmeEdits rewrites each edited block, the last of a page first.
+func applyReadmeEdits(t *testing.T, root string) {
+	readmeEdits.Lock()
+	defer readmeEdits.Unlock()
+	for file, edits := range readmeEdits.byFile {
+		path := filepath.Join(root, file)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitAfter(string(data), "\n")
+		slices.SortFunc(edits, func(a, b readmeEdit) int { return b.line - a.line })
+		for _, e := range edits {
+			n := strings.Count(e.old, "\n")
+			fresh := strings.SplitAfter(e.new, "\n")
+			lines = slices.Replace(lines, e.line, e.line+n, fresh[:len(fresh)-1]...)
+		}
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: rewrote %d blocks", file, len(edits))
+	}
+}
 
 // readmeSkips are the command lines of README.md and docs/ that do not
 // run every time, and why.
@@ -408,6 +447,9 @@ func TestREADME(t *testing.T) {
 			c.outputs = append(c.outputs, b)
 		}
 	}
+	if *readmeUpdate {
+		t.Cleanup(func() { applyReadmeEdits(t, root) })
+	}
 	for _, c := range checks {
 		t.Run(c.line, func(t *testing.T) {
 			t.Parallel()
@@ -429,6 +471,12 @@ func TestREADME(t *testing.T) {
 					t.Fatal(err)
 				}
 				want, err := os.ReadFile(filepath.Join(root, w))
+				if *readmeUpdate && !bytes.Equal(got, want) {
+					if err := os.WriteFile(filepath.Join(root, w), got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
 				if err != nil || !bytes.Equal(got, want) {
 					t.Errorf("%s differs from what %s's command draws (%v); run it in the module's root", w, c.block.where(), err)
 				}
@@ -445,11 +493,25 @@ func compareOutput(t *testing.T, b readmeBlock, cmd, got string) {
 	t.Helper()
 	want := b.text
 	kernel := strings.HasPrefix(cmd, "sudo ")
+	cut := false
 	if w, ok := strings.CutSuffix(want, "\n  ...\n"); ok {
-		want = w + "\n"
+		want, cut = w+"\n", true
 		if n := strings.Count(want, "\n"); strings.Count(got, "\n") > n {
 			got = strings.Join(strings.SplitAfter(got, "\n")[:n], "")
 		}
+	}
+	if *readmeUpdate && !kernel && got != want {
+		text := got
+		if cut {
+			text = strings.TrimSuffix(got, "\n") + "\n  ...\n"
+		}
+		readmeEdits.Lock()
+		if readmeEdits.byFile == nil {
+			readmeEdits.byFile = map[string][]readmeEdit{}
+		}
+		readmeEdits.byFile[b.file] = append(readmeEdits.byFile[b.file], readmeEdit{line: b.line, old: b.text, new: text})
+		readmeEdits.Unlock()
+		return
 	}
 	if kernel {
 		// The kernel's figures are this machine's: compare the lines

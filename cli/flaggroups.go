@@ -89,6 +89,9 @@ var (
 		{"seed", func(fs *flag.FlagSet, n string, o *Options) {
 			fs.Uint64Var(&o.Seed, n, 1, "seed of all randomness")
 		}},
+		{"exact", func(fs *flag.FlagSet, n string, o *Options) {
+			fs.BoolVar(&o.Exact, n, false, "on the virtual clock, hosts and routers act the instant a packet arrives, without the time a real node takes to take it in ("+link.DefaultNoise.String()+" a packet, measured from kernel TCP's: docs/HOSTNOISE.md)")
+		}},
 	}}
 
 	ImpairGroup = Group{title: "Impairments, as netem applies them (list flags sweep: --loss 0,1%,3%)", flags: []sharedFlag{

@@ -117,6 +117,7 @@ func parseQdisc(s string) (tc.Qdisc, error) {
 type Options struct {
 	Clock     string // --clock: virtual or real
 	Seed      uint64
+	Exact     bool // --exact: no host noise (experiment.Case.Exact)
 	MTU       int
 	JSON      bool
 	Backend   string // --backend's name
@@ -444,6 +445,7 @@ func (o *Options) NotApplicable() error {
 	case o.Backend == (experiment.Kernel{}).Name():
 		errs = append(errs,
 			reject("clock", "kernel TCP runs in real time"),
+			reject("exact", "kernel TCP's hosts take the time they take"),
 			reject("seed", "kernel TCP takes no seed; the seed applies to the link's impairments (--loss, --netem, ...)", o.Impaired()),
 			reject("delack", "kernel TCP delays its own ACKs"),
 			reject("tcp", "kernel TCP is Linux's; --tcp picks the emulated hosts' TCP"))

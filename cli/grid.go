@@ -46,7 +46,10 @@ func (o *Options) cases() ([]experiment.Case, error) {
 	if err := o.checkRun(clk, ws); err != nil {
 		return nil, err
 	}
-	g.Workloads, g.Case.TCP, g.Case.Clock, g.Case.Seed = ws, tcp, clk, o.Seed
+	if o.Exact && clk == emu.Real {
+		return nil, Usagef("%s: --exact applies to the virtual clock; the real clock's hosts take the time they take", cmd)
+	}
+	g.Workloads, g.Case.TCP, g.Case.Clock, g.Case.Seed, g.Case.Exact = ws, tcp, clk, o.Seed, o.Exact
 	if g.Case.Shape, err = o.network(); err != nil {
 		return nil, err
 	}

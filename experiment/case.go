@@ -19,9 +19,10 @@ type Case struct {
 	Clock    emu.ClockMode // emulated backend only; kernel TCP runs in real time
 	Seed     uint64        // emulated backend only
 	// Exact runs the emulated backend on a virtual clock without
-	// link.DefaultDither, which it adds otherwise when Link.Dither is 0:
-	// every instant a sum of the link's delays and serialization times,
-	// and every tie between them falling the same way on every run.
+	// link.DefaultNoise, which it adds otherwise when Link.Noise is zero:
+	// the hosts and routers act the instant a packet arrives, every
+	// instant is a sum of the links' delays and serialization times, and
+	// every tie between them falls the same way on every run.
 	Exact bool
 
 	// Shape, if set, is the network the case runs on instead of the

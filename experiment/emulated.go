@@ -24,11 +24,13 @@ func (e Emulated) Run(ctx context.Context, c Case) (workloads.Result, Record, er
 	lc := c.Link
 	switch {
 	case c.Clock == emu.Real:
-		lc.Dither = 0 // the real clock has noise of its own
-	case lc.Dither == 0 && !c.Exact:
-		// A case stands for a real network, whose noise breaks the
-		// exact ties of a clock without any (link.Config.Dither).
-		lc.Dither = link.DefaultDither
+		lc.Noise = link.Noise{} // the real clock has noise of its own
+	case lc.Noise.IsZero() && !c.Exact && (c.Shape != nil || !ideal(lc)):
+		// A case stands for real hosts and routers, which take time to
+		// take a packet in (link.Config.Noise); on a shape, every link
+		// gets it (runShape). Two hosts on an ideal link stand for no
+		// network at all, where the virtual clock counts no host time.
+		lc.Noise = link.DefaultNoise
 	}
 	if c.Shape != nil {
 		return e.runShape(ctx, c, lc)
@@ -71,6 +73,13 @@ func (e Emulated) runShape(ctx context.Context, c Case, lc link.Config) (workloa
 	rec.Seed = &c.Seed
 	rec.TraceHash = st.TraceHash
 	return r, rec, nil
+}
+
+// ideal reports whether lc adds no time in either direction: no delay,
+// rate or trace.
+func ideal(lc link.Config) bool {
+	still := func(d link.Config) bool { return d.Delay == 0 && d.Rate == 0 && d.Trace == nil }
+	return still(lc) && (lc.BtoA == nil || still(*lc.BtoA))
 }
 
 // traceEnded adds to err, a workload's failure, that a trace which does

@@ -31,7 +31,7 @@ func explainCase(t *testing.T, c Case, also link.Observer) (workloads.Result, ex
 		}
 	}
 	// explain's accounting, checked on exact instants; netemu explain's
-	// tests run it on dithered ones (Case.Exact).
+	// tests run it on noisy ones (Case.Exact).
 	c.Exact = true
 	r, _, err := Emulated{}.Run(context.Background(), c)
 	if err != nil {

@@ -33,7 +33,7 @@ func explainTCPCase(t *testing.T, c Case, also link.Observer) (workloads.Result,
 	}
 	c.Probe = a.TCP
 	// explain's accounting, checked on exact instants; netemu explain's
-	// tests run it on dithered ones (Case.Exact).
+	// tests run it on noisy ones (Case.Exact).
 	c.Exact = true
 	r, _, err := Emulated{}.Run(context.Background(), c)
 	if err != nil {

@@ -146,6 +146,9 @@ func runShape(ctx context.Context, c Case, lc link.Config) (workloads.Result, em
 	if err != nil {
 		return workloads.Result{}, emu.Stats{}, err
 	}
+	for i := range p.t.Links {
+		p.t.Links[i].Config.Noise = lc.Noise // every node takes its time (link.Config.Noise)
+	}
 	n, err := emu.New(emu.Config{Topology: &p.t, TCP: c.TCP, Clock: c.Clock, Seed: c.Seed, Probe: p.probe(c)})
 	if err != nil {
 		return workloads.Result{}, emu.Stats{}, err
@@ -218,6 +221,15 @@ func (p *shapePlan) probe(c Case) func(tcpstack.Sample) {
 func (p *shapePlan) runFlows(ctx context.Context, c Case, between func(from, to string) (emu.Env, error), spawn func(func())) ([]workloads.Result, error) {
 	results := make([]workloads.Result, len(p.flows))
 	errs := make(chan error, len(p.flows))
+	// The share flows that start with the run pass one gate: they
+	// measure the same window (workloads.Gate). A flow that fails ends
+	// the others' wait: ctx ends when runFlows returns.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var gate *workloads.Gate
+	if n := p.sharing(c); n > 1 {
+		gate = workloads.NewGate(n)
+	}
 	for i, f := range p.flows {
 		env, err := between(f.From, f.To)
 		if err != nil {
@@ -225,12 +237,15 @@ func (p *shapePlan) runFlows(ctx context.Context, c Case, between func(from, to 
 		}
 		// Flows to one host listen on ports of their own.
 		env = offsetEnv{Env: env, off: uint16(i)}
-		w, start := c.Workload, time.Duration(0)
-		if i < len(c.Shape.Flows) {
-			if fw := c.Shape.Flows[i].Workload; fw != nil {
-				w = fw
+		w, start := flowWork(c, i)
+		if sw, ok := w.(workloads.Share); ok {
+			if sw.Flows == 0 {
+				sw.Flows = workloads.DefaultShapeShareFlows
 			}
-			start = c.Shape.Flows[i].Start
+			if start == 0 {
+				sw.Gate = gate
+			}
+			w = sw
 		}
 		spawn(func() {
 			if start > 0 {
@@ -253,6 +268,31 @@ func (p *shapePlan) runFlows(ctx context.Context, c Case, between func(from, to 
 		}
 	}
 	return results, nil
+}
+
+// flowWork is flow i's workload and start: its own where c's shape
+// gives them, c's workload from the run's start otherwise.
+func flowWork(c Case, i int) (workloads.Workload, time.Duration) {
+	if i >= len(c.Shape.Flows) {
+		return c.Workload, 0
+	}
+	w := c.Workload
+	if fw := c.Shape.Flows[i].Workload; fw != nil {
+		w = fw
+	}
+	return w, c.Shape.Flows[i].Start
+}
+
+// sharing counts c's flows that run share from the run's start.
+func (p *shapePlan) sharing(c Case) int {
+	n := 0
+	for i := range p.flows {
+		w, start := flowWork(c, i)
+		if _, ok := w.(workloads.Share); ok && start == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // result is the run's result from each flow's: the longest time, the

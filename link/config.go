@@ -102,23 +102,25 @@ type Config struct {
 	// from its own generator. The same seed gives the same decisions.
 	Seed uint64
 
-	// Dither, when positive, delays each packet's arrival by a seeded
-	// draw, uniform over [0, Dither), keeping packets that would arrive
-	// in order in order. On a virtual clock every instant is a sum of the
-	// link's exact delays and serialization times, so the hosts' events
-	// meet on exact microseconds: an ACK-clocked reply reaches the queue
-	// at the very instant a packet leaves it, two RTT samples are equal
-	// to the microsecond Linux's TCP clock counts in. On a real network
-	// each such tie falls either way, by noise far larger than a
-	// microsecond; on the virtual clock it would fall the same way every
-	// time. DefaultDither breaks those ties and moves nothing by more
-	// than the TCP clock's resolution. A direction with neither Delay nor
-	// Rate adds none. At most MaxJitter.
-	Dither time.Duration
+	// Noise, when set, is the far node's time to take each packet in:
+	// each arrival is delayed by a seeded draw (Noise.draw), keeping
+	// packets that would arrive in order in order. A real host or router
+	// acts on a packet some tens of microseconds after its last bit
+	// arrives (an interrupt, a softirq, a thread woken), and by a
+	// different time each packet; the emulator's nodes act at the very
+	// instant. Without that noise, flows of different round trips that
+	// share a drop-tail queue meet it in fixed phase, and which flow's
+	// packets are dropped follows from the phase, not from chance (Floyd
+	// and Jacobson, "On Traffic Phase Effects in Packet-Switched
+	// Gateways", 1992); every exact tie (an ACK-clocked reply reaching
+	// the queue at the instant a packet leaves it) falls the same way
+	// every time. DefaultNoise is what kernel mode's nodes were measured
+	// to take (docs/HOSTNOISE.md).
+	Noise Noise
 
 	// BtoA, if not nil, shapes direction B→A (server to client) instead of
 	// the fields above: its Delay, Rate, Qdisc and impairments.
-	// Its MTU, DelayedACK, Outages, Seed, Dither and BtoA must be zero:
+	// Its MTU, DelayedACK, Outages, Seed, Noise and BtoA must be zero:
 	// those belong to the link.
 	BtoA *Config
 }
@@ -133,11 +135,35 @@ type Chance struct {
 const (
 	MaxDelay  = 24 * time.Hour
 	MaxJitter = time.Duration(math.MaxInt32) // netem's tabledist takes 32-bit nanoseconds
-	// DefaultDither is the resolution of Linux's TCP clock (tcp_clock_us,
-	// the tcp_mstamp of RTT samples, RACK and HyStart): Config.Dither for
-	// a link on a virtual clock.
-	DefaultDither = time.Microsecond
+	// MaxNoise bounds Noise's fields.
+	MaxNoise = time.Second
 )
+
+// Noise is a node's time to take a packet in: Base plus an exponential
+// draw of mean Spread, so Base + Spread on average. The zero Noise adds
+// none.
+type Noise struct {
+	Base, Spread time.Duration
+}
+
+// DefaultNoise is Config.Noise for an experiment on a virtual clock: a
+// fit to the time kernel mode's routers took to pass a packet on,
+// measured from the links' events (`go run ./bench/accuracy
+// -host-noise`, docs/HOSTNOISE.md): 15–40 µs at the 10th percentile,
+// 40–54 at the median, 70–82 at the 90th, 115–167 at the 99th, 54–62 on
+// average; this one's are 28, 46, 94, 163 and 55 µs.
+var DefaultNoise = Noise{Base: 25 * time.Microsecond, Spread: 30 * time.Microsecond}
+
+// IsZero reports whether n adds no time.
+func (n Noise) IsZero() bool { return n.Base == 0 && n.Spread == 0 }
+
+// String is "25µs+exp(30µs)", or "none".
+func (n Noise) String() string {
+	if n.IsZero() {
+		return "none"
+	}
+	return fmt.Sprintf("%v+exp(%v)", n.Base, n.Spread)
+}
 
 // direction returns the parameters of direction dir, defaults filled in,
 // with the fields that belong to the whole link.
@@ -145,7 +171,7 @@ func (c Config) direction(dir Dir) Config {
 	c = c.WithDefaults()
 	if dir == BtoA && c.BtoA != nil {
 		d := *c.BtoA
-		d.MTU, d.DelayedACK, d.Outages, d.Seed, d.Dither = c.MTU, c.DelayedACK, c.Outages, c.Seed, c.Dither
+		d.MTU, d.DelayedACK, d.Outages, d.Seed, d.Noise = c.MTU, c.DelayedACK, c.Outages, c.Seed, c.Noise
 		c = d
 	}
 	c.BtoA = nil
@@ -154,9 +180,9 @@ func (c Config) direction(dir Dir) Config {
 
 // WithBtoA returns c with down as its server-to-client direction: down's
 // direction parameters, without the fields that belong to the whole link
-// (MTU, DelayedACK, Outages, Seed, Dither, BtoA), which stay c's.
+// (MTU, DelayedACK, Outages, Seed, Noise, BtoA), which stay c's.
 func (c Config) WithBtoA(down Config) Config {
-	down.MTU, down.DelayedACK, down.Outages, down.Seed, down.Dither, down.BtoA = 0, 0, nil, 0, 0, nil
+	down.MTU, down.DelayedACK, down.Outages, down.Seed, down.Noise, down.BtoA = 0, 0, nil, 0, Noise{}, nil
 	c.BtoA = &down
 	return c
 }
@@ -229,8 +255,8 @@ func (c Config) Validate() error {
 		return err
 	}
 	if b := c.BtoA; b != nil {
-		if b.MTU != 0 || b.DelayedACK != 0 || b.Outages != nil || b.Seed != 0 || b.Dither != 0 || b.BtoA != nil {
-			return fmt.Errorf("link: BtoA sets MTU, DelayedACK, Outages, Seed, Dither or BtoA; those belong to the whole link: set them on the outer Config")
+		if b.MTU != 0 || b.DelayedACK != 0 || b.Outages != nil || b.Seed != 0 || !b.Noise.IsZero() || b.BtoA != nil {
+			return fmt.Errorf("link: BtoA sets MTU, DelayedACK, Outages, Seed, Noise or BtoA; those belong to the whole link: set them on the outer Config")
 		}
 		if err := b.validateDirection("BtoA.", mtu); err != nil {
 			return err
@@ -241,8 +267,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("link: MTU is %d; want %d to %d bytes (0 means %d)", c.MTU, MinMTU, MaxMTU, DefaultMTU)
 	case c.DelayedACK < 0 || c.DelayedACK > MaxDelay:
 		return fmt.Errorf("link: DelayedACK is %v; want a duration from 0 to %v (0 disables, 40ms is Linux)", c.DelayedACK, MaxDelay)
-	case c.Dither < 0 || c.Dither > MaxJitter:
-		return fmt.Errorf("link: Dither is %v; want a duration from 0 to %v (0 disables, %v is the virtual clock's)", c.Dither, MaxJitter, DefaultDither)
+	case c.Noise.Base < 0 || c.Noise.Spread < 0 || c.Noise.Base > MaxNoise || c.Noise.Spread > MaxNoise:
+		return fmt.Errorf("link: Noise is %v; want Base and Spread from 0 to %v (zero adds none, %v is the virtual clock's)", c.Noise, MaxNoise, DefaultNoise)
 	}
 	return validateOutages(c.Outages) // outage.go
 }

@@ -25,9 +25,9 @@
 //  7. delay: the packet arrives Config.Delay after its last bit left,
 //     plus netem's jitter (dist.go) when set; the delivery queue is
 //     netem's tfifo, so jittered packets may overtake one another;
-//     Config.Dither (which experiments set on a virtual clock) adds a
-//     fraction of a microsecond, in order, to break the exact ties of a
-//     clock without noise;
+//     Config.Noise (which experiments set on a virtual clock) adds the
+//     far node's time to take the packet in, tens of microseconds, in
+//     order;
 //
 // Every random decision comes from a generator per direction seeded by
 // Config.Seed (random.go); fq_codel's flow hash is perturbed by the seed

@@ -84,10 +84,10 @@ type direction struct {
 	holdTimer    clock.Timer
 	wake         chan struct{} // pump mode: buffered(1), readies the goroutine
 
-	// dither draws Config.Dither's delays (queue.go); undithered is the
-	// latest due time it was given.
-	dither     *rand.Rand
-	undithered time.Duration
+	// noise draws Config.Noise's waits (queue.go); quiet is the latest
+	// due time it was given, before its wait.
+	noise *rand.Rand
+	quiet time.Duration
 
 	stats DirStats
 }
@@ -122,7 +122,7 @@ func New(cfg Config, clk clock.Clock, deliver DeliverFunc) (*Link, error) {
 		d.dir = Dir(i)
 		d.cfg = cfg.direction(d.dir)
 		d.impair = newImpairments(d.cfg, d.dir)
-		d.dither = newDitherRand(d.cfg.Seed, d.dir)
+		d.noise = newNoiseRand(d.cfg.Seed, d.dir)
 		if d.cfg.Trace != nil {
 			d.trace = &traceLine{t: d.cfg.Trace}
 		}

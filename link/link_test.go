@@ -170,11 +170,15 @@ func TestQueueOverflowDropsExactlyTheExcess(t *testing.T) {
 	}
 }
 
-// Dither delays each arrival by less than Dither and keeps a burst in
-// order; the same seed gives the same instants.
-func TestDitherDelaysLessThanItAndKeepsOrder(t *testing.T) {
+// Noise delays each arrival by its base and an exponential draw, keeps a
+// burst in order, and gives the same instants for the same seed; a link
+// with neither delay nor rate delays its packets too (the far node's
+// time is the node's, not the wire's). Spread apart, packets wait Base
+// plus Spread on average.
+func TestNoiseDelaysAndKeepsOrder(t *testing.T) {
+	noise := Noise{Base: 25 * time.Microsecond, Spread: 30 * time.Microsecond}
 	arrive := func(seed uint64) []arrival {
-		r := newRig(t, Config{Delay: 10 * time.Millisecond, Dither: time.Microsecond, Seed: seed})
+		r := newRig(t, Config{Delay: 10 * time.Millisecond, Noise: noise, Seed: seed})
 		r.at(0, func() {
 			for i := range 50 {
 				r.l.Send(AtoB, rawPkt(100+i))
@@ -187,45 +191,56 @@ func TestDitherDelaysLessThanItAndKeepsOrder(t *testing.T) {
 	if len(got) != 50 {
 		t.Fatalf("delivered %d packets, want 50", len(got))
 	}
-	late := 0
 	for i, a := range got {
 		if a.n != 100+i {
 			t.Fatalf("packet %d of the burst arrived as the %dth", a.n-100, i)
 		}
-		if a.at < 10*time.Millisecond || a.at >= 10*time.Millisecond+time.Microsecond {
-			t.Errorf("packet %d arrived at %v; want within [10ms, 10.001ms)", i, a.at)
-		}
-		if a.at > 10*time.Millisecond {
-			late++
+		if a.at < 10*time.Millisecond+noise.Base {
+			t.Errorf("packet %d arrived at %v; want %v or later", i, a.at, 10*time.Millisecond+noise.Base)
 		}
 	}
-	if late == 0 {
-		t.Errorf("every packet arrived at exactly 10ms: no dither")
-	}
-	ideal := newRig(t, Config{Dither: time.Microsecond})
-	ideal.at(0, func() { ideal.l.Send(AtoB, rawPkt(100)) })
-	ideal.run(time.Second)
-	if a := ideal.arrivals(); len(a) != 1 || a[0].at != 0 {
-		t.Errorf("on a link with neither delay nor rate: %+v; want one arrival at 0, undithered", a)
+	if got[0].at == got[49].at {
+		t.Errorf("every packet arrived at %v: no spread", got[0].at)
 	}
 	for i, a := range arrive(1) {
 		if a.at != got[i].at {
 			t.Fatalf("packet %d arrived at %v, and at %v with the same seed", i, a.at, got[i].at)
 		}
 	}
+	bare := newRig(t, Config{Noise: noise})
+	bare.at(0, func() { bare.l.Send(AtoB, rawPkt(100)) })
+	bare.run(time.Second)
+	if a := bare.arrivals(); len(a) != 1 || a[0].at < noise.Base {
+		t.Errorf("on a link with neither delay nor rate: %+v; want one arrival %v or later", a, noise.Base)
+	}
+	const n = 4000
+	apart := newRig(t, Config{Noise: noise, Seed: 7})
+	for i := range n {
+		apart.at(time.Duration(i)*time.Millisecond, func() { apart.l.Send(AtoB, rawPkt(100)) })
+	}
+	apart.run(time.Duration(n+1) * time.Millisecond)
+	var sum time.Duration
+	for i, a := range apart.arrivals() {
+		sum += a.at - time.Duration(i)*time.Millisecond
+	}
+	// Exactly 25 + 30 µs on average over infinitely many; 4000 draws
+	// of the exponential part have a standard error of 0.5 µs.
+	if mean := sum / n; mean < 53*time.Microsecond || mean > 57*time.Microsecond {
+		t.Errorf("packets 1 ms apart waited %v on average; want 55µs (25µs + a mean 30µs exponential)", mean)
+	}
 }
 
-// The tie Dither breaks: a reply to a packet reaches a full FIFO at the
+// The tie noise breaks: a reply to a packet reaches a full FIFO at the
 // very instant the packet before it leaves, both sent in answer to
-// deliveries. Without dither the departure always comes first; with it,
-// each order about half the time over seeds.
-func TestDitherBreaksAnArrivalDepartureTie(t *testing.T) {
-	roomFor := func(seed uint64, dither time.Duration) bool {
+// deliveries. Without noise the departure always comes first; with an
+// exponential wait, each order about half the time over seeds.
+func TestNoiseBreaksAnArrivalDepartureTie(t *testing.T) {
+	roomFor := func(seed uint64, noise Noise) bool {
 		// Two probes A→B, 8 ms apart; B answers each with a packet of
 		// 1000 bytes into a 1-packet FIFO at 1 Mbit/s: 8 ms on the wire,
 		// so the second answer arrives as the first one's last bit leaves.
 		slow := Config{Rate: 1_000_000, Qdisc: Qdisc{Limit: 1}}
-		r := newRig(t, Config{Delay: 5 * time.Millisecond, Dither: dither, Seed: seed}.WithBtoA(slow))
+		r := newRig(t, Config{Delay: 5 * time.Millisecond, Noise: noise, Seed: seed}.WithBtoA(slow))
 		r.echo = func(dir Dir, pkt []byte) {
 			if dir == AtoB {
 				r.l.Send(BtoA, rawPkt(1000))
@@ -237,20 +252,20 @@ func TestDitherBreaksAnArrivalDepartureTie(t *testing.T) {
 		return r.l.Stats()[BtoA].Packets == 2
 	}
 	const seeds = 200
-	room := map[time.Duration]int{}
-	for _, dither := range []time.Duration{0, time.Microsecond} {
+	room := map[Noise]int{}
+	for _, noise := range []Noise{{}, DefaultNoise} {
 		for seed := range uint64(seeds) {
-			if roomFor(seed, dither) {
-				room[dither]++
+			if roomFor(seed, noise) {
+				room[noise]++
 			}
 		}
 	}
-	if room[0] != seeds {
-		t.Errorf("without dither the second answer found room %d times in %d; want always", room[0], seeds)
+	if room[Noise{}] != seeds {
+		t.Errorf("without noise the second answer found room %d times in %d; want always", room[Noise{}], seeds)
 	}
-	// Each seed decides alike on every run; 99 of 200 is the draws' count.
-	if n := room[time.Microsecond]; n != 99 {
-		t.Errorf("with 1us of dither the second answer found room %d times in %d; want 99 (about half)", n, seeds)
+	// Each seed decides alike on every run; the count is the draws'.
+	if n := room[DefaultNoise]; n != 97 {
+		t.Errorf("with %v of noise the second answer found room %d times in %d; want about half", DefaultNoise, n, seeds)
 	}
 }
 

@@ -170,7 +170,7 @@ func (l *Link) send(d *direction, p qpkt, at, now time.Duration) {
 	if d.cfg.KeepOrder {
 		due = max(due, d.lastDue)
 	}
-	due = d.ditherDue(due)
+	due = d.noiseDue(due)
 	if l.obs != nil {
 		// At is the packet's arrival in the queue, Start its
 		// serialization: for a dequeue at the serializer's instant the
@@ -180,17 +180,16 @@ func (l *Link) send(d *direction, p qpkt, at, now time.Duration) {
 	l.schedule(d, entry{buf: p.buf, due: due, sent: p.enq, corrupt: p.corrupt}, now)
 }
 
-// ditherDue delays an arrival due at due by a draw in [0,
-// Config.Dither); a packet due no earlier than every one before it stays
-// behind them. A direction with neither delay nor rate adds no time, not
-// even dither: its instants are no sums to tie. l.mu is held.
-func (d *direction) ditherDue(due time.Duration) time.Duration {
-	if d.cfg.Dither <= 0 || d.cfg.Delay == 0 && d.cfg.Rate == 0 && d.trace == nil {
+// noiseDue delays an arrival due at due by a draw of Config.Noise; a
+// packet due no earlier than every one before it stays behind them.
+// l.mu is held.
+func (d *direction) noiseDue(due time.Duration) time.Duration {
+	if d.cfg.Noise.IsZero() {
 		return due
 	}
-	inOrder := due >= d.undithered
-	d.undithered = max(d.undithered, due)
-	due += time.Duration(d.dither.Int64N(int64(d.cfg.Dither)))
+	inOrder := due >= d.quiet
+	d.quiet = max(d.quiet, due)
+	due += d.cfg.Noise.draw(d.noise)
 	if inOrder {
 		due = max(due, d.lastDue)
 	}

@@ -3,6 +3,7 @@ package link
 import (
 	"math"
 	"math/rand/v2"
+	"time"
 )
 
 // Every random decision of the link comes from one generator per
@@ -46,10 +47,10 @@ func (c *crandom) next(r *rand.Rand) uint32 {
 	return c.last
 }
 
-// newDitherRand returns direction dir's generator for Config.Dither: one
+// newNoiseRand returns direction dir's generator for Config.Noise: one
 // of its own, so that the impairments' draws are the same with or
-// without dither.
-func newDitherRand(seed uint64, dir Dir) *rand.Rand {
+// without noise.
+func newNoiseRand(seed uint64, dir Dir) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, 0x646974686572^uint64(dir)))
 }
 
@@ -58,4 +59,12 @@ func newDitherRand(seed uint64, dir Dir) *rand.Rand {
 // impairments' draws are the same with or without fq_codel.
 func hashSeed(seed uint64, dir Dir) uint32 {
 	return rand.New(rand.NewPCG(seed, 0x66715f636f64656c^uint64(dir))).Uint32()
+}
+
+// draw is one packet's wait, from r.
+func (n Noise) draw(r *rand.Rand) time.Duration {
+	if n.Spread <= 0 {
+		return n.Base
+	}
+	return n.Base + time.Duration(min(r.ExpFloat64()*float64(n.Spread), float64(MaxJitter)))
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -236,4 +237,37 @@ func Jain(xs []float64) float64 {
 		return 0
 	}
 	return sum * sum / (float64(len(xs)) * sq)
+}
+
+// A Gate starts the flows of several workloads together: each passes it
+// once its connections are up, and all go on when the last has. Flows
+// that started one after another (a handshake whose SYN a full queue
+// dropped waits a second for its retransmission) would each measure a
+// window of their own, part of it with fewer competitors.
+type Gate struct {
+	mu   sync.Mutex
+	left int
+	open chan struct{}
+}
+
+// NewGate returns a gate for n workloads.
+func NewGate(n int) *Gate { return &Gate{left: n, open: make(chan struct{})} }
+
+// pass waits until every workload of the gate has called pass, or ctx
+// ends. A nil gate lets the caller through.
+func (g *Gate) pass(ctx context.Context) error {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	if g.left--; g.left == 0 {
+		close(g.open)
+	}
+	g.mu.Unlock()
+	select {
+	case <-g.open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

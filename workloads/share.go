@@ -13,10 +13,12 @@ import (
 	"github.com/netemu/netemu/tcp"
 )
 
-// Share's defaults: two flows for 10 seconds.
+// Share's defaults: two flows for 10 seconds; on a topology, one flow
+// per pair of hosts, so that dumbbell:N carries N flows.
 const (
-	DefaultShareFlows    = 2
-	DefaultShareDuration = 10 * time.Second
+	DefaultShareFlows      = 2
+	DefaultShapeShareFlows = 1
+	DefaultShareDuration   = 10 * time.Second
 )
 
 // shareCCs returns the names of the congestion controls --ccs accepts,
@@ -52,14 +54,14 @@ var shareKind = Kind{
 	About:   "bulk flows sharing the bottleneck: each flow's goodput over time and Jain's fairness index",
 	Details: true,
 	Flags: func(fs *flag.FlagSet) func() ([]Workload, error) {
-		flows := positive(fs, "flows", DefaultShareFlows, "bulk flows, each on its own connection")
+		flows := fs.Int("flows", 0, fmt.Sprintf("bulk flows, each on its own connection (default %d; on a --topology, %d per host pair)", DefaultShareFlows, DefaultShapeShareFlows))
 		ccs := fs.String("ccs", "", "congestion control of each flow's sender, in flow order and repeated: "+shareCCsHelp()+"; empty means --cc's")
 		dirs := variants(fs, "direction", string(Down), "which way the flows send: down (server→client), up or both", Down, Up)
 		dur := duration(fs, "duration", DefaultShareDuration, 100*time.Millisecond, "10s", "how long the flows run")
 		return func() ([]Workload, error) {
-			n, err := flows()
-			if err != nil {
-				return nil, err
+			n := *flows
+			if isSet(fs, "flows") && n <= 0 {
+				return nil, fmt.Errorf("--flows %d: want 1 or more", n)
 			}
 			if err := checkCCs(*ccs); err != nil {
 				return nil, fmt.Errorf("--ccs %q: %v", *ccs, err)
@@ -103,13 +105,19 @@ func checkCCs(list string) error {
 // each flow's goodput, per 100 ms and in all, and Jain's fairness index
 // of the totals. CCs picks each flow's congestion control.
 type Share struct {
-	Flows int // 0 means DefaultShareFlows
+	// Flows is how many connections run: 0 means DefaultShareFlows, or
+	// DefaultShapeShareFlows between a pair of a topology's hosts.
+	Flows int
 	// CCs lists the flows' congestion controls, comma-separated, in flow
 	// order and repeated when there are more flows ("cubic,reno": the
 	// odd flows cubic, the even reno). "" leaves every flow the hosts'.
 	CCs       string
 	Direction Direction     // "" means Down
 	Duration  time.Duration // 0 means DefaultShareDuration
+	// Gate, if not nil, holds the flows, once connected, until every
+	// workload sharing the gate has connected its own: a shape's share
+	// flows then measure the same Duration, none of it alone.
+	Gate *Gate
 }
 
 // ShareDetail is Share's own figures.
@@ -261,6 +269,10 @@ func (s Share) Run(ctx context.Context, env emu.Env, path Path) (Result, error) 
 	ccs := s.ccs()
 	load, err := dialFlows(ctx, env, ln, s.Flows, s.Direction, ccs)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := s.Gate.pass(ctx); err != nil {
+		load.close()
 		return Result{}, err
 	}
 	load.run()

@@ -258,7 +258,7 @@ again, and the file's first line the commit it was drawn on.
 
 // measureGrid runs every cell with congestion control cc on every side:
 // each emulated TCP that has cc over seeds 1..kernelRuns (lossless: the
-// seeds draw only the link's dither, link.DefaultDither) or
+// seeds draw only the hosts' noise, link.DefaultNoise) or
 // 1..lossyRuns, and kernel TCP as many times.
 func measureGrid(ctx context.Context, cells []gridCell, cc tcpstack.CongestionControl, lossyRuns, kernelRuns int, via kernel.Via, kern bool, progress func(i int, what string)) ([]gridRow, error) {
 	var rows []gridRow
@@ -400,7 +400,7 @@ func gridMarkdown(w io.Writer, rows []gridRow, cc tcpstack.CongestionControl, se
 		gridMinRTT, gridMaxRTT, tc.FormatRate(gridMinRate), tc.FormatRate(gridMaxRate))
 	p("queue %.1f–%.0f BDP in packets, log-uniform; two cells in three with random loss of %.2f–%.0f %%; ", gridMinBDP, gridMaxBDP, gridMinLoss*100, gridMaxLoss*100)
 	p("three in four bulk of 1–50 MiB (at most %d s at the link's rate, and on a lossy link at the rate Mathis's formula gives for its loss and RTT), the rest page, keepalive or rpc. ", gridMaxSeconds)
-	p("Lossless cells: seeds 1–%d on the emulator (they draw only the link's dither of under 1 µs an arrival, which breaks the virtual clock's exact ties), the kernel's median of as many runs; ", kernelRuns)
+	p("Lossless cells: seeds 1–%d on the emulator (they draw only the hosts' noise, each node's time to take a packet in: link.DefaultNoise, 55 µs on average), the kernel's median of as many runs; ", kernelRuns)
 	p("lossy cells: seeds 1–%d on each side, medians with p10–p90. Δ is each emulated TCP's median against the kernel's. ", lossyRuns)
 	p("Bridge is how late the TUN bridge delivered packets into the kernel's namespaces, mean / 99th percentile / latest (a stall; shown, not judged: one stall of milliseconds leaves a figure as it was, see the notes below); ")
 	p("where the 99th percentile exceeds one packet's time at the link's rate, the bridge, not the link, spaced the kernel's packets and ACKs, ")

@@ -53,15 +53,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	grid := fs.Int("grid", 0, "instead of the report, draw this many random cells and measure netemu's TCP, gVisor's and the kernel's on each")
 	gridSeed := fs.Uint64("grid-seed", 0, "the grid's seed; 0 draws a new one, which the output names")
 	gridRuns := fs.Int("grid-runs", gridDefaultRuns, "grid: seeds per lossy cell on each side")
-	gridKernelRuns := fs.Int("grid-kernel-runs", gridDefaultKernelRuns, "grid: runs per lossless cell on each side (the emulator's seeds draw its link's dither)")
+	gridKernelRuns := fs.Int("grid-kernel-runs", gridDefaultKernelRuns, "grid: runs per lossless cell on each side (the emulator's seeds draw its hosts' noise)")
 	gridCells := fs.String("grid-cells", "", "grid: measure only these cells of the drawn grid, by number: 7,12")
 	gridCC := fs.String("grid-cc", string(tcpstack.Cubic), "grid: the congestion control of every side ("+tcpstack.Netemu.CongestionControlChoices()+"); an emulated TCP without it is left out")
 	dumbbells := fs.Int("dumbbells", 0, "instead of the report, draw this many random dumbbells and measure each flow on netemu's TCP and the kernel's")
 	dbSeed := fs.Uint64("dumbbell-seed", 0, "the dumbbells' seed; 0 draws a new one, which the output names")
 	dbRuns := fs.Int("dumbbell-runs", dbDefaultRuns, "dumbbells: seeds per dumbbell on the emulator")
 	dbKernelRuns := fs.Int("dumbbell-kernel-runs", dbDefaultKernelRuns, "dumbbells: runs per dumbbell on kernel TCP")
+	hostNoise := fs.Bool("host-noise", false, "instead of the report, measure how late kernel mode's bridge, routers and hosts move packets against the link's schedule")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *hostNoise {
+		if fs.NFlag() > 2 || fs.NFlag() == 2 && only(fs, "via") == "" || fs.NArg() > 0 {
+			fmt.Fprintf(stderr, "accuracy: -host-noise takes only -via\n")
+			return 2
+		}
+		env := Environment{Command: "go run ./bench/accuracy " + argsString(args), Date: time.Now().UTC().Format("2006-01-02"), Machine: machine()}
+		err := measureHostNoise(ctx, stdout, env, kernel.Via(*via), func(what string) { fmt.Fprintf(stderr, "accuracy: host noise: %s\n", what) })
+		if err != nil {
+			fmt.Fprintf(stderr, "accuracy: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	if *dumbbells != 0 || only(fs, "dumbbell-") != "" {
 		if *dumbbells < 1 || *dumbbells > 1000 || *dbRuns < 1 || *dbKernelRuns < 1 || *grid != 0 {

@@ -224,7 +224,7 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   instants fall on exact microseconds, which Linux's TCP clock counts in (RTT samples, HyStart, RACK), so other
   comparisons tie too; 1 ns of netem jitter gave 13.36 s, 1 µs 15.24 s. So an experiment's link now dithers each
   arrival by a seeded draw under 1 µs, in order (` + "`link.Config.Dither`" + `, ` + "`link.DefaultDither`" + `: the TCP clock's
-  resolution): netemu's TCP 15.05 s (13.66–15.90 s over 30 seeds, 76.5 drops), gVisor's 24.48 s (22.50–26.90 s, 178
+  resolution; since replaced by the hosts' noise, link.DefaultNoise, docs/HOSTNOISE.md): netemu's TCP 15.05 s (13.66–15.90 s over 30 seeds, 76.5 drops), gVisor's 24.48 s (22.50–26.90 s, 178
   drops). Cell 16 of a later grid (34.2 ms, 10.6 mbit, queue 3, 1 MiB), where the kernel took 4826 ms: netemu's TCP
   1946 ms before, 3799 ms after (3108–4724 ms over 20 seeds), gVisor's 8474 ms. Not TCP: how a clock without noise
   orders events at one instant. The reference tables move by at most 0.1 ms.
