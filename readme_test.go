@@ -83,6 +83,12 @@ func applyReadmeEdits(t *testing.T, root string) {
 		slices.SortFunc(edits, func(a, b readmeEdit) int { return b.line - a.line })
 		for _, e := range edits {
 			n := strings.Count(e.old, "\n")
+			if e.line+n > len(lines) || strings.Join(lines[e.line:e.line+n], "") != e.old {
+				t.Fatalf("%s:%d: the block is not what the test read; run -readme.update once", file, e.line)
+			}
+			if !strings.HasSuffix(e.new, "\n") {
+				e.new += "\n"
+			}
 			fresh := strings.SplitAfter(e.new, "\n")
 			lines = slices.Replace(lines, e.line, e.line+n, fresh[:len(fresh)-1]...)
 		}
@@ -91,6 +97,7 @@ func applyReadmeEdits(t *testing.T, root string) {
 		}
 		t.Logf("%s: rewrote %d blocks", file, len(edits))
 	}
+	readmeEdits.byFile = nil
 }
 
 // readmeSkips are the command lines of README.md and docs/ that do not

@@ -55,6 +55,7 @@ func (e Emulated) Run(ctx context.Context, c Case) (workloads.Result, Record, er
 	}
 	rec := newRecord(e.Name(), c, r, st.Link)
 	rec.Seed = &c.Seed
+	rec.HostNoise = hostNoise(c, lc)
 	rec.ACKsHeld = st.Link[0].ACKsHeld + st.Link[1].ACKsHeld
 	rec.TraceHash = st.TraceHash
 	return r, rec, nil
@@ -71,8 +72,17 @@ func (e Emulated) runShape(ctx context.Context, c Case, lc link.Config) (workloa
 	}
 	rec := newRecord(e.Name(), c, r, st.Link)
 	rec.Seed = &c.Seed
+	rec.HostNoise = hostNoise(c, lc)
 	rec.TraceHash = st.TraceHash
 	return r, rec, nil
+}
+
+// hostNoise is the record's HostNoise for case c run with link lc.
+func hostNoise(c Case, lc link.Config) string {
+	if c.Clock == emu.Real {
+		return ""
+	}
+	return lc.Noise.String()
 }
 
 // ideal reports whether lc adds no time in either direction: no delay,

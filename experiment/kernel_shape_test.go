@@ -93,7 +93,7 @@ func TestKernelShape(t *testing.T) {
 	json.Unmarshal(kj, &kf)
 	json.Unmarshal(ej, &ef)
 	for k := range ef {
-		if _, ok := kf[k]; !ok && !slices.Contains([]string{"seed", "trace_hash", "max_cwnd_bytes", "srtt_ms", "retransmits"}, k) {
+		if _, ok := kf[k]; !ok && !slices.Contains([]string{"seed", "host_noise", "trace_hash", "max_cwnd_bytes", "srtt_ms", "retransmits"}, k) {
 			t.Errorf("the emulated record has %q, the kernel's not", k)
 		}
 	}

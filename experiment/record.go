@@ -40,6 +40,10 @@ type Setup struct {
 	// "linux" (kernel).
 	TCP  string  `json:"tcp"`
 	Seed *uint64 `json:"seed,omitempty"` // emulated, and kernel mode with impairments
+	// HostNoise is the emulated nodes' time to take a packet in
+	// (link.Noise.String: "25µs+exp(30µs)", or "none" for a case run
+	// Exact or on an ideal link), on the virtual clock only.
+	HostNoise string `json:"host_noise,omitempty"`
 	// Netem is the link in tc's netem grammar when it has impairments:
 	// the client→server direction, and NetemDown the server→client one
 	// when it differs.

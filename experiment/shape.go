@@ -147,7 +147,9 @@ func runShape(ctx context.Context, c Case, lc link.Config) (workloads.Result, em
 		return workloads.Result{}, emu.Stats{}, err
 	}
 	for i := range p.t.Links {
-		p.t.Links[i].Config.Noise = lc.Noise // every node takes its time (link.Config.Noise)
+		if p.t.Links[i].Config.Noise.IsZero() {
+			p.t.Links[i].Config.Noise = lc.Noise // every node takes its time (link.Config.Noise)
+		}
 	}
 	n, err := emu.New(emu.Config{Topology: &p.t, TCP: c.TCP, Clock: c.Clock, Seed: c.Seed, Probe: p.probe(c)})
 	if err != nil {
@@ -240,7 +242,14 @@ func (p *shapePlan) runFlows(ctx context.Context, c Case, between func(from, to 
 		w, start := flowWork(c, i)
 		if sw, ok := w.(workloads.Share); ok {
 			if sw.Flows == 0 {
+				// One connection per pair; the pairs take --ccs's
+				// congestion controls in turn, as the connections of
+				// one pair would.
 				sw.Flows = workloads.DefaultShapeShareFlows
+				if sw.CCs != "" {
+					ccs := strings.Split(sw.CCs, ",")
+					sw.CCs = ccs[i%len(ccs)]
+				}
 			}
 			if start == 0 {
 				sw.Gate = gate

@@ -115,7 +115,8 @@ type Config struct {
 	// Gateways", 1992); every exact tie (an ACK-clocked reply reaching
 	// the queue at the instant a packet leaves it) falls the same way
 	// every time. DefaultNoise is what kernel mode's nodes were measured
-	// to take (docs/HOSTNOISE.md).
+	// to take (docs/HOSTNOISE.md). A packet that reorder sends ahead
+	// skips it, as it skips the delay.
 	Noise Noise
 
 	// BtoA, if not nil, shapes direction B→A (server to client) instead of
@@ -140,13 +141,14 @@ const (
 )
 
 // Noise is a node's time to take a packet in: Base plus an exponential
-// draw of mean Spread, so Base + Spread on average. The zero Noise adds
-// none.
+// draw of mean Spread (cut at MaxJitter), so Base + Spread on average.
+// The zero Noise adds none.
 type Noise struct {
 	Base, Spread time.Duration
 }
 
-// DefaultNoise is Config.Noise for an experiment on a virtual clock: a
+// DefaultNoise is Config.Noise for an experiment on a virtual clock
+// (read it; do not change it): a
 // fit to the time kernel mode's routers took to pass a packet on,
 // measured from the links' events (`go run ./bench/accuracy
 // -host-noise`, docs/HOSTNOISE.md): 15–40 µs at the 10th percentile,

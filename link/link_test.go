@@ -496,3 +496,25 @@ func TestFlowStateFreed(t *testing.T) {
 		t.Errorf("after a RST: held %d, released %d, superseded %d; want 1, 0, 1", st.ACKsHeld, st.ACKsReleased, st.ACKsSuperseded)
 	}
 }
+
+// With KeepOrder, noise keeps packets in order without adding up: a
+// train of packets 12 µs apart through a link whose jitter would
+// reorder them arrives each about the node's noise after its place in
+// line, not ever later.
+func TestNoiseWithKeepOrderDoesNotAddUp(t *testing.T) {
+	r := newRig(t, Config{Delay: 10 * time.Millisecond, Jitter: time.Millisecond, KeepOrder: true, Noise: DefaultNoise, Seed: 3})
+	const n = 2000
+	for i := range n {
+		r.at(time.Duration(i)*12*time.Microsecond, func() { r.l.Send(AtoB, rawPkt(100)) })
+	}
+	r.run(time.Second)
+	got := r.arrivals()
+	if len(got) != n {
+		t.Fatalf("delivered %d packets, want %d", len(got), n)
+	}
+	// The last packet leaves at 23.988 ms; its delay is at most 11 ms
+	// of delay and jitter, plus a few draws of noise.
+	if last := got[n-1].at; last > 24*time.Millisecond+11*time.Millisecond+time.Millisecond {
+		t.Errorf("the last of %d packets 12 µs apart arrived at %v; want within 36 ms (noise must not add up)", n, last)
+	}
+}

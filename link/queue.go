@@ -168,7 +168,13 @@ func (l *Link) send(d *direction, p qpkt, at, now time.Duration) {
 	// The delay stage.
 	due := finish + max(d.impair.delay(d.cfg.Delay), 0)
 	if d.cfg.KeepOrder {
-		due = max(due, d.lastDue)
+		// Behind every packet before it, before the far node's noise,
+		// which noiseDue then keeps in order: noise does not add up.
+		if d.cfg.Noise.IsZero() {
+			due = max(due, d.lastDue)
+		} else {
+			due = max(due, d.quiet)
+		}
 	}
 	due = d.noiseDue(due)
 	if l.obs != nil {

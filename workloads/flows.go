@@ -244,28 +244,42 @@ func Jain(xs []float64) float64 {
 // that started one after another (a handshake whose SYN a full queue
 // dropped waits a second for its retransmission) would each measure a
 // window of their own, part of it with fewer competitors.
+//
+// The last to arrive releases every party, itself included, one at a
+// time in the order they arrived, each through env.Go: on the virtual
+// clock each release is an event of its own, so which flow starts
+// first does not depend on how the runtime schedules them. A gate is
+// for one use.
 type Gate struct {
-	mu   sync.Mutex
-	left int
-	open chan struct{}
+	mu      sync.Mutex
+	left    int             // parties yet to arrive; the gate opens at 0
+	arrived []chan struct{} // one per party arrived, in order; closed to release it
 }
 
 // NewGate returns a gate for n workloads.
-func NewGate(n int) *Gate { return &Gate{left: n, open: make(chan struct{})} }
+func NewGate(n int) *Gate { return &Gate{left: n} }
 
-// pass waits until every workload of the gate has called pass, or ctx
-// ends. A nil gate lets the caller through.
-func (g *Gate) pass(ctx context.Context) error {
+// pass waits until every workload of the gate has called pass, and its
+// turn to go on has come, or ctx ends. A nil gate lets the caller
+// through.
+func (g *Gate) pass(ctx context.Context, env emu.Env) error {
 	if g == nil {
 		return nil
 	}
+	mine := make(chan struct{})
 	g.mu.Lock()
-	if g.left--; g.left == 0 {
-		close(g.open)
+	g.arrived = append(g.arrived, mine)
+	g.left--
+	var release []chan struct{}
+	if g.left == 0 {
+		release = g.arrived
 	}
 	g.mu.Unlock()
+	for _, c := range release {
+		env.Go(func() { close(c) })
+	}
 	select {
-	case <-g.open:
+	case <-mine:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

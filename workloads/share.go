@@ -66,8 +66,8 @@ var shareKind = Kind{
 			if err := checkCCs(*ccs); err != nil {
 				return nil, fmt.Errorf("--ccs %q: %v", *ccs, err)
 			}
-			if err := (Share{Flows: n, CCs: *ccs}).checkCCCount(); err != nil {
-				return nil, err
+			if err := (Share{Flows: n, CCs: *ccs}).checkCCCount(); n > 0 && err != nil {
+				return nil, err // without --flows, the flows' count depends on where they run (Share.Flows)
 			}
 			ds, err := dirs()
 			if err != nil {
@@ -271,7 +271,7 @@ func (s Share) Run(ctx context.Context, env emu.Env, path Path) (Result, error) 
 	if err != nil {
 		return Result{}, err
 	}
-	if err := s.Gate.pass(ctx); err != nil {
+	if err := s.Gate.pass(ctx, env); err != nil {
 		load.close()
 		return Result{}, err
 	}

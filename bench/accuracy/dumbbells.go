@@ -332,7 +332,17 @@ func dumbbellMarkdown(w io.Writer, rows []dbRow, seed uint64, n, runs, kernelRun
 	p("| Jain's index within %g | %s dumbbells (median difference %.3f, worst %.3f) |\n", dbJainTarget,
 		share(jains, func(x float64) bool { return x <= dbJainTarget }), med(jains), slices.Max(jains))
 	p("| drops within %g× | %s dumbbells |\n", dbDropsTarget, share(dropRatios, func(x float64) bool { return x <= dbDropsTarget }))
-	p("\nThe kernel's own spread over its %d runs, for each dumbbell's widest flow: median %.0f %%, widest %.0f %%. ", kernelRuns, med(kspreads), slices.Max(kspreads))
+	inRange, flows := 0, 0
+	for _, r := range rows {
+		for i, g := range r.Kernel.goodput {
+			flows++
+			if e := med(r.Emulated.goodput[i]); e >= slices.Min(g) && e <= slices.Max(g) {
+				inRange++
+			}
+		}
+	}
+	p("\nThe kernel's own spread over its %d runs, for each dumbbell's widest flow: median %.0f %%, widest %.0f %%; "+
+		"the emulator's median lies within the kernel's runs (smallest to largest) for %d of %d flows. ", kernelRuns, med(kspreads), slices.Max(kspreads), inRange, flows)
 	if late > 0 {
 		p("%d dumbbell(s) marked * had a kernel run whose bridge was late enough to change its figures (p99 ≥ 1 ms or a stall ≥ 50 ms).", late)
 	}

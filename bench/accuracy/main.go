@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "accuracy: -host-noise takes only -via\n")
 			return 2
 		}
-		env := Environment{Command: "go run ./bench/accuracy " + argsString(args), Date: time.Now().UTC().Format("2006-01-02"), Machine: machine()}
+		env := Environment{Command: "go run ./bench/accuracy " + strings.Join(args, " ") + " > docs/HOSTNOISE.md", Date: time.Now().UTC().Format("2006-01-02"), Machine: machine()}
 		err := measureHostNoise(ctx, stdout, env, kernel.Via(*via), func(what string) { fmt.Fprintf(stderr, "accuracy: host noise: %s\n", what) })
 		if err != nil {
 			fmt.Fprintf(stderr, "accuracy: %v\n", err)

@@ -1,0 +1,75 @@
+package experiment
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/netemu/netemu/internal/race"
+	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/topo"
+	"github.com/netemu/netemu/workloads"
+)
+
+// starShare is share on star:3, the server sending to three hosts: the
+// three flows leave one host together once the gate opens.
+func starShare(w workloads.Share) Case {
+	return Case{Workload: w, Link: link.Config{Delay: 10 * time.Millisecond, Rate: 10e6, Qdisc: link.Qdisc{Limit: 30}}, Seed: 1,
+		Shape: &Shape{Name: "star:3", Build: func(lc link.Config) (topo.Topology, []topo.Flow) { return topo.Star(3, lc) }}}
+}
+
+// A topology's share flows start together: each measures the same
+// window, so their goodputs add up to no more than the bottleneck
+// carries, and the run repeats to the packet at GOMAXPROCS 1, 2 and 4
+// (the gate releases the flows one event at a time, in the order they
+// arrived, not as the runtime schedules them).
+func TestShapeShareFlowsStartTogether(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	c := starShare(workloads.Share{Duration: 2 * time.Second})
+	want := ""
+	for _, procs := range []int{1, 2, 4} {
+		runtime.GOMAXPROCS(procs)
+		for i := range race.DeterministicRuns(3) {
+			r, rec, err := Emulated{}.Run(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want == "" {
+				want = rec.TraceHash
+				d := r.Detail.(ShapeDetail)
+				var sum float64
+				for _, f := range d.Flows {
+					sum += f.Goodput
+					if f.Result.Elapsed != d.Flows[0].Result.Elapsed {
+						t.Errorf("flow %s ran %v, flow %s %v; want one window", f.Name, f.Result.Elapsed, d.Flows[0].Name, d.Flows[0].Result.Elapsed)
+					}
+				}
+				if sum > 10e6 {
+					t.Errorf("the flows' goodputs add up to %.2f Mbit/s through a 10 mbit bottleneck", sum/1e6)
+				}
+			} else if rec.TraceHash != want {
+				t.Fatalf("GOMAXPROCS %d, run %d: trace %s; want %s", procs, i, rec.TraceHash, want)
+			}
+		}
+	}
+}
+
+// On a topology share runs one connection per pair of hosts, and the
+// pairs take --ccs's congestion controls in turn.
+func TestShapeShareOnePerPair(t *testing.T) {
+	r, rec, err := Emulated{}.Run(context.Background(), starShare(workloads.Share{Duration: time.Second, CCs: "cubic,reno"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Conns != 3 {
+		t.Errorf("%d connections; want one per pair, 3", rec.Conns)
+	}
+	var got []string
+	for _, f := range r.Detail.(ShapeDetail).Flows {
+		got = append(got, f.Result.Detail.(workloads.ShareDetail).CCs...)
+	}
+	if len(got) != 3 || got[0] != "cubic" || got[1] != "reno" || got[2] != "cubic" {
+		t.Errorf("the pairs' congestion controls: %v; want cubic, reno, cubic", got)
+	}
+}
