@@ -103,7 +103,7 @@ type Config struct {
 	Seed uint64
 
 	// Noise, when set, is the far node's time to take each packet in:
-	// each arrival is delayed by a seeded draw (Noise.draw), keeping
+	// each arrival is delayed by a seeded draw (Noise.Draw), keeping
 	// packets that would arrive in order in order. A real host or router
 	// acts on a packet some tens of microseconds after its last bit
 	// arrives (an interrupt, a softirq, a thread woken), and by a

@@ -195,7 +195,7 @@ func (d *direction) noiseDue(due time.Duration) time.Duration {
 	}
 	inOrder := due >= d.quiet
 	d.quiet = max(d.quiet, due)
-	due += d.cfg.Noise.draw(d.noise)
+	due += d.cfg.Noise.Draw(d.noise)
 	if inOrder {
 		due = max(due, d.lastDue)
 	}

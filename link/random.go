@@ -61,8 +61,8 @@ func hashSeed(seed uint64, dir Dir) uint32 {
 	return rand.New(rand.NewPCG(seed, 0x66715f636f64656c^uint64(dir))).Uint32()
 }
 
-// draw is one packet's wait, from r.
-func (n Noise) draw(r *rand.Rand) time.Duration {
+// Draw is one packet's wait, from r.
+func (n Noise) Draw(r *rand.Rand) time.Duration {
 	if n.Spread <= 0 {
 		return n.Base
 	}

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/experiment"
@@ -216,7 +215,7 @@ func noiseSample(n link.Noise) []float64 {
 	r := rand.New(rand.NewPCG(1, 2))
 	out := make([]float64, 100_000)
 	for i := range out {
-		out[i] = float64(n.Base+time.Duration(r.ExpFloat64()*float64(n.Spread))) / 1e3
+		out[i] = float64(n.Draw(r)) / 1e3
 	}
 	return out
 }
