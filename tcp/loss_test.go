@@ -195,3 +195,50 @@ func TestMaxWindowFromTheHandshake(t *testing.T) {
 		}
 	}
 }
+
+// An RTO ends the tail-loss probe's episode (tcp_enter_loss clears
+// tlp_high_seq): the next flight whose tail is lost is probed again.
+// The initial window goes unanswered; its probe retransmits the last
+// segment (nothing new to send), then the RTO the head. The peer ACKs
+// everything, the host sends a second flight, and the peer again answers
+// nothing: the first timer must send that flight's probe, leaving the
+// connection Open, where a host that still counted the first episode
+// open would skip the probe and wait for the RTO, and enter Loss.
+func TestRTOEndsTheProbeEpisode(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
+	o := c.writeInitialWindow(10)
+	c.saw(o...)
+	e := c.ep.(*endpoint)
+	probe := dataOuts(h.advanceUntilOut(time.Second))
+	if len(probe) != 1 || probe[0].seq != o[9].seq {
+		t.Fatalf("the first timer sent %s; want a probe of the last segment, %d", outsString(probe), o[9].seq)
+	}
+	rto := dataOuts(h.advanceUntilOut(2 * time.Second))
+	if len(rto) != 1 || rto[0].seq != o[0].seq {
+		t.Fatalf("the second timer sent %s; want the RTO's retransmission of the head, %d", outsString(rto), o[0].seq)
+	}
+	c.saw(probe...)
+	c.saw(rto...)
+	h.advance(100 * time.Millisecond)
+	c.ackUpTo(segEnd(o[9]))
+	h.advance(100 * time.Millisecond)
+	h.take()
+	if in := e.TCPInfo(); in.Unacked != 0 || in.CAState != "Open" {
+		t.Fatalf("after the ACK of everything: %s with %d unacknowledged; want Open with none", in.CAState, in.Unacked)
+	}
+	c.write(fill(2 * 1448))
+	flight := dataOuts(h.take())
+	if len(flight) == 0 {
+		t.Fatal("the second write sent nothing")
+	}
+	c.saw(flight...)
+	next := dataOuts(h.advanceUntilOut(2 * time.Second))
+	last := flight[len(flight)-1]
+	if len(next) != 1 || next[0].seq != last.seq {
+		t.Fatalf("the second flight %s: the first timer sent %s; want a probe of its last segment, %d", outsString(flight), outsString(next), last.seq)
+	}
+	if in := e.TCPInfo(); in.CAState != "Open" {
+		t.Errorf("after the second flight's probe: %s; want Open (a probe, not an RTO)", in.CAState)
+	}
+}

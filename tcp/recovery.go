@@ -394,6 +394,10 @@ func (s *sender) enterLoss() {
 	}
 	s.setState(caLoss)
 	s.highSeq = s.nxt
+	// The timeout ends a tail-loss probe's episode, after initUndo has
+	// counted its retransmission: the next flight may be probed again
+	// (tcp_enter_loss clears tlp_high_seq).
+	s.tlpHigh = false
 	s.frto = newRecovery || s.retransmits > 0
 }
 
