@@ -86,7 +86,7 @@ type qFlow struct {
 }
 
 // questions are netemu reproduce's named questions, in help's order.
-var questions = []*question{rttFairness, flowsSharing, homeLink, parkingLot, bbrVsCubic}
+var questions = []*question{rttFairness, flowsSharing, homeLink, parkingLot, bbrVsCubic, bbrVsCubicDumbbell}
 
 // questionFiles are the topology files the questions run on.
 //

@@ -10,8 +10,18 @@ import (
 // bbrVsCubic: one BBR flow against one and four CUBIC flows over one
 // link, with buffers of 1 to 64 bandwidth-delay products. BBR fills a
 // shallow buffer that CUBIC leaves idle; in a deep one it is held by its
-// window cap, whatever the number of CUBIC flows.
-var bbrVsCubic = func() *question {
+// window cap, whatever the number of CUBIC flows. bbrVsCubicDumbbell
+// asks the same of flows that each have their own hosts and meet only at
+// a dumbbell's bottleneck.
+var (
+	bbrVsCubic         = bbrAgainstCubic(false)
+	bbrVsCubicDumbbell = bbrAgainstCubic(true)
+)
+
+// bbrAgainstCubic is the question on two hosts (share's flows over one
+// link) or, with dumbbell, on a dumbbell of one client and server pair
+// per flow.
+func bbrAgainstCubic(dumbbell bool) *question {
 	const (
 		rate     = 10e6 // bits per second
 		rtt      = 40 * time.Millisecond
@@ -29,6 +39,13 @@ var bbrVsCubic = func() *question {
 		plot:    []int{0},
 		xName:   "buffer (BDP)",
 		refName: "IMC 2019 model",
+	}
+	if dumbbell {
+		q.name = "bbr-vs-cubic-dumbbell"
+		q.about = "the same on a dumbbell: each flow its own client and server, meeting only at the 10 mbit, 40 ms bottleneck"
+		q.differs = "A dumbbell (one client and one server per flow, no access delay, the routers forwarding as the emulated hosts do), " +
+			"for 40 s from a common start (the flows connect first, then start together); the model assumes converged flows, " +
+			"1500-byte packets and a full queue, and counts BBR's share of the link where the columns count it of all flows' goodput."
 	}
 	bbr := func(fs []qFlow) []qFlow { return pickCC(fs, "bbr") }
 	cubic := func(fs []qFlow) []qFlow { return pickCC(fs, "cubic") }
@@ -50,19 +67,27 @@ var bbrVsCubic = func() *question {
 		{name: "CUBIC, each", unit: "Mbit/s", of: mbit(cubic), decimals: 2},
 		{name: "drops", of: drops},
 	}
+	// flows is the command's start for n flows: share's on two hosts, or
+	// one per client and server pair of a dumbbell.
+	flows := func(n int) []string {
+		if dumbbell {
+			return []string{"share", "--topology", fmt.Sprintf("dumbbell:%d", n)}
+		}
+		return []string{"share", "--flows", fmt.Sprint(n)}
+	}
 	for _, n := range []int{1, 4} {
 		ccs := "bbr" + strings.Repeat(",cubic", n)
 		for _, x := range []float64{1, 2, 4, 8, 16, 32, 64} {
 			q.cells = append(q.cells, qCell{
 				label: fmt.Sprintf("1 vs %d, %gbdp", n, x), series: fmt.Sprintf("against %d CUBIC", n), x: x,
-				args: []string{"share", "--flows", fmt.Sprint(n + 1), "--ccs", ccs, "--rtt", rtt.String(), "--rate", "10mbit",
-					"--queue", fmt.Sprintf("%gbdp", x), "--duration", duration.String()},
+				args: append(flows(n+1), "--ccs", ccs, "--rtt", rtt.String(), "--rate", "10mbit",
+					"--queue", fmt.Sprintf("%gbdp", x), "--duration", duration.String()),
 				ref: map[string]float64{"BBR's share": 100 * imcBBRShare(1, x, rate, rtt, duration)},
 			})
 		}
 	}
 	return q
-}()
+}
 
 // pickCC picks the flows whose congestion control is cc.
 func pickCC(fs []qFlow, cc string) []qFlow {

@@ -286,3 +286,39 @@ func TestMathisRate(t *testing.T) {
 		t.Errorf("mathisRate(100ms, 1%%) = %.0f bit/s; want 1418740", got)
 	}
 }
+
+// A page cell whose FIFO holds fewer packets than the page's six
+// connections is marked: whether their SYNs fit is the hosts' time. A
+// queue of six, a byte limit, another discipline or a workload of one
+// connection is not.
+func TestGridConnectsEdge(t *testing.T) {
+	side := gridSide{Spread: experiment.Spread{Runs: 1, Median: time.Second, MedianMs: 1000, Drops: -1}}
+	page := workloads.Page{}.WithDefaults()
+	for _, c := range []struct {
+		w    workloads.Workload
+		q    link.Qdisc
+		edge bool
+	}{
+		{page, link.Qdisc{Limit: 2}, true},
+		{page, link.Qdisc{Limit: 5}, true},
+		{workloads.Page{}, link.Qdisc{Limit: 5}, true},
+		{page, link.Qdisc{Limit: 6}, false},
+		{page, link.Qdisc{LimitBytes: 3000}, false},
+		{page, link.Qdisc{Kind: link.CoDel, Limit: 2}, false},
+		{workloads.RPC{}.WithDefaults(), link.Qdisc{Limit: 2}, false},
+		{workloads.Bulk{Size: 1 << 20}.WithDefaults(), link.Qdisc{Limit: 2}, false},
+	} {
+		cell := gridCell{Workload: c.w, Link: link.Config{Delay: 18200 * time.Microsecond, Rate: 2.1e6, Qdisc: c.q}}
+		r := gridRow{Cell: cell, Sides: []gridSide{side, side, side}, LateP99: 30 * time.Microsecond, LateMean: 20 * time.Microsecond}
+		if r.connectsEdge() != c.edge || r.reliable() == c.edge {
+			t.Errorf("%s, queue %+v: edge %v, reliable %v; want edge %v", c.w.Name(), c.q, r.connectsEdge(), r.reliable(), c.edge)
+		}
+		if c.edge {
+			var b strings.Builder
+			gridMarkdown(&b, []gridRow{r}, tcpstack.Cubic, 1, 40, 1, 1, "")
+			if !strings.Contains(b.String(), "cells per rule: connects 1") {
+				t.Errorf("%s, queue %+v: the report does not count the cell under connects:\n%s", c.w.Name(), c.q, b.String())
+			}
+		}
+	}
+}

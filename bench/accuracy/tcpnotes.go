@@ -150,6 +150,18 @@ in the server's namespace), and fixed as Linux does it, or is listed here as wha
   probe was due after 46 ms: five such waits in seed 1's run beside the timeout both runs share. Seed 1: 9651 ms before, 8607 ms after,
   the kernel 8537 ms (` + "`netemu compare bulk --tcp netemu --rtt 3.8ms --rate 1.5mbit --queue 2 --loss 2.36% --size 1207296B --timeline c33.csv`" + `).
   Found on the fresh grid after it was drawn, so that grid's figures are from before this rule.
+- **An RTO ends a tail-loss probe's episode** (tcp_enter_loss clears tlp_high_seq; cell 13 of grid 693579 with BBR: page
+  on 36.4 ms and 2.1 mbit, measured with queues of 2–8). netemu's TCP kept the probe's episode open across an RTO, so
+  every later flight of that connection whose tail was lost waited for the RTO (250 ms more at this RTT) where Linux
+  probes after two round trips, and the ACK past the old episode's end cut the window. With a queue of 8 packets it
+  took 998–1044 ms on 10 of 12 seeds, the kernel 635–822 ms over 9 runs; now 663–687 ms (` + "`netemu run page --rtt 36.4ms --rate 2.1mbit --queue 8 --cc bbr --seed N`" + `).
+  Both sides drop the same packets; pcaps (--pcap FILE.pcapng) showed the difference in the server's retransmissions.
+- **A page's six connects at one instant** (the same cell with its queue of 2). The emulator's client sends its six SYNs
+  at one instant: four are dropped on every seed, and their retransmissions a second later again at one instant, so two
+  more are lost and the last handshake ends after 2.04–2.07 s (12 seeds' pcaps). The kernel's client connects over
+  0.05–1 ms (its goroutines' and system calls' time): one to three SYNs are dropped and 8 of 12 runs completed every
+  handshake by 1.05 s. The page took 2546–3843 ms over 20 seeds (median 2861) against the kernel's 1832–3126 over 12
+  runs (median 2208): the hosts' time, not TCP; with a queue of 8 both agree (above).
 - **RACK's reordering timer has a 2 ms floor before rounding, not 2 jiffies after** (tcp_rack_mark_lost as Linux 6.6 has
   it, "tcp: fix excessive TLP and RACK timeouts from HZ rounding"; the tail-loss probe already had it). At HZ 250 the
   old floor was 8 ms: a 25 ms window fired after 36 ms instead of 28. ` + "`netemu explain bulk --loss 2% --tcp netemu`" + `:
