@@ -25,7 +25,13 @@ func TestQuestionCells(t *testing.T) {
 				t.Errorf("%s: cell %q twice", q.name, c.label)
 			}
 			labels[c.label] = true
-			if _, _, err := parseArgsCases(context.Background(), c.args); err != nil {
+			_, cases, err := parseArgsCases(context.Background(), c.args)
+			if err != nil {
+				t.Errorf("%s, %s: %v", q.name, c.label, err)
+				continue
+			}
+			// What the backends check before a run, not only the flags.
+			if err := cases[0].Validate(); err != nil {
 				t.Errorf("%s, %s: %v", q.name, c.label, err)
 			}
 		}

@@ -42,6 +42,19 @@ type Case struct {
 	Probe   func(tcpstack.Sample)
 }
 
+// Validate checks the case's workload where it runs. On a shape, a
+// share without --flows runs one connection per flow of the shape and
+// the flows take --ccs's congestion controls in turn (runFlows), so the
+// list may name one for each of them, not for two connections.
+func (c Case) Validate() error {
+	if sw, ok := c.Workload.(workloads.Share); ok && c.Shape != nil && sw.Flows == 0 {
+		_, flows := c.Shape.Build(c.Link)
+		sw.Flows = max(len(flows), 1)
+		return sw.Validate()
+	}
+	return c.Workload.Validate()
+}
+
 // Path returns what the model knows of c's link: the round trip, and the
 // rate of the server→client direction, where the workloads' bytes flow.
 func (c Case) Path() workloads.Path {

@@ -18,7 +18,7 @@ func (Emulated) Name() string { return "emulated" }
 
 // Run implements Backend.
 func (e Emulated) Run(ctx context.Context, c Case) (workloads.Result, Record, error) {
-	if err := c.Workload.Validate(); err != nil {
+	if err := c.Validate(); err != nil {
 		return workloads.Result{}, Record{}, err
 	}
 	lc := c.Link

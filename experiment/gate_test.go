@@ -3,6 +3,8 @@ package experiment
 import (
 	"context"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +73,26 @@ func TestShapeShareOnePerPair(t *testing.T) {
 	}
 	if len(got) != 3 || got[0] != "cubic" || got[1] != "reno" || got[2] != "cubic" {
 		t.Errorf("the pairs' congestion controls: %v; want cubic, reno, cubic", got)
+	}
+}
+
+// A topology's pairs may each have a congestion control of their own:
+// --ccs is checked against the shape's flows, not share's two
+// connections of two hosts, and a list longer than the flows is refused.
+func TestShapeShareCCsPerFlow(t *testing.T) {
+	r, _, err := Emulated{}.Run(context.Background(), starShare(workloads.Share{Duration: time.Second, CCs: "cubic,reno,bbr"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range r.Detail.(ShapeDetail).Flows {
+		got = append(got, f.Result.Detail.(workloads.ShareDetail).CCs...)
+	}
+	if !slices.Equal(got, []string{"cubic", "reno", "bbr"}) {
+		t.Errorf("the pairs' congestion controls: %v; want cubic, reno, bbr", got)
+	}
+	_, _, err = Emulated{}.Run(context.Background(), starShare(workloads.Share{Duration: time.Second, CCs: "cubic,reno,bbr,cubic"}))
+	if err == nil || !strings.Contains(err.Error(), "names 4 congestion controls for 3 flows") {
+		t.Errorf("four congestion controls for three pairs: %v; want them refused", err)
 	}
 }

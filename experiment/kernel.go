@@ -29,7 +29,7 @@ func (Kernel) Name() string { return "kernel" }
 // Run implements Backend. An error that names a missing privilege or
 // kernel feature wraps kernel.ErrUnsupported.
 func (k Kernel) Run(ctx context.Context, c Case) (workloads.Result, Record, error) {
-	if err := c.Workload.Validate(); err != nil {
+	if err := c.Validate(); err != nil {
 		return workloads.Result{}, Record{}, err
 	}
 	if c.Shape != nil {
