@@ -121,6 +121,7 @@ var readmeSkips = map[string]struct {
 	"sudo ./netemu reproduce home-link --kernel-runs 3 --plot home-link.png":              {"long", "about 5 minutes of kernel runs"},
 	"sudo ./netemu reproduce parking-lot --kernel-runs 3 --plot parking-lot.png":          {"long", "about 8 minutes of kernel runs"},
 	"sudo ./netemu reproduce bbr-vs-cubic --plot bbr-vs-cubic.png":                        {"long", "about 10 minutes of kernel runs"},
+	"sudo ./netemu reproduce bbr-vs-cubic-dumbbell --plot bbr-vs-cubic-dumbbell.png":      {"long", "about 10 minutes of kernel runs"},
 	"sudo ./netemu reproduce --backend kernel":                                            {"short", "about 30 s of kernel runs"},
 	"sudo ./netemu compare bulk --rtt 50ms --rate 10mbit":                                 {"short", "about 5 s of kernel runs"},
 	"sudo ./netemu compare page --proto h1,h1s,h2":                                        {"short", "about 2 s of kernel runs"},

@@ -53,13 +53,13 @@ func (o *Options) cases() ([]experiment.Case, error) {
 	if g.Case.Shape, err = o.network(); err != nil {
 		return nil, err
 	}
-	if g.Case.Shape == nil {
-		// Two hosts: what a workload's defaults leave to where it runs
-		// (share's flows) is known now.
-		for _, w := range ws {
-			if err := w.Validate(); err != nil {
-				return nil, Usagef("%s %s: %s", cmd, o.kind.Name, strings.TrimPrefix(err.Error(), w.Name()+": "))
-			}
+	// What a workload's defaults leave to where it runs (share's flows,
+	// on two hosts or per flow of a shape) is known now.
+	for _, w := range ws {
+		c := g.Case
+		c.Workload = w
+		if err := c.Validate(); err != nil {
+			return nil, Usagef("%s %s: %s", cmd, o.kind.Name, strings.TrimPrefix(err.Error(), w.Name()+": "))
 		}
 	}
 	if err := o.checkBDPQueues(); err != nil {

@@ -42,17 +42,22 @@ type Case struct {
 	Probe   func(tcpstack.Sample)
 }
 
-// Validate checks the case's workload where it runs. On a shape, a
-// share without --flows runs one connection per flow of the shape and
-// the flows take --ccs's congestion controls in turn (runFlows), so the
-// list may name one for each of them, not for two connections.
+// Validate checks the case's workload where it runs: on two hosts, the
+// workload as given; on a shape, each flow's workload before runFlows
+// gives it its pair's part (shapeFlows): a share without --flows runs
+// one connection per flow that takes it, so its --ccs may name one
+// congestion control for each of those flows.
 func (c Case) Validate() error {
-	if sw, ok := c.Workload.(workloads.Share); ok && c.Shape != nil && sw.Flows == 0 {
-		_, flows := c.Shape.Build(c.Link)
-		sw.Flows = max(len(flows), 1)
-		return sw.Validate()
+	if c.Shape == nil {
+		return c.Workload.Validate()
 	}
-	return c.Workload.Validate()
+	_, flows := c.Shape.Build(c.Link)
+	for _, f := range shapeFlows(c, len(flows)) {
+		if err := f.given.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Path returns what the model knows of c's link: the round trip, and the

@@ -96,3 +96,26 @@ func TestShapeShareCCsPerFlow(t *testing.T) {
 		t.Errorf("four congestion controls for three pairs: %v; want them refused", err)
 	}
 }
+
+// A flow with a workload of its own counts apart: the flows that take
+// the case's share get its --ccs in turn among themselves, and a flow's
+// own share, one pair, may name one congestion control.
+func TestShapeShareCCsPerWorkload(t *testing.T) {
+	c := starShare(workloads.Share{Duration: time.Second, CCs: "bbr,cubic"})
+	c.Shape.Flows = []ShapeFlow{{Workload: workloads.Share{Duration: time.Second, CCs: "reno"}}}
+	r, _, err := Emulated{}.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range r.Detail.(ShapeDetail).Flows {
+		got = append(got, f.Result.Detail.(workloads.ShareDetail).CCs...)
+	}
+	if !slices.Equal(got, []string{"reno", "bbr", "cubic"}) {
+		t.Errorf("the pairs' congestion controls: %v; want reno (its own), then bbr, cubic (the case's in turn)", got)
+	}
+	c.Shape.Flows[0].Workload = workloads.Share{Duration: time.Second, CCs: "reno,bbr"}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "names 2 congestion controls for 1 flows") {
+		t.Errorf("two congestion controls for a flow's own share: %v; want them refused", err)
+	}
+}

@@ -232,6 +232,7 @@ func (p *shapePlan) runFlows(ctx context.Context, c Case, between func(from, to 
 	if n := p.sharing(c); n > 1 {
 		gate = workloads.NewGate(n)
 	}
+	sf := shapeFlows(c, len(p.flows))
 	for i, f := range p.flows {
 		env, err := between(f.From, f.To)
 		if err != nil {
@@ -239,21 +240,11 @@ func (p *shapePlan) runFlows(ctx context.Context, c Case, between func(from, to 
 		}
 		// Flows to one host listen on ports of their own.
 		env = offsetEnv{Env: env, off: uint16(i)}
-		w, start := flowWork(c, i)
-		if sw, ok := w.(workloads.Share); ok {
-			if sw.Flows == 0 {
-				// One connection per pair; the pairs take --ccs's
-				// congestion controls in turn, as the connections of
-				// one pair would.
-				sw.Flows = workloads.DefaultShapeShareFlows
-				if sw.CCs != "" {
-					ccs := strings.Split(sw.CCs, ",")
-					sw.CCs = ccs[i%len(ccs)]
-				}
-			}
-			if start == 0 {
-				sw.Gate = gate
-			}
+		// One connection per pair; the pairs take --ccs's congestion
+		// controls in turn, as the connections of one pair would.
+		w, start := sf[i].run, sf[i].start
+		if sw, ok := w.(workloads.Share); ok && start == 0 {
+			sw.Gate = gate
 			w = sw
 		}
 		spawn(func() {
@@ -290,6 +281,53 @@ func flowWork(c Case, i int) (workloads.Workload, time.Duration) {
 		w = fw
 	}
 	return w, c.Shape.Flows[i].Start
+}
+
+// shapeFlow is what one of a shape's n flows runs: its workload as
+// given (counted against the flows that share it, for Validate) and as
+// the flow runs it (a share without --flows: one connection, the k-th
+// of the flows taking that workload getting --ccs's k-th control, the
+// list repeating).
+type shapeFlow struct {
+	given, run workloads.Workload
+	start      time.Duration
+}
+
+// shapeFlows gives each of c's n flows its shapeFlow.
+func shapeFlows(c Case, n int) []shapeFlow {
+	// A flow takes the case's workload (key -1) or one of its own
+	// (its index): workloads are not all comparable.
+	key := func(i int) int {
+		if i < len(c.Shape.Flows) && c.Shape.Flows[i].Workload != nil {
+			return i
+		}
+		return -1
+	}
+	out := make([]shapeFlow, n)
+	taking := map[int]int{} // flows so far per workload
+	count := map[int]int{}
+	for i := range n {
+		count[key(i)]++
+	}
+	for i := range n {
+		w, start := flowWork(c, i)
+		f := shapeFlow{given: w, run: w, start: start}
+		if sw, ok := w.(workloads.Share); ok && sw.Flows == 0 {
+			k := taking[key(i)]
+			taking[key(i)]++
+			check := sw
+			check.Flows = count[key(i)]
+			f.given = check
+			sw.Flows = workloads.DefaultShapeShareFlows
+			if sw.CCs != "" {
+				ccs := strings.Split(sw.CCs, ",")
+				sw.CCs = ccs[k%len(ccs)]
+			}
+			f.run = sw
+		}
+		out[i] = f
+	}
+	return out
 }
 
 // sharing counts c's flows that run share from the run's start.

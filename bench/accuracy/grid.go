@@ -264,7 +264,9 @@ func (r gridRow) connectsEdge() bool {
 	}
 	p = p.WithDefaults().(workloads.Page)
 	q := r.Cell.Link.Qdisc
-	return q.IsFIFO() && q.LimitBytes == 0 && q.Limit < p.Conns
+	// A limit of 0 is the default, 1000 packets; a page of fewer
+	// resources than connections opens only as many.
+	return q.IsFIFO() && q.LimitBytes == 0 && q.Limit > 0 && q.Limit < min(p.Conns, p.Resources)
 }
 
 var gridImpls = []tcpstack.Impl{tcpstack.Netemu, tcpstack.GVisor}

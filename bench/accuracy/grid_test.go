@@ -303,6 +303,9 @@ func TestGridConnectsEdge(t *testing.T) {
 		{page, link.Qdisc{Limit: 5}, true},
 		{workloads.Page{}, link.Qdisc{Limit: 5}, true},
 		{page, link.Qdisc{Limit: 6}, false},
+		{page, link.Qdisc{}, false}, // the default limit, 1000 packets
+		{workloads.Page{Resources: 2}.WithDefaults(), link.Qdisc{Limit: 2}, false},
+		{workloads.Page{Conns: 1}.WithDefaults(), link.Qdisc{Limit: 2}, false},
 		{page, link.Qdisc{LimitBytes: 3000}, false},
 		{page, link.Qdisc{Kind: link.CoDel, Limit: 2}, false},
 		{workloads.RPC{}.WithDefaults(), link.Qdisc{Limit: 2}, false},
