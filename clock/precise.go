@@ -14,8 +14,9 @@ import (
 // userspace needs better. Precise runs its timers on one goroutine that
 // sleeps on a Go timer until shortly before the earliest timer is due,
 // then in short sleeps on the kernel's high-resolution timers, which a
-// timer set meanwhile for an earlier instant ends (waker), then yields in a loop for the last microseconds. Callbacks run
-// on that goroutine, one at a time, in due order; they must not block.
+// timer set meanwhile for an earlier instant ends (waker), then yields
+// in a loop for the last microseconds. Callbacks run on that goroutine,
+// one at a time, in due order; they must not block.
 //
 // It records how late each timer fired (Lateness). Close stops it.
 type Precise struct {
