@@ -242,3 +242,39 @@ func TestRTOEndsTheProbeEpisode(t *testing.T) {
 		t.Errorf("after the second flight's probe: %s; want Open (a probe, not an RTO)", in.CAState)
 	}
 }
+
+// A tail-loss probe's retransmission is not the episode's first
+// retransmission: tcp_send_loss_probe sends it with __tcp_retransmit_skb,
+// which sets neither retrans_stamp nor undo_retrans (tcp_retransmit_skb
+// does). The last segment alone is lost; the probe repairs it, but the
+// peer's ACK of the probe comes after the RTO has retransmitted that
+// segment again. The ACK echoes the probe's timestamp, sent before the
+// RTO's retransmission, so the timeout was spurious (tcp_packet_delayed
+// against the RTO's stamp) and is undone: a host that stamped the
+// episode at the probe would keep the timeout's reduction.
+func TestProbeDoesNotStampTheEpisode(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
+	o := c.writeInitialWindow(10)
+	e := c.ep.(*endpoint)
+	before := e.TCPInfo()
+	c.saw(o[:9]...)
+	h.advance(100 * time.Millisecond)
+	c.ackUpTo(segEnd(o[8]))
+	probe := dataOuts(h.advanceUntilOut(time.Second))
+	if len(probe) != 1 || probe[0].seq != o[9].seq {
+		t.Fatalf("the first timer sent %s; want a probe of the last segment, %d", outsString(probe), o[9].seq)
+	}
+	rto := dataOuts(h.advanceUntilOut(2 * time.Second))
+	if len(rto) != 1 || rto[0].seq != o[9].seq {
+		t.Fatalf("the second timer sent %s; want the RTO's retransmission of %d", outsString(rto), o[9].seq)
+	}
+	if in := e.TCPInfo(); in.CAState != "Loss" {
+		t.Fatalf("after the RTO: %s; want Loss", in.CAState)
+	}
+	c.saw(probe...)
+	c.ackUpTo(segEnd(o[9]))
+	if in := e.TCPInfo(); in.CAState != "Open" || in.SndCwnd < before.SndCwnd || in.SndSsthresh != before.SndSsthresh {
+		t.Errorf("after the ACK echoing the probe: %s with cwnd %d, ssthresh %d; want the timeout undone: Open, cwnd at least %d, ssthresh %d", in.CAState, in.SndCwnd, in.SndSsthresh, before.SndCwnd, before.SndSsthresh)
+	}
+}

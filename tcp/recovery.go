@@ -738,17 +738,13 @@ func (s *sender) sendLossProbe() {
 		if s.qn == 0 {
 			return
 		}
+		// __tcp_retransmit_skb, not tcp_retransmit_skb: the probe
+		// neither stamps the episode (retrans_stamp) nor counts
+		// towards undo_retrans.
 		t := s.seg(s.qn - 1)
 		s.transmit(t, false)
 		t.flags |= segEverRetrans
 		s.totalRetrans++
-		if s.retransStamp == 0 {
-			s.retransStamp = max(e.tsVal(), 1)
-		}
-		if s.undoRetrans < 0 {
-			s.undoRetrans = 0
-		}
-		s.undoRetrans++
 		s.tlpRetrans = true
 	}
 	s.tlpHighSeq, s.tlpHigh = s.nxt, true
