@@ -92,6 +92,9 @@ var (
 		{"exact", func(fs *flag.FlagSet, n string, o *Options) {
 			fs.BoolVar(&o.Exact, n, false, "on the virtual clock, hosts and routers act the instant a packet arrives, without the time a real node takes to take it in ("+link.DefaultNoise.String()+" a packet, measured from kernel TCP's: docs/HOSTNOISE.md)")
 		}},
+		{"host-noise", func(fs *flag.FlagSet, n string, o *Options) {
+			fs.StringVar(&o.HostNoise, n, "", "on the virtual clock, each host's and router's time to take a packet in as BASE,SPREAD, a fixed time plus an exponential draw of mean SPREAD (default 25us,30us): your machine's kernel nodes, as go run ./bench/accuracy -host-noise measures them (docs/HOSTNOISE.md)")
+		}},
 	}}
 
 	ImpairGroup = Group{title: "Impairments, as netem applies them (list flags sweep: --loss 0,1%,3%)", flags: []sharedFlag{

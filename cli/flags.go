@@ -117,7 +117,8 @@ func parseQdisc(s string) (tc.Qdisc, error) {
 type Options struct {
 	Clock     string // --clock: virtual or real
 	Seed      uint64
-	Exact     bool // --exact: no host noise (experiment.Case.Exact)
+	Exact     bool   // --exact: no host noise (experiment.Case.Exact)
+	HostNoise string // --host-noise: the nodes' noise instead of link.DefaultNoise
 	MTU       int
 	JSON      bool
 	Backend   string // --backend's name
@@ -446,6 +447,7 @@ func (o *Options) NotApplicable() error {
 		errs = append(errs,
 			reject("clock", "kernel TCP runs in real time"),
 			reject("exact", "kernel TCP's hosts take the time they take"),
+			reject("host-noise", "kernel TCP's hosts take the time they take"),
 			reject("seed", "kernel TCP takes no seed; the seed applies to the link's impairments (--loss, --netem, ...)", o.Impaired()),
 			reject("delack", "kernel TCP delays its own ACKs"),
 			reject("tcp", "kernel TCP is Linux's; --tcp picks the emulated hosts' TCP"))
@@ -1004,6 +1006,11 @@ func (o *Options) RealLink(clockWhy string) (link.Config, tcpstack.TCPConfig, er
 	var lc link.Config
 	if o.set["clock"] && o.Clock != emu.Real.String() {
 		return lc, tcpstack.TCPConfig{}, Usagef("%s: --clock %s does not apply: real programs run in real time, so %s", cmd, o.Clock, clockWhy)
+	}
+	for _, f := range []string{"exact", "host-noise"} {
+		if o.set[f] {
+			return lc, tcpstack.TCPConfig{}, Usagef("%s: --%s does not apply: real programs run in real time, where hosts take the time they take", cmd, f)
+		}
 	}
 	if err := o.CheckMTU(); err != nil {
 		return lc, tcpstack.TCPConfig{}, err

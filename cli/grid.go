@@ -49,6 +49,20 @@ func (o *Options) cases() ([]experiment.Case, error) {
 	if o.Exact && clk == emu.Real {
 		return nil, Usagef("%s: --exact applies to the virtual clock; the real clock's hosts take the time they take", cmd)
 	}
+	if o.HostNoise != "" {
+		n, err := link.ParseNoise(o.HostNoise)
+		switch {
+		case err != nil:
+			return nil, Usagef("%s: --host-noise %q: want BASE,SPREAD, a fixed time and an exponential draw's mean, such as 25us,30us (the default; nodes that take no time are --exact)", cmd, o.HostNoise)
+		case n.IsZero():
+			return nil, Usagef("%s: --host-noise %s: for nodes that take no time give --exact", cmd, o.HostNoise)
+		case o.Exact:
+			return nil, Usagef("%s: --host-noise and --exact: give one; --exact is nodes that take no time", cmd)
+		case clk == emu.Real:
+			return nil, Usagef("%s: --host-noise applies to the virtual clock; the real clock's hosts take the time they take", cmd)
+		}
+		g.Case.Link.Noise = n
+	}
 	g.Workloads, g.Case.TCP, g.Case.Clock, g.Case.Seed, g.Case.Exact = ws, tcp, clk, o.Seed, o.Exact
 	if g.Case.Shape, err = o.network(); err != nil {
 		return nil, err

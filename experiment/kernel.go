@@ -8,6 +8,7 @@ import (
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/kernel"
+	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -32,6 +33,10 @@ func (k Kernel) Run(ctx context.Context, c Case) (workloads.Result, Record, erro
 	if err := c.Validate(); err != nil {
 		return workloads.Result{}, Record{}, err
 	}
+	// Kernel TCP's hosts and routers take the time they take: a noise
+	// given for the emulated nodes (compare --host-noise) is not the
+	// bridge's to add.
+	c.Link.Noise = link.Noise{}
 	if c.Shape != nil {
 		return k.runShape(ctx, c)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -165,6 +166,32 @@ func (n Noise) String() string {
 		return "none"
 	}
 	return fmt.Sprintf("%v+exp(%v)", n.Base, n.Spread)
+}
+
+// ParseNoise reads a Noise as String writes it, "25µs+exp(30µs)", or as
+// BASE,SPREAD, "25us,30us", which a shell takes unquoted ("us" is µs in
+// either), or "none".
+func ParseNoise(s string) (Noise, error) {
+	if s == "none" {
+		return Noise{}, nil
+	}
+	t := strings.ReplaceAll(s, "us", "µs")
+	base, spread, ok := strings.Cut(t, ",")
+	if !ok {
+		var rest string
+		base, rest, ok = strings.Cut(t, "+exp(")
+		spread, _ = strings.CutSuffix(rest, ")")
+		ok = ok && strings.HasSuffix(rest, ")")
+	}
+	b, errB := time.ParseDuration(base)
+	sp, errS := time.ParseDuration(spread)
+	switch {
+	case !ok || errB != nil || errS != nil:
+		return Noise{}, fmt.Errorf("noise %q: want BASE,SPREAD such as 25us,30us (or BASE+exp(SPREAD), as records print it: %v), or none", s, DefaultNoise)
+	case b < 0 || sp < 0 || b > MaxNoise || sp > MaxNoise:
+		return Noise{}, fmt.Errorf("noise %q: want BASE and SPREAD from 0 to %v", s, MaxNoise)
+	}
+	return Noise{Base: b, Spread: sp}, nil
 }
 
 // direction returns the parameters of direction dir, defaults filled in,

@@ -3,6 +3,7 @@ package link
 import (
 	"context"
 	"encoding/binary"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -516,5 +517,26 @@ func TestNoiseWithKeepOrderDoesNotAddUp(t *testing.T) {
 	// of delay and jitter, plus a few draws of noise.
 	if last := got[n-1].at; last > 24*time.Millisecond+11*time.Millisecond+time.Millisecond {
 		t.Errorf("the last of %d packets 12 µs apart arrived at %v; want within 36 ms (noise must not add up)", n, last)
+	}
+}
+
+// ParseNoise reads what Noise.String writes, with "us" for "µs" too,
+// and refuses anything else with the form it wants.
+func TestParseNoise(t *testing.T) {
+	for _, n := range []Noise{DefaultNoise, {}, {Base: 32 * time.Microsecond, Spread: 46 * time.Microsecond}, {Spread: time.Millisecond}} {
+		got, err := ParseNoise(n.String())
+		if err != nil || got != n {
+			t.Errorf("ParseNoise(%q) = %v, %v; want %v", n.String(), got, err, n)
+		}
+	}
+	for _, s := range []string{"32us+exp(46us)", "32us,46us", "32µs,46µs"} {
+		if got, err := ParseNoise(s); err != nil || got != (Noise{Base: 32 * time.Microsecond, Spread: 46 * time.Microsecond}) {
+			t.Errorf("ParseNoise(%q) = %v, %v; want 32µs+exp(46µs)", s, got, err)
+		}
+	}
+	for _, s := range []string{"", "25µs", "25µs+exp(30µs", "exp(30µs)", "x+exp(30µs)", "25µs+exp(y)", "-1µs+exp(30µs)", "2s+exp(1µs)", "25us,", ",30us", "1,2"} {
+		if _, err := ParseNoise(s); err == nil || !strings.Contains(err.Error(), "noise") {
+			t.Errorf("ParseNoise(%q): %v; want an error naming the noise", s, err)
+		}
 	}
 }

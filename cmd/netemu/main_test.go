@@ -63,6 +63,13 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "share", "--flows", "0"}, "--flows 0: want 1 or more"},
 		{[]string{"run", "bulk", "--exact", "--clock", "real"}, "--exact applies to the virtual clock"},
 		{[]string{"run", "bulk", "--exact", "--backend", "kernel"}, "--exact does not apply"},
+		{[]string{"run", "bulk", "--host-noise", "3"}, `--host-noise "3": want BASE,SPREAD, a fixed time and an exponential draw's mean, such as 25us,30us`},
+		{[]string{"run", "bulk", "--host-noise", "none"}, "--host-noise none: for nodes that take no time give --exact"},
+		{[]string{"run", "bulk", "--host-noise", "1us,1us", "--exact"}, "--host-noise and --exact: give one"},
+		{[]string{"run", "bulk", "--host-noise", "1us,1us", "--clock", "real"}, "--host-noise applies to the virtual clock"},
+		{[]string{"run", "bulk", "--host-noise", "1us,1us", "--backend", "kernel"}, "--host-noise does not apply"},
+		{[]string{"proxy", "--host-noise", "1us,1us"}, "proxy: --host-noise does not apply: real programs run in real time"},
+		{[]string{"toxiproxy", "--exact"}, "toxiproxy: --exact does not apply: real programs run in real time"},
 		{[]string{"run", "bulk", "--qdisc", "codel", "--netem", "limit 50"}, "netem's limit and --qdisc codel both bound the queue"},
 		{[]string{"run", "bulk", "--qdisc-down", "fifo,codel"}, "takes one queue discipline, not a list"},
 		{[]string{"run", "page", "--tls", "1.2"}, "--tls 1.2: no protocol listed runs over TLS"},
@@ -450,5 +457,25 @@ func TestHelpListsWhatTheCommandTakes(t *testing.T) {
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("netemu %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", c.args, code, out, errOut, c.want)
 		}
+	}
+}
+
+// --host-noise sets the emulated nodes' time in place of the default:
+// the record names it, and the run takes longer by it.
+func TestHostNoiseFlag(t *testing.T) {
+	run := func(extra ...string) map[string]any {
+		t.Helper()
+		code, out, errOut := runNetemu(append([]string{"run", "bulk", "--rtt", "10ms", "--size", "200KB", "--json"}, extra...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		return decode(t, out)[0]
+	}
+	def, slow := run(), run("--host-noise", "300us,300us")
+	if def["host_noise"] != "25µs+exp(30µs)" || slow["host_noise"] != "300µs+exp(300µs)" {
+		t.Errorf("host_noise %v and %v; want 25µs+exp(30µs) by default and 300µs+exp(300µs) as given", def["host_noise"], slow["host_noise"])
+	}
+	if d, s := def["elapsed_ms"].(float64), slow["elapsed_ms"].(float64); s <= d {
+		t.Errorf("elapsed %v ms with nodes of 600 µs a packet, %v ms by default; want longer", s, d)
 	}
 }
