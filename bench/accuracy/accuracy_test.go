@@ -140,4 +140,17 @@ func TestBadFlags(t *testing.T) {
 	if code := run(context.Background(), []string{"-grid", "5", "-grid-cells", "2,9"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `"9" is not a cell of the grid; want numbers from 1 to 5`) {
 		t.Errorf("-grid 5 -grid-cells 2,9: exit %d, %q; want 2 and what would work", code, errb.String())
 	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-dumbbells", "4", "-dumbbell-cells", "5"}, `"5" is not one of the dumbbells drawn; want numbers from 1 to 4`},
+		{[]string{"-dumbbells", "4", "-dumbbell-noise", "loud"}, `-dumbbell-noise "loud": want measured, default, none or BASE,SPREAD such as 25us,30us`},
+		{[]string{"-dumbbells", "4", "-kernel=false"}, "-dumbbell-noise measured takes the kernel runs' own"},
+	} {
+		errb.Reset()
+		if code := run(context.Background(), c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("%q: exit %d, %q; want 2 and one line with %q", c.args, code, errb.String(), c.want)
+		}
+	}
 }

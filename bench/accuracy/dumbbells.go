@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,9 @@ const (
 	// 0.05, drops within 1.5×.
 	dbGoodputTarget, dbJainTarget, dbDropsTarget = 5.0, 0.05, 1.5
 	dbDefaultRuns, dbDefaultKernelRuns           = 5, 3
+	// dbDefaultNoise is -dumbbell-noise's default: each dumbbell's
+	// emulated nodes take the time its kernel runs' routers took.
+	dbDefaultNoise = "measured"
 )
 
 // dumbbell is one drawn dumbbell, as the command line of netemu compare
@@ -91,6 +95,23 @@ func drawDumbbells(n int, seed uint64) []dumbbell {
 	return out
 }
 
+// pickDumbbells keeps the dumbbells list names (-dumbbell-cells), all
+// of them when it is empty.
+func pickDumbbells(ds []dumbbell, list string) ([]dumbbell, error) {
+	if list == "" {
+		return ds, nil
+	}
+	var out []dumbbell
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > len(ds) {
+			return nil, fmt.Errorf("-dumbbell-cells %q: %q is not one of the dumbbells drawn; want numbers from 1 to %d, such as 3,13", list, f, len(ds))
+		}
+		out = append(out, ds[n-1])
+	}
+	return out, nil
+}
+
 // dbSide is one backend's runs of a dumbbell: each flow's goodput per
 // run, Jain's index and the drops per run.
 type dbSide struct {
@@ -106,6 +127,9 @@ type dbRow struct {
 	Emulated, Kernel dbSide
 	KernelWhy        string
 	Facts            string
+	// Noise is the emulated nodes' time its runs took (the zero Noise:
+	// link.DefaultNoise, or none when exact).
+	Noise link.Noise
 }
 
 // add reads one run into s.
@@ -134,7 +158,11 @@ func med(v []float64) float64 { return stats.Median(stats.Sorted(slices.Clone(v)
 
 // measureDumbbells runs each dumbbell on the emulator with seeds 1 to
 // runs and on kernel TCP kernelRuns times.
-func measureDumbbells(ctx context.Context, ds []dumbbell, runs, kernelRuns int, via kernel.Via, kern bool, progress func(n int, what string)) ([]dbRow, error) {
+// The emulated runs take noise as their nodes' time (link.Config.Noise;
+// the zero Noise leaves link.DefaultNoise, exact runs the nodes without),
+// or, with measure, the time the routers of the dumbbell's own kernel
+// runs took (fitNoise), which then run first.
+func measureDumbbells(ctx context.Context, ds []dumbbell, runs, kernelRuns int, noise link.Noise, exact, measure bool, via kernel.Via, kern bool, progress func(n int, what string)) ([]dbRow, error) {
 	var rows []dbRow
 	why := ""
 	if !kern {
@@ -147,28 +175,30 @@ func measureDumbbells(ctx context.Context, ds []dumbbell, runs, kernelRuns int, 
 			return rows, fmt.Errorf("dumbbell %d: %w", d.N, err)
 		}
 		c := cases[0]
-		progress(d.N, "emulated")
-		emulated, err := o.NewBackend(experiment.Emulated{}.Name())
-		if err != nil {
-			return rows, err
-		}
-		ec := c
-		ec.Clock = emu.Virtual
-		if _, _, _, err := experiment.Repeat(ctx, emulated, ec, runs, func(r workloads.Result, _ experiment.Record) error {
-			return row.Emulated.add(r)
-		}); err != nil {
-			return rows, fmt.Errorf("dumbbell %d: %w", d.N, err)
-		}
+		row.Noise = noise
 		if why == "" {
 			kern, err := o.NewBackend(experiment.Kernel{}.Name())
 			if err != nil {
 				return rows, err
 			}
+			var m *noiseMeter
+			var routers []string
+			var traversals []float64
+			kc := c
+			if measure {
+				t, _ := c.Shape.Build(c.Link)
+				m, routers = newNoiseMeter(t), t.Routers
+				kc.ObserveLink = m.observer
+			}
 			progress(d.N, "kernel")
-			_, _, _, err = experiment.Repeat(ctx, kern, c, kernelRuns, func(r workloads.Result, rec experiment.Record) error {
+			_, _, _, err = experiment.Repeat(ctx, kern, kc, kernelRuns, func(r workloads.Result, rec experiment.Record) error {
 				row.Kernel.late = append(row.Kernel.late, rec)
 				if rec.Kernel != nil {
 					row.Facts = rec.Kernel.String()
+				}
+				if m != nil {
+					traversals = append(traversals, m.figures(routers).Traverse...)
+					m.reset()
 				}
 				return row.Kernel.add(r)
 			})
@@ -179,6 +209,22 @@ func measureDumbbells(ctx context.Context, ds []dumbbell, runs, kernelRuns int, 
 				return rows, fmt.Errorf("dumbbell %d, kernel: %w", d.N, err)
 			}
 			row.KernelWhy = why
+			if measure && len(traversals) > 0 {
+				row.Noise = fitNoise(traversals)
+			}
+		}
+		progress(d.N, "emulated")
+		emulated, err := o.NewBackend(experiment.Emulated{}.Name())
+		if err != nil {
+			return rows, err
+		}
+		ec := c
+		ec.Clock = emu.Virtual
+		ec.Link.Noise, ec.Exact = row.Noise, exact
+		if _, _, _, err := experiment.Repeat(ctx, emulated, ec, runs, func(r workloads.Result, _ experiment.Record) error {
+			return row.Emulated.add(r)
+		}); err != nil {
+			return rows, fmt.Errorf("dumbbell %d: %w", d.N, err)
 		}
 		rows = append(rows, row)
 		progress(d.N, row.summary())
@@ -237,6 +283,17 @@ func (r dbRow) late() (time.Duration, bool) {
 	return medianLate(r.Kernel.late, func(rec experiment.Record) *float64 { return rec.LateP99Us }), suspect
 }
 
+// nodes is the emulated nodes' time on r, for the report.
+func (r dbRow) nodes(rep dbReport) string {
+	switch {
+	case rep.NoiseFlag == "none":
+		return "none"
+	case r.Noise.IsZero():
+		return link.DefaultNoise.String()
+	}
+	return r.Noise.String()
+}
+
 // summary is a dumbbell's figures in one line, for progress.
 func (r dbRow) summary() string {
 	var b strings.Builder
@@ -249,15 +306,25 @@ func (r dbRow) summary() string {
 		worst = math.Max(worst, math.Abs(d))
 	}
 	lp99, _ := r.late()
-	fmt.Fprintf(&b, ": worst flow %.1f %%, Jain %.3f / %.3f, drops %.0f / %.0f, bridge p99 %v", worst,
-		med(r.Emulated.jain), med(r.Kernel.jain), med(r.Emulated.drops), med(r.Kernel.drops), lp99)
+	fmt.Fprintf(&b, ": worst flow %.1f %%, Jain %.3f / %.3f, drops %.0f / %.0f, bridge p99 %v, emulated nodes %v", worst,
+		med(r.Emulated.jain), med(r.Kernel.jain), med(r.Emulated.drops), med(r.Kernel.drops), lp99, r.Noise)
 	return b.String()
+}
+
+// dbReport is how the dumbbells were drawn and run, for the report.
+type dbReport struct {
+	Seed                uint64
+	N, Runs, KernelRuns int
+	Cells               string // -dumbbell-cells, if given
+	NoiseFlag           string // -dumbbell-noise
+	Noise               string // the emulated nodes' noise, and where it came from
 }
 
 // dumbbellMarkdown writes the dumbbells' report: a row per dumbbell,
 // then how many flows, indices and drop counts met the targets.
-func dumbbellMarkdown(w io.Writer, rows []dbRow, seed uint64, n, runs, kernelRuns int) {
+func dumbbellMarkdown(w io.Writer, rows []dbRow, rep dbReport) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	seed, n, runs, kernelRuns := rep.Seed, rep.N, rep.Runs, rep.KernelRuns
 	cmd := fmt.Sprintf("go run ./bench/accuracy -dumbbells %d -dumbbell-seed %d", n, seed)
 	if runs != dbDefaultRuns {
 		cmd += fmt.Sprintf(" -dumbbell-runs %d", runs)
@@ -265,17 +332,24 @@ func dumbbellMarkdown(w io.Writer, rows []dbRow, seed uint64, n, runs, kernelRun
 	if kernelRuns != dbDefaultKernelRuns {
 		cmd += fmt.Sprintf(" -dumbbell-kernel-runs %d", kernelRuns)
 	}
+	if rep.NoiseFlag != dbDefaultNoise {
+		cmd += " -dumbbell-noise " + rep.NoiseFlag
+	}
+	if rep.Cells != "" {
+		cmd += " -dumbbell-cells " + rep.Cells
+	}
 	p("# Random dumbbells against Linux\n\n")
 	p("%d dumbbells drawn with seed %d (`%s`, as root): %d to %d CUBIC flows, each between its own pair of hosts, "+
 		"each with a round trip of %v–%v, through one bottleneck of %s–%s whose queue holds %g–%g BDPs of the median flow's round trip "+
 		"(a FIFO; one dumbbell in four fq_codel at its own limit); %v of share. "+
 		"Emulated: netemu's TCP on the virtual clock, seeds 1–%d; kernel: Linux TCP in a namespace per host and router, each link netemu's own through TUN devices, %d runs. "+
 		"Each flow's figure is its median goodput over the runs. Δ is the emulated median against the kernel's; "+
-		"the kernel's spread is its own runs' (largest − smallest) ÷ median, for the flow where it is widest.\n\n",
+		"the kernel's spread is its own runs' (largest − smallest) ÷ median, for the flow where it is widest. "+
+		"The emulated hosts and routers take each packet in after %s.\n\n",
 		n, seed, cmd, dbMinFlows, dbMaxFlows, dbMinRTT, dbMaxRTT, tc.FormatRate(dbMinRate), tc.FormatRate(dbMaxRate), dbMinBDP, dbMaxBDP,
-		dbDuration, runs, kernelRuns)
-	p("| # | flows | bottleneck | flows' RTTs | queue | worst flow Δ | kernel's spread | Jain emulated / kernel | drops emulated / kernel | bridge p99 |\n")
-	p("|---:|---:|---|---|---|---:|---:|---|---|---:|\n")
+		dbDuration, runs, kernelRuns, rep.Noise)
+	p("| # | flows | bottleneck | flows' RTTs | queue | worst flow Δ | kernel's spread | Jain emulated / kernel | drops emulated / kernel | bridge p99 | emulated nodes |\n")
+	p("|---:|---:|---|---|---|---:|---:|---|---|---:|---|\n")
 	var deltas, kspreads, jains, dropRatios []float64
 	late := 0
 	for _, r := range rows {
@@ -288,8 +362,8 @@ func dumbbellMarkdown(w io.Writer, rows []dbRow, seed uint64, n, runs, kernelRun
 			queue = r.D.Qdisc
 		}
 		if r.Kernel.goodput == nil {
-			p("| %d | %d | %s, %v | %s ms | %s | — | — | %.3f / — | %.0f / — | — |\n", r.D.N, r.D.Flows, tc.FormatRate(r.D.Rate), r.D.RTT,
-				strings.Join(rtts, ", "), queue, med(r.Emulated.jain), med(r.Emulated.drops))
+			p("| %d | %d | %s, %v | %s ms | %s | — | — | %.3f / — | %.0f / — | — | %s |\n", r.D.N, r.D.Flows, tc.FormatRate(r.D.Rate), r.D.RTT,
+				strings.Join(rtts, ", "), queue, med(r.Emulated.jain), med(r.Emulated.drops), r.nodes(rep))
 			continue
 		}
 		worst := 0.0
@@ -308,8 +382,8 @@ func dumbbellMarkdown(w io.Writer, rows []dbRow, seed uint64, n, runs, kernelRun
 		if suspect {
 			mark, late = " *", late+1
 		}
-		p("| %d | %d | %s, %v | %s ms | %s | %+.1f %% | %.0f %% | %.3f / %.3f | %.0f / %.0f | %v%s |\n", r.D.N, r.D.Flows, tc.FormatRate(r.D.Rate), r.D.RTT,
-			strings.Join(rtts, ", "), queue, worst, r.kernelSpread(), je, jk, med(r.Emulated.drops), med(r.Kernel.drops), lp99.Round(time.Microsecond), mark)
+		p("| %d | %d | %s, %v | %s ms | %s | %+.1f %% | %.0f %% | %.3f / %.3f | %.0f / %.0f | %v%s | %s |\n", r.D.N, r.D.Flows, tc.FormatRate(r.D.Rate), r.D.RTT,
+			strings.Join(rtts, ", "), queue, worst, r.kernelSpread(), je, jk, med(r.Emulated.drops), med(r.Kernel.drops), lp99.Round(time.Microsecond), mark, r.nodes(rep))
 	}
 	if len(deltas) == 0 {
 		if len(rows) > 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/experiment"
+	"github.com/netemu/netemu/link"
 )
 
 // TestDrawDumbbells: a seed names one set of dumbbells; each lies in the
@@ -59,8 +61,10 @@ func TestDumbbellTargets(t *testing.T) {
 			Emulated: side([][]float64{{6e6}, {4e6}}, 0.90, 100), Kernel: side([][]float64{{5e6}, {5e6}}, 1, 60)},
 	}
 	var b bytes.Buffer
-	dumbbellMarkdown(&b, rows, 9, 2, 1, 1)
+	dumbbellMarkdown(&b, rows, dbReport{Seed: 9, N: 2, Runs: 1, KernelRuns: 1, NoiseFlag: "none", Noise: "no time at all (exact)"})
 	for _, want := range []string{
+		"`go run ./bench/accuracy -dumbbells 2 -dumbbell-seed 9 -dumbbell-runs 1 -dumbbell-kernel-runs 1 -dumbbell-noise none`",
+		"The emulated hosts and routers take each packet in after no time at all (exact).",
 		"| each flow's goodput within 5 % of the kernel's | 2 of 4 (50 %) flows",
 		"| Jain's index within 0.05 | 1 of 2 (50 %) dumbbells",
 		"| drops within 1.5× | 1 of 2 (50 %) dumbbells",
@@ -73,10 +77,12 @@ func TestDumbbellTargets(t *testing.T) {
 }
 
 // TestDumbbellsWithoutKernel: one dumbbell on the emulator alone; the
-// report says the kernel was not measured, and why.
+// report says the kernel was not measured, and why. The nodes' noise
+// given reaches the emulated runs: none, the default and a slow node
+// give three different drawings.
 func TestDumbbellsWithoutKernel(t *testing.T) {
 	d := drawDumbbells(1, 7)
-	rows, err := measureDumbbells(context.Background(), d, 1, 1, "auto", false, func(int, string) {})
+	rows, err := measureDumbbells(context.Background(), d, 1, 1, link.Noise{}, false, false, "auto", false, func(int, string) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,10 +90,34 @@ func TestDumbbellsWithoutKernel(t *testing.T) {
 		t.Fatalf("rows %+v", rows)
 	}
 	var b bytes.Buffer
-	dumbbellMarkdown(&b, rows, 7, 1, 1, 1)
+	dumbbellMarkdown(&b, rows, dbReport{Seed: 7, N: 1, Runs: 1, KernelRuns: 1, NoiseFlag: "default"})
 	if !strings.Contains(b.String(), "Kernel TCP not measured: -kernel=false") {
 		t.Errorf("report:\n%s", b.String())
+	}
+	figures := map[string]bool{fmt.Sprint(rows[0].Emulated.goodput): true}
+	for _, c := range []struct {
+		noise link.Noise
+		exact bool
+	}{{link.Noise{}, true}, {link.Noise{Base: 400 * time.Microsecond, Spread: 400 * time.Microsecond}, false}} {
+		r, err := measureDumbbells(context.Background(), d, 1, 1, c.noise, c.exact, false, "auto", false, func(int, string) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		figures[fmt.Sprint(r[0].Emulated.goodput)] = true
+	}
+	if len(figures) != 3 {
+		t.Errorf("default, exact and slow nodes gave %d different drawings; want 3: %v", len(figures), figures)
 	}
 }
 
 const ms = time.Millisecond
+
+// fitNoise gives a model whose 10th percentile and mean are the
+// traversals': on link.DefaultNoise's own draws it gives it back.
+func TestFitNoise(t *testing.T) {
+	got := fitNoise(noiseSample(link.DefaultNoise))
+	near := func(a, b time.Duration) bool { return (a - b).Abs() <= time.Microsecond }
+	if !near(got.Base, link.DefaultNoise.Base) || !near(got.Spread, link.DefaultNoise.Spread) {
+		t.Errorf("fitNoise of %v's draws: %v; want it back within 1 µs", link.DefaultNoise, got)
+	}
+}

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/netemu/netemu/cli"
 	"github.com/netemu/netemu/experiment"
@@ -174,40 +176,84 @@ func measureHostNoise(ctx context.Context, w io.Writer, env Environment, via ker
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	var facts string
 	for _, args := range noiseCells {
-		cmd := "netemu compare " + strings.Join(args, " ")
-		progress(cmd)
-		o, cases, err := cli.ParseCases(ctx, &cli.CompareCommand, append(slices.Clone(args), "--link", string(via)))
+		progress("netemu compare " + strings.Join(args, " "))
+		f, fa, err := measureNoiseCell(ctx, args, via)
 		if err != nil {
 			return err
 		}
-		kern, err := o.NewBackend(experiment.Kernel{}.Name())
-		if err != nil {
-			return err
-		}
-		c := cases[0]
-		t := topo.Topology{Hosts: []string{"client", "server"}}
-		if c.Shape != nil {
-			t, _ = c.Shape.Build(c.Link)
-		}
-		m := newNoiseMeter(t)
-		if c.Shape != nil {
-			c.ObserveLink = m.observer
-		} else {
-			c.Observe = m.observer(0, topo.Link{A: "client", B: "server"})
-		}
-		_, rec, err := kern.Run(ctx, c)
-		if err != nil {
-			return fmt.Errorf("%s: %w", cmd, err)
-		}
-		if rec.Kernel != nil {
-			facts = rec.Kernel.String()
-		}
-		f := m.figures(t.Routers)
+		facts = fa
 		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s |\n", strings.Join(args, " "), quantiles(f.Late), quantiles(f.Forward), quantiles(f.Traverse), quantiles(f.Turnaround))
 	}
 	fmt.Fprintf(w, "| the emulator's model, `link.DefaultNoise` (%v), per delivery | | | %s | |\n\n", link.DefaultNoise, quantiles(noiseSample(link.DefaultNoise)))
 	fmt.Fprintf(w, "Kernel: %s.\n", facts)
 	return nil
+}
+
+// measureNoiseCell runs one cell of noiseCells once on kernel TCP with
+// a meter on every link; it returns the samples and the kernel's facts.
+func measureNoiseCell(ctx context.Context, args []string, via kernel.Via) (noiseFigures, string, error) {
+	cmd := "netemu compare " + strings.Join(args, " ")
+	o, cases, err := cli.ParseCases(ctx, &cli.CompareCommand, append(slices.Clone(args), "--link", string(via)))
+	if err != nil {
+		return noiseFigures{}, "", err
+	}
+	kern, err := o.NewBackend(experiment.Kernel{}.Name())
+	if err != nil {
+		return noiseFigures{}, "", err
+	}
+	c := cases[0]
+	t := topo.Topology{Hosts: []string{"client", "server"}}
+	if c.Shape != nil {
+		t, _ = c.Shape.Build(c.Link)
+	}
+	m := newNoiseMeter(t)
+	if c.Shape != nil {
+		c.ObserveLink = m.observer
+	} else {
+		c.Observe = m.observer(0, topo.Link{A: "client", B: "server"})
+	}
+	_, rec, err := kern.Run(ctx, c)
+	if err != nil {
+		return noiseFigures{}, "", fmt.Errorf("%s: %w", cmd, err)
+	}
+	facts := ""
+	if rec.Kernel != nil {
+		facts = rec.Kernel.String()
+	}
+	return m.figures(t.Routers), facts, nil
+}
+
+// fitNoise fits the emulator's node noise to router traversals, in
+// microseconds, as link.DefaultNoise was fitted to docs/HOSTNOISE.md's:
+// the model's 10th percentile and mean are the traversals' (an
+// exponential of mean S has its 10th percentile at S·ln(10/9), so Base
+// + S·ln(10/9) is the 10th percentile and Base + S the mean). A node's
+// time varies from machine to machine and from run to run (HOSTNOISE's
+// traversals averaged 53–71 µs one day and 73–92 µs another on the same
+// kind of machine), and a drop-tail queue of a few packets decides by
+// it which flow loses a packet; a comparison of the emulator's TCP with
+// the kernel's can give the emulated nodes the time the kernel's took.
+func fitNoise(traversals []float64) link.Noise {
+	s := stats.Sorted(traversals)
+	var sum float64
+	for _, x := range s {
+		sum += x
+	}
+	p10, mean := stats.Quantile(s, 0.1), sum/float64(len(s))
+	spread := max(mean-p10, 0) / (1 - math.Log(10.0/9))
+	base := mean - spread
+	if base < 0 {
+		base, spread = 0, mean
+	}
+	us := func(v float64) time.Duration { return time.Duration(math.Round(v)) * time.Microsecond }
+	return link.Noise{Base: us(base), Spread: us(spread)}
+}
+
+// reset forgets the events gathered so far.
+func (m *noiseMeter) reset() {
+	m.mu.Lock()
+	m.events = m.events[:0]
+	m.mu.Unlock()
 }
 
 // noiseSample is 100,000 draws of n, in microseconds.

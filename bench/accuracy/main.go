@@ -30,6 +30,7 @@ import (
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/kernel"
+	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/tcpstack"
 	"github.com/netemu/netemu/workloads"
 )
@@ -60,6 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dbSeed := fs.Uint64("dumbbell-seed", 0, "the dumbbells' seed; 0 draws a new one, which the output names")
 	dbRuns := fs.Int("dumbbell-runs", dbDefaultRuns, "dumbbells: seeds per dumbbell on the emulator")
 	dbKernelRuns := fs.Int("dumbbell-kernel-runs", dbDefaultKernelRuns, "dumbbells: runs per dumbbell on kernel TCP")
+	dbNoise := fs.String("dumbbell-noise", dbDefaultNoise, "dumbbells: the emulated nodes' time to take a packet in: measured (each dumbbell's, from the routers of its own kernel runs), default (link.DefaultNoise), none, or BASE,SPREAD such as 25us,30us")
+	dbCells := fs.String("dumbbell-cells", "", "dumbbells: measure only these of the drawn dumbbells, by number: 3,13")
 	hostNoise := fs.Bool("host-noise", false, "instead of the report, measure how late kernel mode's bridge, routers and hosts move packets against the link's schedule")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -86,11 +89,38 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if seed == 0 {
 			seed = uint64(time.Now().UnixNano())%1_000_000 + 1
 		}
+		ds, err := pickDumbbells(drawDumbbells(*dumbbells, seed), *dbCells)
+		if err != nil {
+			fmt.Fprintf(stderr, "accuracy: %v\n", err)
+			return 2
+		}
+		var noise link.Noise
+		exact, measure := false, false
+		why := ""
+		switch *dbNoise {
+		case "measured":
+			if !*kern {
+				fmt.Fprintf(stderr, "accuracy: -dumbbell-noise measured takes the kernel runs' own; with -kernel=false give default, none or BASE,SPREAD\n")
+				return 2
+			}
+			measure, why = true, "the time the routers of the dumbbell's own kernel runs took (router traversals, docs/HOSTNOISE.md), fitted as link.DefaultNoise was, to their 10th percentile and mean (the table's last column)"
+		case "default":
+			why = link.DefaultNoise.String() + " (link.DefaultNoise, docs/HOSTNOISE.md)"
+		case "none":
+			exact, why = true, "no time at all (exact)"
+		default:
+			noise, err = link.ParseNoise(*dbNoise)
+			if err != nil || noise.IsZero() {
+				fmt.Fprintf(stderr, "accuracy: -dumbbell-noise %q: want measured, default, none or BASE,SPREAD such as 25us,30us\n", *dbNoise)
+				return 2
+			}
+			why = noise.String() + " (-dumbbell-noise)"
+		}
 		fmt.Fprintf(stderr, "accuracy: %d dumbbells, seed %d\n", *dumbbells, seed)
-		rows, err := measureDumbbells(ctx, drawDumbbells(*dumbbells, seed), *dbRuns, *dbKernelRuns, kernel.Via(*via), *kern, func(n int, what string) {
+		rows, err := measureDumbbells(ctx, ds, *dbRuns, *dbKernelRuns, noise, exact, measure, kernel.Via(*via), *kern, func(n int, what string) {
 			fmt.Fprintf(stderr, "accuracy: dumbbell %d/%d: %s\n", n, *dumbbells, what)
 		})
-		dumbbellMarkdown(stdout, rows, seed, *dumbbells, *dbRuns, *dbKernelRuns)
+		dumbbellMarkdown(stdout, rows, dbReport{Seed: seed, N: *dumbbells, Runs: *dbRuns, KernelRuns: *dbKernelRuns, Cells: *dbCells, NoiseFlag: *dbNoise, Noise: why})
 		if err != nil {
 			fmt.Fprintf(stderr, "accuracy: %v\n", err)
 			return 1
