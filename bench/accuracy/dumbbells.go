@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -98,18 +97,7 @@ func drawDumbbells(n int, seed uint64) []dumbbell {
 // pickDumbbells keeps the dumbbells list names (-dumbbell-cells), all
 // of them when it is empty.
 func pickDumbbells(ds []dumbbell, list string) ([]dumbbell, error) {
-	if list == "" {
-		return ds, nil
-	}
-	var out []dumbbell
-	for _, f := range strings.Split(list, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > len(ds) {
-			return nil, fmt.Errorf("-dumbbell-cells %q: %q is not one of the dumbbells drawn; want numbers from 1 to %d, such as 3,13", list, f, len(ds))
-		}
-		out = append(out, ds[n-1])
-	}
-	return out, nil
+	return pickNumbered(ds, list, "-dumbbell-cells", "one of the dumbbells drawn", "3,13")
 }
 
 // dbSide is one backend's runs of a dumbbell: each flow's goodput per

@@ -105,16 +105,23 @@ func drawGrid(n int, seed uint64) []gridCell {
 // pickCells returns the cells of list ("7,12": their numbers, from 1),
 // in the list's order; all of them for an empty list.
 func pickCells(cells []gridCell, list string) ([]gridCell, error) {
+	return pickNumbered(cells, list, "-grid-cells", "a cell of the grid", "7,12")
+}
+
+// pickNumbered keeps the items list names by number, from 1, all of
+// them when list is empty; flag, what an item is and an example word
+// the refusal of a number that names none.
+func pickNumbered[T any](items []T, list, flag, what, example string) ([]T, error) {
 	if list == "" {
-		return cells, nil
+		return items, nil
 	}
-	var out []gridCell
+	var out []T
 	for _, f := range strings.Split(list, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > len(cells) {
-			return nil, fmt.Errorf("-grid-cells %q: %q is not a cell of the grid; want numbers from 1 to %d, such as 7,12", list, f, len(cells))
+		if err != nil || n < 1 || n > len(items) {
+			return nil, fmt.Errorf("%s %q: %q is not %s; want numbers from 1 to %d, such as %s", flag, list, f, what, len(items), example)
 		}
-		out = append(out, cells[n-1])
+		out = append(out, items[n-1])
 	}
 	return out, nil
 }
