@@ -2,9 +2,11 @@ package cli
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/netemu/netemu/emu"
 	"github.com/netemu/netemu/experiment"
@@ -93,7 +95,8 @@ var (
 			fs.BoolVar(&o.Exact, n, false, "on the virtual clock, hosts and routers act the instant a packet arrives, without the time a real node takes to take it in ("+link.DefaultNoise.String()+" a packet, measured from kernel TCP's: docs/HOSTNOISE.md)")
 		}},
 		{"host-noise", func(fs *flag.FlagSet, n string, o *Options) {
-			fs.StringVar(&o.HostNoise, n, "", "on the virtual clock, each host's and router's time to take a packet in as BASE,SPREAD, a fixed time plus an exponential draw of mean SPREAD (default 25us,30us): your machine's kernel nodes, as go run ./bench/accuracy -host-noise measures them (docs/HOSTNOISE.md)")
+			fs.StringVar(&o.HostNoise, n, fmt.Sprintf("%dus,%dus", link.DefaultNoise.Base/time.Microsecond, link.DefaultNoise.Spread/time.Microsecond),
+				"on the virtual clock, each host's and router's time to take a packet in: a fixed time, and an exponential draw of the second's mean (another machine's kernel nodes: docs/HOSTNOISE.md)")
 		}},
 	}}
 

@@ -118,7 +118,7 @@ type Options struct {
 	Clock     string // --clock: virtual or real
 	Seed      uint64
 	Exact     bool   // --exact: no host noise (experiment.Case.Exact)
-	HostNoise string // --host-noise: the nodes' noise instead of link.DefaultNoise
+	HostNoise string // --host-noise: the nodes' noise, when given, instead of link.DefaultNoise
 	MTU       int
 	JSON      bool
 	Backend   string // --backend's name
@@ -1006,11 +1006,6 @@ func (o *Options) RealLink(clockWhy string) (link.Config, tcpstack.TCPConfig, er
 	var lc link.Config
 	if o.set["clock"] && o.Clock != emu.Real.String() {
 		return lc, tcpstack.TCPConfig{}, Usagef("%s: --clock %s does not apply: real programs run in real time, so %s", cmd, o.Clock, clockWhy)
-	}
-	for _, f := range []string{"exact", "host-noise"} {
-		if o.set[f] {
-			return lc, tcpstack.TCPConfig{}, Usagef("%s: --%s does not apply: real programs run in real time, where hosts take the time they take", cmd, f)
-		}
 	}
 	if err := o.CheckMTU(); err != nil {
 		return lc, tcpstack.TCPConfig{}, err

@@ -49,11 +49,11 @@ func (o *Options) cases() ([]experiment.Case, error) {
 	if o.Exact && clk == emu.Real {
 		return nil, Usagef("%s: --exact applies to the virtual clock; the real clock's hosts take the time they take", cmd)
 	}
-	if o.HostNoise != "" {
+	if o.set["host-noise"] {
 		n, err := link.ParseNoise(o.HostNoise)
 		switch {
 		case err != nil:
-			return nil, Usagef("%s: --host-noise %q: want BASE,SPREAD, a fixed time and an exponential draw's mean, such as 25us,30us (the default; nodes that take no time are --exact)", cmd, o.HostNoise)
+			return nil, Usagef("%s: --host-noise %q: want BASE,SPREAD, a fixed time and an exponential draw's mean, each from 0 to %v, such as 25us,30us (the default; nodes that take no time are --exact)", cmd, o.HostNoise, link.MaxNoise)
 		case n.IsZero():
 			return nil, Usagef("%s: --host-noise %s: for nodes that take no time give --exact", cmd, o.HostNoise)
 		case o.Exact:

@@ -116,8 +116,9 @@ type dbRow struct {
 	KernelWhy        string
 	Facts            string
 	// Noise is the emulated nodes' time its runs took (the zero Noise:
-	// link.DefaultNoise, or none when exact).
+	// link.DefaultNoise, or none when exact); Nodes says which.
 	Noise link.Noise
+	Nodes string
 }
 
 // add reads one run into s.
@@ -171,7 +172,7 @@ func measureDumbbells(ctx context.Context, ds []dumbbell, runs, kernelRuns int, 
 			}
 			var m *noiseMeter
 			var routers []string
-			var traversals []float64
+			var traversals, lateTraversals []float64
 			kc := c
 			if measure {
 				t, _ := c.Shape.Build(c.Link)
@@ -185,7 +186,15 @@ func measureDumbbells(ctx context.Context, ds []dumbbell, runs, kernelRuns int, 
 					row.Facts = rec.Kernel.String()
 				}
 				if m != nil {
-					traversals = append(traversals, m.figures(routers).Traverse...)
+					// A run whose bridge was late measured the bridge, not
+					// the nodes: its traversals are kept apart, and used
+					// only if every run's was late.
+					t := m.figures(routers).Traverse
+					if rec.BridgeLate == "" {
+						traversals = append(traversals, t...)
+					} else {
+						lateTraversals = append(lateTraversals, t...)
+					}
 					m.reset()
 				}
 				return row.Kernel.add(r)
@@ -197,6 +206,9 @@ func measureDumbbells(ctx context.Context, ds []dumbbell, runs, kernelRuns int, 
 				return rows, fmt.Errorf("dumbbell %d, kernel: %w", d.N, err)
 			}
 			row.KernelWhy = why
+			if len(traversals) == 0 {
+				traversals = lateTraversals
+			}
 			if measure && len(traversals) > 0 {
 				row.Noise = fitNoise(traversals)
 			}
@@ -209,6 +221,14 @@ func measureDumbbells(ctx context.Context, ds []dumbbell, runs, kernelRuns int, 
 		ec := c
 		ec.Clock = emu.Virtual
 		ec.Link.Noise, ec.Exact = row.Noise, exact
+		switch {
+		case exact:
+			row.Nodes = "none"
+		case row.Noise.IsZero():
+			row.Nodes = link.DefaultNoise.String()
+		default:
+			row.Nodes = row.Noise.String()
+		}
 		if _, _, _, err := experiment.Repeat(ctx, emulated, ec, runs, func(r workloads.Result, _ experiment.Record) error {
 			return row.Emulated.add(r)
 		}); err != nil {
@@ -271,17 +291,6 @@ func (r dbRow) late() (time.Duration, bool) {
 	return medianLate(r.Kernel.late, func(rec experiment.Record) *float64 { return rec.LateP99Us }), suspect
 }
 
-// nodes is the emulated nodes' time on r, for the report.
-func (r dbRow) nodes(rep dbReport) string {
-	switch {
-	case rep.NoiseFlag == "none":
-		return "none"
-	case r.Noise.IsZero():
-		return link.DefaultNoise.String()
-	}
-	return r.Noise.String()
-}
-
 // summary is a dumbbell's figures in one line, for progress.
 func (r dbRow) summary() string {
 	var b strings.Builder
@@ -294,8 +303,8 @@ func (r dbRow) summary() string {
 		worst = math.Max(worst, math.Abs(d))
 	}
 	lp99, _ := r.late()
-	fmt.Fprintf(&b, ": worst flow %.1f %%, Jain %.3f / %.3f, drops %.0f / %.0f, bridge p99 %v, emulated nodes %v", worst,
-		med(r.Emulated.jain), med(r.Kernel.jain), med(r.Emulated.drops), med(r.Kernel.drops), lp99, r.Noise)
+	fmt.Fprintf(&b, ": worst flow %.1f %%, Jain %.3f / %.3f, drops %.0f / %.0f, bridge p99 %v, emulated nodes %s", worst,
+		med(r.Emulated.jain), med(r.Kernel.jain), med(r.Emulated.drops), med(r.Kernel.drops), lp99, r.Nodes)
 	return b.String()
 }
 
@@ -351,7 +360,7 @@ func dumbbellMarkdown(w io.Writer, rows []dbRow, rep dbReport) {
 		}
 		if r.Kernel.goodput == nil {
 			p("| %d | %d | %s, %v | %s ms | %s | — | — | %.3f / — | %.0f / — | — | %s |\n", r.D.N, r.D.Flows, tc.FormatRate(r.D.Rate), r.D.RTT,
-				strings.Join(rtts, ", "), queue, med(r.Emulated.jain), med(r.Emulated.drops), r.nodes(rep))
+				strings.Join(rtts, ", "), queue, med(r.Emulated.jain), med(r.Emulated.drops), r.Nodes)
 			continue
 		}
 		worst := 0.0
@@ -371,7 +380,7 @@ func dumbbellMarkdown(w io.Writer, rows []dbRow, rep dbReport) {
 			mark, late = " *", late+1
 		}
 		p("| %d | %d | %s, %v | %s ms | %s | %+.1f %% | %.0f %% | %.3f / %.3f | %.0f / %.0f | %v%s | %s |\n", r.D.N, r.D.Flows, tc.FormatRate(r.D.Rate), r.D.RTT,
-			strings.Join(rtts, ", "), queue, worst, r.kernelSpread(), je, jk, med(r.Emulated.drops), med(r.Kernel.drops), lp99.Round(time.Microsecond), mark, r.nodes(rep))
+			strings.Join(rtts, ", "), queue, worst, r.kernelSpread(), je, jk, med(r.Emulated.drops), med(r.Kernel.drops), lp99.Round(time.Microsecond), mark, r.Nodes)
 	}
 	if len(deltas) == 0 {
 		if len(rows) > 0 {

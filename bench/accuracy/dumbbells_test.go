@@ -120,4 +120,30 @@ func TestFitNoise(t *testing.T) {
 	if !near(got.Base, link.DefaultNoise.Base) || !near(got.Spread, link.DefaultNoise.Spread) {
 		t.Errorf("fitNoise of %v's draws: %v; want it back within 1 µs", link.DefaultNoise, got)
 	}
+	// A 10th percentile under ln(10/9) of the mean would need a negative
+	// fixed part: the fit is then an exponential alone, of that mean.
+	if got, want := fitNoise([]float64{0, 0, 0, 0, 0, 0, 0, 0, 0, 100}), (link.Noise{Spread: 10 * time.Microsecond}); got != want {
+		t.Errorf("fitNoise of nine 0s and a 100: %v; want %v", got, want)
+	}
+}
+
+// As root, each dumbbell's emulated nodes take the time its own kernel
+// runs' routers took: a noise fitted to them, not the default, and the
+// report's column says which.
+func TestDumbbellsMeasuredNoise(t *testing.T) {
+	d := drawDumbbells(1, 7)
+	rows, err := measureDumbbells(context.Background(), d, 1, 1, link.Noise{}, false, true, "auto", true, func(int, string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows[0].KernelWhy != "" {
+		t.Skipf("kernel mode not here: %s", rows[0].KernelWhy)
+	}
+	r := rows[0]
+	if r.Noise.IsZero() || r.Noise == link.DefaultNoise || r.Nodes != r.Noise.String() {
+		t.Errorf("emulated nodes %v (%q); want a noise fitted to the kernel run's routers, named in the report", r.Noise, r.Nodes)
+	}
+	if r.Noise.Base+r.Noise.Spread < 5*time.Microsecond || r.Noise.Base+r.Noise.Spread > 5*time.Millisecond {
+		t.Errorf("fitted node time %v on average; want a kernel router's, tens to hundreds of microseconds", r.Noise.Base+r.Noise.Spread)
+	}
 }

@@ -99,11 +99,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		why := ""
 		switch *dbNoise {
 		case "measured":
-			if !*kern {
+			switch {
+			case *kern:
+				measure, why = true, "the time the routers of the dumbbell's own kernel runs took (router traversals, docs/HOSTNOISE.md; a run whose bridge was late only if all were), fitted as link.DefaultNoise was, to their 10th percentile and mean; where kernel TCP was not measured, link.DefaultNoise (the table's last column)"
+			case given(fs, "dumbbell-noise"):
 				fmt.Fprintf(stderr, "accuracy: -dumbbell-noise measured takes the kernel runs' own; with -kernel=false give default, none or BASE,SPREAD\n")
 				return 2
+			default: // nothing to measure: the default
+				why = link.DefaultNoise.String() + " (link.DefaultNoise, docs/HOSTNOISE.md)"
 			}
-			measure, why = true, "the time the routers of the dumbbell's own kernel runs took (router traversals, docs/HOSTNOISE.md), fitted as link.DefaultNoise was, to their 10th percentile and mean (the table's last column)"
 		case "default":
 			why = link.DefaultNoise.String() + " (link.DefaultNoise, docs/HOSTNOISE.md)"
 		case "none":
@@ -111,7 +115,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		default:
 			noise, err = link.ParseNoise(*dbNoise)
 			if err != nil || noise.IsZero() {
-				fmt.Fprintf(stderr, "accuracy: -dumbbell-noise %q: want measured, default, none or BASE,SPREAD such as 25us,30us\n", *dbNoise)
+				fmt.Fprintf(stderr, "accuracy: -dumbbell-noise %q: want measured, default, none or BASE,SPREAD such as 25us,30us (from 0 to %v each)\n", *dbNoise, link.MaxNoise)
 				return 2
 			}
 			why = noise.String() + " (-dumbbell-noise)"
@@ -243,4 +247,11 @@ func argsString(args []string) string {
 		return "> docs/ACCURACY.md"
 	}
 	return s + " > docs/ACCURACY.md"
+}
+
+// given reports whether the flag named name was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

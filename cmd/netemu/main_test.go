@@ -63,7 +63,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "share", "--flows", "0"}, "--flows 0: want 1 or more"},
 		{[]string{"run", "bulk", "--exact", "--clock", "real"}, "--exact applies to the virtual clock"},
 		{[]string{"run", "bulk", "--exact", "--backend", "kernel"}, "--exact does not apply"},
-		{[]string{"run", "bulk", "--host-noise", "3"}, `--host-noise "3": want BASE,SPREAD, a fixed time and an exponential draw's mean, such as 25us,30us`},
+		{[]string{"run", "bulk", "--host-noise", "3"}, `--host-noise "3": want BASE,SPREAD, a fixed time and an exponential draw's mean, each from 0 to 1s, such as 25us,30us`},
 		{[]string{"run", "bulk", "--host-noise", "none"}, "--host-noise none: for nodes that take no time give --exact"},
 		{[]string{"run", "bulk", "--host-noise", "1us,1us", "--exact"}, "--host-noise and --exact: give one"},
 		{[]string{"run", "bulk", "--host-noise", "1us,1us", "--clock", "real"}, "--host-noise applies to the virtual clock"},

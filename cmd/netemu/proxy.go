@@ -23,10 +23,12 @@ import (
 )
 
 var proxyCmd = command{Command: cli.Command{Name: "proxy", Repeatable: []string{"forward", "allow"}, Rules: cli.Rules{Groups: cli.LinkRunGroups, Hidden: []string{"clock"}, Refuse: map[string]string{
-	"backend":   "the proxy runs the emulated stacks; for programs' own TCP across the link, see netemu shell",
-	"link":      "it picks the kernel backend's link",
-	"plot":      "the proxy draws no figure; --timeline writes its data",
-	"waterfall": "the proxy draws no waterfall"}}},
+	"backend":    "the proxy runs the emulated stacks; for programs' own TCP across the link, see netemu shell",
+	"link":       "it picks the kernel backend's link",
+	"plot":       "the proxy draws no figure; --timeline writes its data",
+	"waterfall":  "the proxy draws no waterfall",
+	"exact":      "real programs run in real time, where hosts take the time they take",
+	"host-noise": "real programs run in real time, where hosts take the time they take"}}},
 	synopsis: "--forward LISTEN=UPSTREAM | --socks5 ADDR [flags]", about: "put unmodified programs behind the link: real sockets in, the emulated link across, real upstreams out (real clock, no root)",
 	example: "netemu proxy --forward 127.0.0.1:8080=127.0.0.1:3000 --rtt 100ms --rate 5mbit", run: cmdProxy, help: proxyHelp}
 

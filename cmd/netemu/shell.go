@@ -22,12 +22,14 @@ import (
 )
 
 var shellCmd = command{Command: cli.Command{Name: "shell", Repeatable: []string{"port"}, Rules: cli.Rules{Groups: cli.LinkRunGroups, Hidden: []string{"clock"}, Refuse: map[string]string{
-	"backend":   "the command's own kernel TCP crosses the link",
-	"delack":    "kernel TCP delays its own ACKs",
-	"tcp":       "the command's own kernel TCP crosses the link",
-	"json":      "the command's output is its own",
-	"plot":      "shell draws no figure; --timeline writes its data",
-	"waterfall": "shell draws no waterfall"}}},
+	"backend":    "the command's own kernel TCP crosses the link",
+	"delack":     "kernel TCP delays its own ACKs",
+	"tcp":        "the command's own kernel TCP crosses the link",
+	"json":       "the command's output is its own",
+	"plot":       "shell draws no figure; --timeline writes its data",
+	"waterfall":  "shell draws no waterfall",
+	"exact":      "real programs run in real time, where hosts take the time they take",
+	"host-noise": "real programs run in real time, where hosts take the time they take"}}},
 	synopsis: "[flags] -- COMMAND [ARGS]", about: "run a command with its own kernel TCP behind the link, in a network namespace; the host's loopback services answer at 198.18.0.2 (needs root)",
 	example: "netemu shell --rtt 55ms -- curl http://198.18.0.2:8080/", run: cmdShell, help: shellHelp}
 

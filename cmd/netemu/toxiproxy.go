@@ -17,7 +17,10 @@ import (
 
 var toxiproxyCmd = command{Command: cli.Command{Name: "toxiproxy", Rules: cli.Rules{Groups: []*cli.Group{&cli.LinkGroup, &cli.ImpairGroup}, Hidden: []string{"clock"},
 	Defaults: map[string]string{"rtt": "0", "rate": "0", "delack": "0"},
-	Other:    "each connection of toxiproxy's proxies has a network of its own, on the emulated stacks: no single link to record, draw or sweep, and no kernel backend"}},
+	Refuse: map[string]string{
+		"exact":      "real programs run in real time, where hosts take the time they take",
+		"host-noise": "real programs run in real time, where hosts take the time they take"},
+	Other: "each connection of toxiproxy's proxies has a network of its own, on the emulated stacks: no single link to record, draw or sweep, and no kernel backend"}},
 	synopsis: "[--listen ADDR] [link flags]", about: "toxiproxy's HTTP API and clients on the emulated link: each connection of its proxies gets a link of its own, with the proxy's toxics (real clock, no root)",
 	example: "netemu toxiproxy --listen 127.0.0.1:8474", run: cmdToxiproxy, help: toxiproxyHelp}
 
