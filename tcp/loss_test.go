@@ -278,3 +278,44 @@ func TestProbeDoesNotStampTheEpisode(t *testing.T) {
 		t.Errorf("after the ACK echoing the probe: %s with cwnd %d, ssthresh %d; want the timeout undone: Open, cwnd at least %d, ssthresh %d", in.CAState, in.SndCwnd, in.SndSsthresh, before.SndCwnd, before.SndSsthresh)
 	}
 }
+
+// tcp_packet_delayed with no retransmission stamped: nothing was
+// retransmitted yet, so an ACK of the data shows it delayed, not lost,
+// and the reduction may be undone; but not where the stamp is cleared
+// after retransmissions: without SACK at high_seq, or in SYN-SENT. With
+// a stamp, the echoed timestamp decides.
+func TestPacketDelayedWithoutStamp(t *testing.T) {
+	h := newHarness(t, Options{})
+	c := h.acceptAfter(linuxPeer, 100*time.Millisecond)
+	c.writeInitialWindow(10)
+	e := c.ep.(*endpoint)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := &e.snd
+	s.highSeq = s.una.Add(1)
+	for _, c := range []struct {
+		name         string
+		stamp, ecr   uint32
+		sack, atHigh bool
+		state        state
+		want         bool
+	}{
+		{"no stamp, SACK", 0, 0, true, false, stateEstablished, true},
+		{"no stamp, SACK, at high_seq", 0, 0, true, true, stateEstablished, true},
+		{"no stamp, no SACK, below high_seq", 0, 0, false, false, stateEstablished, true},
+		{"no stamp, no SACK, at high_seq", 0, 0, false, true, stateEstablished, false},
+		{"no stamp, SYN-SENT", 0, 0, true, false, stateSynSent, false},
+		{"stamp, echo before it", 1000, 999, true, false, stateEstablished, true},
+		{"stamp, echo of it", 1000, 1000, true, false, stateEstablished, false},
+	} {
+		s.retransStamp, e.rcv.lastTSEcr, e.sackOK, e.state = c.stamp, c.ecr, c.sack, c.state
+		s.highSeq = s.una.Add(1)
+		if c.atHigh {
+			s.highSeq = s.una
+		}
+		if got := s.packetDelayed(); got != c.want {
+			t.Errorf("%s: packetDelayed %v; want %v", c.name, got, c.want)
+		}
+	}
+	e.state = stateEstablished
+}

@@ -210,10 +210,22 @@ func (s *sender) mayUndo() bool {
 }
 
 // packetDelayed is tcp_packet_delayed: the ACK echoes a timestamp from
-// before the first retransmission.
+// before the first retransmission, or nothing has been retransmitted
+// yet, so what it acknowledges was only delayed (Linux's "tcp: fix to
+// allow timestamp undo if no retransmits were sent", 2024). A zero stamp
+// does not say that where it is cleared after a retransmission: a
+// connection without SACK at high_seq (tryUndoRecovery), or an answered
+// SYN ("tcp: fix tcp_packet_delayed() for
+// tcp_is_non_sack_preventing_reopen() behavior", 2025).
 func (s *sender) packetDelayed() bool {
 	e := s.e
-	return s.retransStamp != 0 && e.tsOK && e.rcv.lastTSEcr != 0 && int32(e.rcv.lastTSEcr-s.retransStamp) < 0
+	if s.retransStamp != 0 {
+		return e.tsOK && e.rcv.lastTSEcr != 0 && int32(e.rcv.lastTSEcr-s.retransStamp) < 0
+	}
+	if !e.sackOK && !s.una.LessThan(s.highSeq) {
+		return false
+	}
+	return e.state != stateSynSent
 }
 
 // undoCwndReduction is tcp_undo_cwnd_reduction.
