@@ -18,6 +18,7 @@ import (
 	"github.com/netemu/netemu/experiment"
 	"github.com/netemu/netemu/internal/english"
 	"github.com/netemu/netemu/kernel"
+	"github.com/netemu/netemu/link"
 	"github.com/netemu/netemu/report/plot"
 	"github.com/netemu/netemu/stats"
 	"github.com/netemu/netemu/workloads"
@@ -121,6 +122,9 @@ type QuestionOptions struct {
 	Runs, KernelRuns int
 	JSON             bool
 	Plot             string
+	// HostNoise, if set, is the emulated nodes' time to take a packet in
+	// instead of link.DefaultNoise (--host-noise).
+	HostNoise link.Noise
 }
 
 // Reproduce runs the question named name and writes its table, or its
@@ -254,6 +258,9 @@ func (q *question) measure(ctx context.Context, cell qCell, o QuestionOptions, k
 	bar.Start(cell.label)
 	ec := c
 	ec.Clock = emu.Virtual
+	if !o.HostNoise.IsZero() {
+		ec.Link.Noise = o.HostNoise
+	}
 	_, _, _, err = experiment.Repeat(ctx, emulated, ec, o.Runs, func(r workloads.Result, rec experiment.Record) error {
 		q.add(m.emulated, r, rec)
 		return record(rec)
@@ -488,6 +495,9 @@ func (q *question) table(w io.Writer, got []qMeasured, o QuestionOptions, facts 
 	seeds := fmt.Sprintf("median of seeds 1–%d", o.Runs)
 	if o.Runs == 1 {
 		seeds = "seed 1"
+	}
+	if !o.HostNoise.IsZero() {
+		seeds += ", nodes taking " + o.HostNoise.String() + " a packet (--host-noise)"
 	}
 	fmt.Fprintf(w, "\nemulated: netemu's TCP on the virtual clock, %s; %s.\n", seeds, kernelAbout)
 	if q.source != "" {

@@ -68,6 +68,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "bulk", "--host-noise", "1us,1us", "--exact"}, "--host-noise and --exact: give one"},
 		{[]string{"run", "bulk", "--host-noise", "1us,1us", "--clock", "real"}, "--host-noise applies to the virtual clock"},
 		{[]string{"run", "bulk", "--host-noise", "1us,1us", "--backend", "kernel"}, "--host-noise does not apply"},
+		{[]string{"reproduce", "home-link", "--host-noise", "loud"}, `reproduce home-link: --host-noise "loud": want BASE,SPREAD`},
+		{[]string{"reproduce", "--host-noise", "1us,1us"}, "reproduce: --host-noise applies to a question"},
 		{[]string{"proxy", "--host-noise", "1us,1us"}, "proxy: --host-noise does not apply: real programs run in real time"},
 		{[]string{"toxiproxy", "--exact"}, "toxiproxy: --exact does not apply: real programs run in real time"},
 		{[]string{"run", "bulk", "--qdisc", "codel", "--netem", "limit 50"}, "netem's limit and --qdisc codel both bound the queue"},
@@ -477,5 +479,27 @@ func TestHostNoiseFlag(t *testing.T) {
 	}
 	if d, s := def["elapsed_ms"].(float64), slow["elapsed_ms"].(float64); s <= d {
 		t.Errorf("elapsed %v ms with nodes of 600 µs a packet, %v ms by default; want longer", s, d)
+	}
+}
+
+// reproduce QUESTION --host-noise runs the question's emulated cells
+// with those nodes: every emulated record names them.
+func TestReproduceHostNoise(t *testing.T) {
+	code, out, errOut := runNetemu("reproduce", "home-link", "--runs", "1", "--kernel-runs", "0", "--json", "--host-noise", "35us,40us")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	n := 0
+	for _, r := range decode(t, out) {
+		if r["backend"] != "emulated" || r["workload"] == nil { // a run's record, not a cell's summary
+			continue
+		}
+		n++
+		if r["host_noise"] != "35µs+exp(40µs)" {
+			t.Errorf("an emulated record's host_noise is %v; want 35µs+exp(40µs)", r["host_noise"])
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no emulated record in:\n%s", out)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/netemu/netemu/cli"
+	"github.com/netemu/netemu/link"
 )
 
 var reproduceCmd = command{Command: cli.Command{Name: "reproduce", Rules: cli.Rules{Names: []string{"json", "seed", "clock", "backend", "link", "plot"},
@@ -32,7 +33,7 @@ func noKernelRuns(args []string) bool {
 
 // reproduceTakes names the flags reproduce takes; the cells themselves are
 // as published.
-const reproduceTakes = "it takes a question's name, --json, --seed, --clock, --backend, --link, --lossy, --runs, --kernel-runs, --plot"
+const reproduceTakes = "it takes a question's name, --json, --seed, --clock, --backend, --link, --lossy, --runs, --kernel-runs, --plot, --host-noise"
 
 // A question's runs unless --runs and --kernel-runs say otherwise.
 const (
@@ -53,6 +54,7 @@ func cmdReproduce(ctx context.Context, cmd *cli.Command, args []string, w, stder
 	lossy := fs.Bool("lossy", false, "the lossy table: small queues and random loss, medians over seeds and kernel runs")
 	runs := fs.Int("runs", 10, "--lossy: seeds per cell on the emulator (1 to N)")
 	kernelRuns := fs.Int("kernel-runs", 5, "--lossy: kernel runs per cell where kernel mode is available; 0 skips them")
+	hostNoise := fs.String("host-noise", "", "a question: the emulated hosts' and routers' time to take a packet in, BASE,SPREAD (a fixed time and an exponential draw's mean), instead of the default 25us,30us: your machine's kernel nodes' (docs/HOSTNOISE.md)")
 	if err := o.Parse(fs, args); err != nil {
 		return err
 	}
@@ -80,6 +82,13 @@ func cmdReproduce(ctx context.Context, cmd *cli.Command, args []string, w, stder
 		if o.Given("kernel-runs") {
 			qo.KernelRuns = *kernelRuns
 		}
+		if o.Given("host-noise") {
+			n, err := link.ParseNoise(*hostNoise)
+			if err != nil || n.IsZero() {
+				return usagef("reproduce %s: --host-noise %q: want BASE,SPREAD, a fixed time and an exponential draw's mean, each from 0 to %v, such as 35us,40us", question, *hostNoise, link.MaxNoise)
+			}
+			qo.HostNoise = n
+		}
 		return cli.Reproduce(ctx, question, qo, w, stderr)
 	}
 	if o.Given("plot") {
@@ -93,6 +102,9 @@ func cmdReproduce(ctx context.Context, cmd *cli.Command, args []string, w, stder
 	}
 	if o.Given("runs") || o.Given("kernel-runs") {
 		return usagef("reproduce: --runs and --kernel-runs apply to --lossy only")
+	}
+	if o.Given("host-noise") {
+		return usagef("reproduce: --host-noise applies to a question; the reference tables run as published")
 	}
 	clk, err := o.ClockMode()
 	if err != nil {
