@@ -102,7 +102,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			switch {
 			case *kern:
 				measure, why = true, "the time the routers of the dumbbell's own kernel runs took (router traversals, docs/HOSTNOISE.md; a run whose bridge was late only if all were), fitted as link.DefaultNoise was, to their 10th percentile and mean; where kernel TCP was not measured, link.DefaultNoise (the table's last column)"
-			case given(fs, "dumbbell-noise"):
+			case only(fs, "dumbbell-noise") != "":
 				fmt.Fprintf(stderr, "accuracy: -dumbbell-noise measured takes the kernel runs' own; with -kernel=false give default, none or BASE,SPREAD\n")
 				return 2
 			default: // nothing to measure: the default
@@ -247,11 +247,4 @@ func argsString(args []string) string {
 		return "> docs/ACCURACY.md"
 	}
 	return s + " > docs/ACCURACY.md"
-}
-
-// given reports whether the flag named name was set on the command line.
-func given(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }

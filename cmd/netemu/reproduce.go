@@ -12,7 +12,7 @@ import (
 	"github.com/netemu/netemu/link"
 )
 
-var reproduceCmd = command{Command: cli.Command{Name: "reproduce", Rules: cli.Rules{Names: []string{"json", "seed", "clock", "backend", "link", "plot"},
+var reproduceCmd = command{Command: cli.Command{Name: "reproduce", Rules: cli.Rules{Names: []string{"json", "seed", "clock", "backend", "link", "plot", "host-noise"},
 	Other: "reproduce runs the reference cells as published (" + reproduceTakes + ")"}},
 	synopsis: "[QUESTION] [--json] [--lossy]", about: "the published experiments' reference tables, or a question on shared bottlenecks, emulated and kernel side by side", example: "netemu reproduce rtt-fairness --plot rtt.svg", run: cmdReproduce, help: reproduceHelp,
 	kernel: func(args []string) bool {
@@ -54,7 +54,6 @@ func cmdReproduce(ctx context.Context, cmd *cli.Command, args []string, w, stder
 	lossy := fs.Bool("lossy", false, "the lossy table: small queues and random loss, medians over seeds and kernel runs")
 	runs := fs.Int("runs", 10, "--lossy: seeds per cell on the emulator (1 to N)")
 	kernelRuns := fs.Int("kernel-runs", 5, "--lossy: kernel runs per cell where kernel mode is available; 0 skips them")
-	hostNoise := fs.String("host-noise", "", "a question: the emulated hosts' and routers' time to take a packet in, BASE,SPREAD (a fixed time and an exponential draw's mean), instead of the default 25us,30us: your machine's kernel nodes' (docs/HOSTNOISE.md)")
 	if err := o.Parse(fs, args); err != nil {
 		return err
 	}
@@ -83,9 +82,9 @@ func cmdReproduce(ctx context.Context, cmd *cli.Command, args []string, w, stder
 			qo.KernelRuns = *kernelRuns
 		}
 		if o.Given("host-noise") {
-			n, err := link.ParseNoise(*hostNoise)
+			n, err := link.ParseNoise(o.HostNoise)
 			if err != nil || n.IsZero() {
-				return usagef("reproduce %s: --host-noise %q: want BASE,SPREAD, a fixed time and an exponential draw's mean, each from 0 to %v, such as 35us,40us", question, *hostNoise, link.MaxNoise)
+				return usagef("reproduce %s: --host-noise %q: want BASE,SPREAD, a fixed time and an exponential draw's mean, each from 0 to %v, such as 35us,40us", question, o.HostNoise, link.MaxNoise)
 			}
 			qo.HostNoise = n
 		}
