@@ -70,6 +70,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "bulk", "--host-noise", "1us,1us", "--backend", "kernel"}, "--host-noise does not apply"},
 		{[]string{"reproduce", "home-link", "--host-noise", "loud"}, `reproduce home-link: --host-noise "loud": want BASE,SPREAD`},
 		{[]string{"reproduce", "--host-noise", "1us,1us"}, "reproduce: --host-noise applies to a question"},
+		{[]string{"reproduce", "--lossy", "--host-noise", "1us,1us"}, "reproduce: --host-noise applies to a question"},
 		{[]string{"proxy", "--host-noise", "1us,1us"}, "proxy: --host-noise does not apply: real programs run in real time"},
 		{[]string{"toxiproxy", "--exact"}, "toxiproxy: --exact does not apply: real programs run in real time"},
 		{[]string{"run", "bulk", "--qdisc", "codel", "--netem", "limit 50"}, "netem's limit and --qdisc codel both bound the queue"},

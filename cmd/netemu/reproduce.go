@@ -96,14 +96,14 @@ func cmdReproduce(ctx context.Context, cmd *cli.Command, args []string, w, stder
 	if err := o.NotApplicable(); err != nil {
 		return err
 	}
+	if o.Given("host-noise") {
+		return usagef("reproduce: --host-noise applies to a question; the reference tables and --lossy run as published")
+	}
 	if *lossy {
 		return cli.ReproduceLossy(ctx, o, *runs, *kernelRuns, w, stderr)
 	}
 	if o.Given("runs") || o.Given("kernel-runs") {
 		return usagef("reproduce: --runs and --kernel-runs apply to --lossy only")
-	}
-	if o.Given("host-noise") {
-		return usagef("reproduce: --host-noise applies to a question; the reference tables run as published")
 	}
 	clk, err := o.ClockMode()
 	if err != nil {
