@@ -21,11 +21,12 @@ func starShare(w workloads.Share) Case {
 		Shape: &Shape{Name: "star:3", Build: func(lc link.Config) (topo.Topology, []topo.Flow) { return topo.Star(3, lc) }}}
 }
 
-// A topology's share flows start together: each measures the same
-// window, so their goodputs add up to no more than the bottleneck
-// carries, and the run repeats to the packet at GOMAXPROCS 1, 2 and 4
-// (the gate releases the flows one event at a time, in the order they
-// arrived, not as the runtime schedules them).
+// A topology's share flows start together, one after another
+// flowStagger apart: each measures a window of the same length, so
+// their goodputs add up to no more than the bottleneck carries, and
+// the run repeats to the packet at GOMAXPROCS 1, 2 and 4 (the gate
+// releases the flows one event at a time, in the order they arrived,
+// not as the runtime schedules them).
 func TestShapeShareFlowsStartTogether(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	c := starShare(workloads.Share{Duration: 2 * time.Second})
@@ -41,10 +42,22 @@ func TestShapeShareFlowsStartTogether(t *testing.T) {
 				want = rec.TraceHash
 				d := r.Detail.(ShapeDetail)
 				var sum float64
+				var starts []time.Duration
+				window := func(f FlowResult) time.Duration {
+					return f.Result.Elapsed - f.Result.Detail.(workloads.ShareDetail).LoadStart
+				}
 				for _, f := range d.Flows {
 					sum += f.Goodput
-					if f.Result.Elapsed != d.Flows[0].Result.Elapsed {
-						t.Errorf("flow %s ran %v, flow %s %v; want one window", f.Name, f.Result.Elapsed, d.Flows[0].Name, d.Flows[0].Result.Elapsed)
+					starts = append(starts, f.Result.Detail.(workloads.ShareDetail).LoadStart)
+					if window(f) != window(d.Flows[0]) {
+						t.Errorf("flow %s ran %v, flow %s %v; want windows of one length", f.Name, window(f), d.Flows[0].Name, window(d.Flows[0]))
+					}
+				}
+				slices.Sort(starts)
+				for k := 1; k < len(starts); k++ {
+					if gap := starts[k] - starts[k-1]; gap != flowStagger {
+						t.Errorf("flows started at %v; want each %v after the one before", starts, flowStagger)
+						break
 					}
 				}
 				if sum > 10e6 {

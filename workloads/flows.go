@@ -245,19 +245,30 @@ func Jain(xs []float64) float64 {
 // dropped waits a second for its retransmission) would each measure a
 // window of their own, part of it with fewer competitors.
 //
-// The last to arrive releases every party, itself included, one at a
-// time in the order they arrived, each through env.Go: on the virtual
-// clock each release is an event of its own, so which flow starts
-// first does not depend on how the runtime schedules them. A gate is
-// for one use.
+// The last to arrive releases every party, itself included, in the
+// order they arrived, the k-th (from 0) k × stagger after it arrived,
+// each through env.Go: on the virtual clock each release is an event of
+// its own, so which flow starts first does not depend on how the
+// runtime schedules them. A gate is for one use.
+//
+// Parties released at one instant send their first flights at that
+// instant, and where those meet at a queue their packets interleave;
+// kernel TCP's flows, released by goroutines one after another, start
+// 80–260 µs apart (a goroutine's wake-up and a write system call each),
+// so the first flight of the first to connect reaches a shared queue
+// whole, before the next's. Which of the two happens decides when
+// HyStart ends slow start on a shared bottleneck (docs/TOPOLOGIES.md).
+// A stagger larger than that gap gives both backends one order.
 type Gate struct {
+	stagger time.Duration
 	mu      sync.Mutex
 	left    int             // parties yet to arrive; the gate opens at 0
 	arrived []chan struct{} // one per party arrived, in order; closed to release it
 }
 
-// NewGate returns a gate for n workloads.
-func NewGate(n int) *Gate { return &Gate{left: n} }
+// NewGate returns a gate for n workloads that releases them stagger
+// apart.
+func NewGate(n int, stagger time.Duration) *Gate { return &Gate{left: n, stagger: stagger} }
 
 // pass waits until every workload of the gate has called pass, and its
 // turn to go on has come, or ctx ends. A nil gate lets the caller
@@ -275,8 +286,16 @@ func (g *Gate) pass(ctx context.Context, env emu.Env) error {
 		release = g.arrived
 	}
 	g.mu.Unlock()
-	for _, c := range release {
-		env.Go(func() { close(c) })
+	for k, c := range release {
+		wait := time.Duration(k) * g.stagger
+		env.Go(func() {
+			// The party's own wait below ends with ctx, and with it
+			// this one; a cancelled sleep releases it all the same.
+			if wait > 0 {
+				_ = env.Sleep(ctx, wait)
+			}
+			close(c)
+		})
 	}
 	select {
 	case <-mine:
