@@ -30,7 +30,7 @@ var backends = []struct {
 	new   func(Options) Backend
 }{
 	{"emulated", "netemu's TCP (or gVisor's, --tcp gvisor) on netemu's link", func(Options) Backend { return Emulated{} }},
-	{"kernel", "kernel TCP in two network namespaces (root)", func(o Options) Backend { return Kernel(o) }},
+	{"kernel", "kernel TCP in two network namespaces (root)", func(o Options) Backend { return Kernel{Via: o.Via} }},
 }
 
 // NewBackend returns the backend called name.

@@ -22,6 +22,13 @@ import (
 // the emulated backend.
 type Kernel struct {
 	Via kernel.Via // "" means kernel.Auto
+	// AddedNoise, when set, delays every delivery by a draw of it (as
+	// link.Config.Noise does on the virtual clock), on top of the time
+	// kernel TCP's hosts and routers take of themselves: to measure how
+	// the kernel's figures move with its nodes' time. Only through the
+	// TUN link (netem's is the kernel's own); the record's HostNoise
+	// says "own+" and the noise.
+	AddedNoise link.Noise
 }
 
 // Name implements Backend.
@@ -35,8 +42,8 @@ func (k Kernel) Run(ctx context.Context, c Case) (workloads.Result, Record, erro
 	}
 	// Kernel TCP's hosts and routers take the time they take: a noise
 	// given for the emulated nodes (compare --host-noise) is not the
-	// bridge's to add.
-	c.Link.Noise = link.Noise{}
+	// bridge's to add; only AddedNoise is.
+	c.Link.Noise = k.AddedNoise
 	if c.Shape != nil {
 		return k.runShape(ctx, c)
 	}
@@ -49,6 +56,9 @@ func (k Kernel) Run(ctx context.Context, c Case) (workloads.Result, Record, erro
 		return workloads.Result{}, Record{}, err
 	}
 	defer n.Close()
+	if !k.AddedNoise.IsZero() && n.Facts().Link != kernel.TUN {
+		return workloads.Result{}, Record{}, fmt.Errorf("%w: added node time needs the TUN link; the netem link is in the kernel", kernel.ErrUnsupported)
+	}
 	if c.Observe != nil && !n.Observe(c.Observe) {
 		return workloads.Result{}, Record{}, fmt.Errorf("%w: the netem link is in the kernel, with no events to observe; use the TUN link to capture or explain", kernel.ErrUnsupported)
 	}
@@ -68,6 +78,9 @@ func (k Kernel) record(c Case, r workloads.Result, st kernel.Stats, facts kernel
 	kc.Link.DelayedACK = 0
 	rec := newRecord(k.Name(), kc, r, st.Link)
 	rec.Kernel = &facts
+	if !k.AddedNoise.IsZero() {
+		rec.HostNoise = "own+" + k.AddedNoise.String()
+	}
 	if c.Link.Impaired() {
 		rec.Seed = &c.Seed
 	}

@@ -192,3 +192,24 @@ func TestKernelSamplesTCPInfo(t *testing.T) {
 		}
 	}
 }
+
+// Kernel.AddedNoise delays every delivery on top of the kernel nodes'
+// own time: 5 requests on one connection make 6 round trips, each of
+// two deliveries, so each added 20 ms at least twice. A lower bound,
+// which a loaded machine only raises; the record names the addition.
+func TestKernelAddedNoise(t *testing.T) {
+	needRoot(t)
+	const rtt = 10 * time.Millisecond
+	added := link.Noise{Base: 20 * time.Millisecond}
+	lc := link.Config{Delay: rtt / 2, Rate: 20e6}
+	r, rec, err := Kernel{Via: kernel.TUN, AddedNoise: added}.Run(context.Background(), Case{Workload: workloads.KeepAlive{Mode: workloads.Reuse, Requests: 5}, Link: lc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo := 6 * (rtt + 2*added.Base); r.Elapsed < lo {
+		t.Errorf("5 requests at RTT %v with %v added to each delivery: %v; want at least %v", rtt, added, r.Elapsed, lo)
+	}
+	if want := "own+" + added.String(); rec.HostNoise != want {
+		t.Errorf("record's host_noise %q; want %q", rec.HostNoise, want)
+	}
+}

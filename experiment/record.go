@@ -42,7 +42,8 @@ type Setup struct {
 	Seed *uint64 `json:"seed,omitempty"` // emulated, and kernel mode with impairments
 	// HostNoise is the emulated nodes' time to take a packet in
 	// (link.Noise.String: "25µs+exp(30µs)", or "none" for a case run
-	// Exact or on an ideal link), on the virtual clock only.
+	// Exact or on an ideal link), on the virtual clock only; for kernel
+	// TCP, "own+" and the time Kernel.AddedNoise added to its nodes'.
 	HostNoise string `json:"host_noise,omitempty"`
 	// Netem is the link in tc's netem grammar when it has impairments:
 	// the client→server direction, and NetemDown the server→client one

@@ -147,6 +147,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-dumbbells", "4", "-dumbbell-cells", "5"}, `"5" is not one of the dumbbells drawn; want numbers from 1 to 4`},
 		{[]string{"-dumbbells", "4", "-dumbbell-noise", "loud"}, `-dumbbell-noise "loud": want measured, default, none or BASE,SPREAD such as 25us,30us (from 0 to 1s each)`},
 		{[]string{"-dumbbells", "4", "-kernel=false", "-dumbbell-noise", "measured"}, "-dumbbell-noise measured takes the kernel runs' own"},
+		{[]string{"-noise-steepness", "-runs", "3"}, "-noise-steepness takes only -via"},
+		{[]string{"-noise-steepness", "-host-noise"}, "-noise-steepness takes only -via"},
 	} {
 		errb.Reset()
 		if code := run(context.Background(), c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) || strings.Count(errb.String(), "\n") != 1 {

@@ -10,6 +10,7 @@
 //	go run ./bench/accuracy -grid 40                    # 40 random links: netemu's TCP, gVisor's and the kernel's
 //	go run ./bench/accuracy -grid 40 -grid-seed 579724 -grid-cells 7,19   # two cells of that grid again
 //	go run ./bench/accuracy -dumbbells 20               # 20 random dumbbells: each flow, netemu's TCP against the kernel's
+//	go run ./bench/accuracy -noise-steepness            # two CUBIC flows' shares against the nodes' time, both backends
 //
 // Each column is an experiment.Backend on a clock; a backend that cannot
 // run here (kernel mode without root) leaves its column not measured, with
@@ -64,8 +65,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dbNoise := fs.String("dumbbell-noise", dbDefaultNoise, "dumbbells: the emulated nodes' time to take a packet in: measured (each dumbbell's, from the routers of its own kernel runs), default (link.DefaultNoise), none, or BASE,SPREAD such as 25us,30us")
 	dbCells := fs.String("dumbbell-cells", "", "dumbbells: measure only these of the drawn dumbbells, by number: 3,13")
 	hostNoise := fs.Bool("host-noise", false, "instead of the report, measure how late kernel mode's bridge, routers and hosts move packets against the link's schedule")
+	steepness := fs.Bool("noise-steepness", false, "instead of the report, measure how two CUBIC flows' shares move with the nodes' time, kernel TCP's with time added to its own, against the emulator's (about 4 minutes)")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *steepness {
+		if *hostNoise || fs.NFlag() > 2 || fs.NFlag() == 2 && only(fs, "via") == "" || fs.NArg() > 0 {
+			fmt.Fprintf(stderr, "accuracy: -noise-steepness takes only -via\n")
+			return 2
+		}
+		env := Environment{Command: "go run ./bench/accuracy " + strings.Join(args, " "), Date: time.Now().UTC().Format("2006-01-02"), Machine: machine()}
+		err := measureSteepness(ctx, stdout, env, kernel.Via(*via), func(what string) { fmt.Fprintf(stderr, "accuracy: noise steepness: %s\n", what) })
+		if err != nil {
+			fmt.Fprintf(stderr, "accuracy: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	if *hostNoise {
 		if fs.NFlag() > 2 || fs.NFlag() == 2 && only(fs, "via") == "" || fs.NArg() > 0 {
