@@ -22,12 +22,12 @@ import (
 // the emulated backend.
 type Kernel struct {
 	Via kernel.Via // "" means kernel.Auto
-	// AddedNoise, when set, delays every delivery by a draw of it (as
-	// link.Config.Noise does on the virtual clock), on top of the time
-	// kernel TCP's hosts and routers take of themselves: to measure how
-	// the kernel's figures move with its nodes' time. Only through the
-	// TUN link (netem's is the kernel's own); the record's HostNoise
-	// says "own+" and the noise.
+	// AddedNoise, when set, delays every delivery, on every link of a
+	// shape, by a draw of it (link.Config.Noise, seeded by the case's
+	// Seed), on top of the time kernel TCP's hosts and routers take of
+	// themselves: to measure how the kernel's figures move with its
+	// nodes' time. Only through the TUN link (netem cannot express it:
+	// auto takes TUN); the record's HostNoise says "own+" and the noise.
 	AddedNoise link.Noise
 }
 
@@ -56,9 +56,6 @@ func (k Kernel) Run(ctx context.Context, c Case) (workloads.Result, Record, erro
 		return workloads.Result{}, Record{}, err
 	}
 	defer n.Close()
-	if !k.AddedNoise.IsZero() && n.Facts().Link != kernel.TUN {
-		return workloads.Result{}, Record{}, fmt.Errorf("%w: added node time needs the TUN link; the netem link is in the kernel", kernel.ErrUnsupported)
-	}
 	if c.Observe != nil && !n.Observe(c.Observe) {
 		return workloads.Result{}, Record{}, fmt.Errorf("%w: the netem link is in the kernel, with no events to observe; use the TUN link to capture or explain", kernel.ErrUnsupported)
 	}
@@ -81,7 +78,7 @@ func (k Kernel) record(c Case, r workloads.Result, st kernel.Stats, facts kernel
 	if !k.AddedNoise.IsZero() {
 		rec.HostNoise = "own+" + k.AddedNoise.String()
 	}
-	if c.Link.Impaired() {
+	if c.Link.Impaired() || !k.AddedNoise.IsZero() {
 		rec.Seed = &c.Seed
 	}
 	if facts.Link == kernel.TUN {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/netemu/netemu/kernel"
 	"github.com/netemu/netemu/link"
+	"github.com/netemu/netemu/topo"
 	"github.com/netemu/netemu/workloads"
 )
 
@@ -194,22 +195,36 @@ func TestKernelSamplesTCPInfo(t *testing.T) {
 }
 
 // Kernel.AddedNoise delays every delivery on top of the kernel nodes'
-// own time: 5 requests on one connection make 6 round trips, each of
-// two deliveries, so each added 20 ms at least twice. A lower bound,
-// which a loaded machine only raises; the record names the addition.
+// own time, on every link of a shape too: 5 requests on one connection
+// make 6 round trips, each of two deliveries per link crossed, so each
+// added 20 ms at least twice per link. A lower bound, which a loaded
+// machine only raises; the record names the addition and the seed.
 func TestKernelAddedNoise(t *testing.T) {
 	needRoot(t)
-	const rtt = 10 * time.Millisecond
 	added := link.Noise{Base: 20 * time.Millisecond}
-	lc := link.Config{Delay: rtt / 2, Rate: 20e6}
-	r, rec, err := Kernel{Via: kernel.TUN, AddedNoise: added}.Run(context.Background(), Case{Workload: workloads.KeepAlive{Mode: workloads.Reuse, Requests: 5}, Link: lc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lo := 6 * (rtt + 2*added.Base); r.Elapsed < lo {
-		t.Errorf("5 requests at RTT %v with %v added to each delivery: %v; want at least %v", rtt, added, r.Elapsed, lo)
-	}
-	if want := "own+" + added.String(); rec.HostNoise != want {
-		t.Errorf("record's host_noise %q; want %q", rec.HostNoise, want)
+	lc := link.Config{Delay: 5 * time.Millisecond, Rate: 20e6}
+	ka := workloads.KeepAlive{Mode: workloads.Reuse, Requests: 5}
+	dumbbell := &Shape{Name: "dumbbell:1", Build: func(lc link.Config) (topo.Topology, []topo.Flow) {
+		return topo.Dumbbell(1, []time.Duration{4 * time.Millisecond}, lc)
+	}}
+	for _, c := range []struct {
+		name  string
+		c     Case
+		rtt   time.Duration
+		links int
+	}{
+		{"two hosts", Case{Workload: ka, Link: lc, Seed: 3}, 10 * time.Millisecond, 1},
+		{"dumbbell:1, 4ms access", Case{Workload: ka, Link: lc, Seed: 3, Shape: dumbbell}, 14 * time.Millisecond, 3},
+	} {
+		r, rec, err := Kernel{Via: kernel.TUN, AddedNoise: added}.Run(context.Background(), c.c)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if lo := 6 * (c.rtt + time.Duration(2*c.links)*added.Base); r.Elapsed < lo {
+			t.Errorf("%s: 5 requests at RTT %v with %v added to each of %d deliveries a round trip: %v; want at least %v", c.name, c.rtt, added, 2*c.links, r.Elapsed, lo)
+		}
+		if want := "own+" + added.String(); rec.HostNoise != want || rec.Seed == nil || *rec.Seed != 3 {
+			t.Errorf("%s: record's host_noise %q, seed %v; want %q and 3", c.name, rec.HostNoise, rec.Seed, want)
+		}
 	}
 }

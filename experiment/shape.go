@@ -146,11 +146,6 @@ func runShape(ctx context.Context, c Case, lc link.Config) (workloads.Result, em
 	if err != nil {
 		return workloads.Result{}, emu.Stats{}, err
 	}
-	for i := range p.t.Links {
-		if p.t.Links[i].Config.Noise.IsZero() {
-			p.t.Links[i].Config.Noise = lc.Noise // every node takes its time (link.Config.Noise)
-		}
-	}
 	n, err := emu.New(emu.Config{Topology: &p.t, TCP: c.TCP, Clock: c.Clock, Seed: c.Seed, Probe: p.probe(c)})
 	if err != nil {
 		return workloads.Result{}, emu.Stats{}, err
@@ -185,6 +180,13 @@ type shapePlan struct {
 // planShape builds c's shape around lc and finds each flow's path.
 func planShape(c Case, lc link.Config) (*shapePlan, error) {
 	t, flows := c.Shape.Build(lc)
+	// Every node takes its time (link.Config.Noise), on the access
+	// links a shape builds without lc's other settings too.
+	for i := range t.Links {
+		if t.Links[i].Config.Noise.IsZero() {
+			t.Links[i].Config.Noise = lc.Noise
+		}
+	}
 	tables, err := t.Tables()
 	if err != nil {
 		return nil, err
@@ -420,13 +422,17 @@ func (p *shapePlan) share(d *ShapeDetail) {
 const goodputBin = 100 * time.Millisecond
 
 // flowStagger is how far apart a topology's share flows start, in the
-// order they connected (workloads.Gate). Kernel mode's flows start
-// 80–260 µs apart however they are released, and a first flight reaches
-// a shared queue within about 150 µs of its first packet; a millisecond
-// is larger than both, so both backends start the flows in one order,
-// each first flight whole. Started at one instant, the emulator's first
-// flights interleaved and CUBIC's HyStart ended slow start at a window
-// of 94 packets where Linux's ended at 34 (docs/TOPOLOGIES.md).
+// order they connected (workloads.Gate). Released at once, kernel
+// mode's flows start 80–260 µs apart, and a first flight reaches a
+// queue within about 150 µs of its first packet; a millisecond is
+// larger than both, so on both backends senders equally far from a
+// shared queue reach it in one order, each first flight whole. Started
+// at one instant, the emulator's first flights interleaved and CUBIC's
+// HyStart ended slow start at windows of 92–94 packets in three seeds of
+// five where Linux's ended at 34–36 (docs/TOPOLOGIES.md). The stagger
+// spaces the senders, not their arrivals at the queue: where senders'
+// distances to it differ by more than the stagger, their first flights
+// arrive in the order of those distances.
 const flowStagger = time.Millisecond
 
 // deliveries keeps, from the hosts' TCP samples, the bytes each flow's

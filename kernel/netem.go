@@ -93,6 +93,9 @@ func netemUnmappable(c link.Config) error {
 	if len(c.Outages) > 0 {
 		opts = append(opts, "Outages (netem has no outages)")
 	}
+	if !c.Noise.IsZero() {
+		opts = append(opts, "Noise (a node's time to take each packet in, kept in order: netem's jitter is another thing)")
+	}
 	side := func(where string, d link.Config) {
 		if d.Trace != nil {
 			opts = append(opts, where+"Trace (netem has no time-varying rate)")

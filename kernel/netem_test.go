@@ -752,6 +752,7 @@ func TestNetemUnmappable(t *testing.T) {
 		{link.Config{Qdisc: link.Qdisc{Kind: link.FQCoDel}}, []string{"Qdisc"}},
 		{link.Config{BtoA: &link.Config{Qdisc: link.Qdisc{Kind: link.CoDel}}}, []string{"BtoA.Qdisc"}},
 		{link.Config{Outages: []link.Outage{{Start: 0, End: time.Second}}}, []string{"Outages"}},
+		{link.Config{Noise: link.Noise{Base: time.Millisecond}}, []string{"Noise"}},
 		{link.Config{Jitter: time.Millisecond, KeepOrder: true}, []string{"KeepOrder"}},
 		{link.Config{BtoA: &link.Config{Qdisc: link.Qdisc{LimitBytes: 3000}, Jitter: time.Millisecond, KeepOrder: true}}, []string{"BtoA.Qdisc.LimitBytes", "BtoA.KeepOrder"}},
 		{link.Config{Qdisc: link.Qdisc{LimitBytes: 3000}, Outages: []link.Outage{{Start: 0, End: time.Second}}, BtoA: &link.Config{Qdisc: link.Qdisc{LimitBytes: 4000}}}, []string{"Outages", "Qdisc.LimitBytes", "BtoA.Qdisc.LimitBytes"}},
@@ -798,6 +799,8 @@ func TestNetemLinkVia(t *testing.T) {
 		{Netem, fits, no, "", "sch_netem"},
 		{Netem, bytesQueue, yes, "", "Qdisc.LimitBytes"},
 		{Netem, bytesQueue, no, "", "Qdisc.LimitBytes"},
+		{Auto, link.Config{Delay: time.Millisecond, Noise: link.Noise{Base: time.Millisecond}}, yes, TUN, ""}, // a node's time is netemu's link's
+		{Netem, link.Config{Noise: link.Noise{Base: time.Millisecond}}, yes, "", "Noise"},
 	} {
 		got, err := linkVia(c.via, c.cfg, c.available)
 		switch {

@@ -241,24 +241,27 @@ func Jain(xs []float64) float64 {
 
 // A Gate starts the flows of several workloads together: each passes it
 // once its connections are up, and all go on when the last has. Flows
-// that started one after another (a handshake whose SYN a full queue
-// dropped waits a second for its retransmission) would each measure a
-// window of their own, part of it with fewer competitors.
+// that started one after another as they connected (a handshake whose
+// SYN a full queue dropped waits a second for its retransmission) would
+// each measure a window of their own, part of it with fewer
+// competitors; past the gate they overlap but for the stagger.
 //
 // The last to arrive releases every party, itself included, in the
 // order they arrived, the k-th (from 0) k × stagger after it arrived,
 // each through env.Go: on the virtual clock each release is an event of
 // its own, so which flow starts first does not depend on how the
-// runtime schedules them. A gate is for one use.
+// runtime schedules them. A gate is for one use, and its parties share
+// one context: the releases sleep on the last arrival's.
 //
-// Parties released at one instant send their first flights at that
+// Senders released at one instant send their first flights at that
 // instant, and where those meet at a queue their packets interleave;
-// kernel TCP's flows, released by goroutines one after another, start
-// 80–260 µs apart (a goroutine's wake-up and a write system call each),
-// so the first flight of the first to connect reaches a shared queue
-// whole, before the next's. Which of the two happens decides when
-// HyStart ends slow start on a shared bottleneck (docs/TOPOLOGIES.md).
-// A stagger larger than that gap gives both backends one order.
+// kernel TCP's flows, released at once, start 80–260 µs apart (a
+// goroutine's wake-up and a write system call each), so the first
+// flight of the first to connect reaches a queue equally far from both
+// senders whole, before the next's. Which of the two happens decides
+// when HyStart ends slow start on a shared bottleneck
+// (docs/TOPOLOGIES.md). A stagger larger than that gap gives both
+// backends one order.
 type Gate struct {
 	stagger time.Duration
 	mu      sync.Mutex
@@ -289,17 +292,19 @@ func (g *Gate) pass(ctx context.Context, env emu.Env) error {
 	for k, c := range release {
 		wait := time.Duration(k) * g.stagger
 		env.Go(func() {
-			// The party's own wait below ends with ctx, and with it
-			// this one; a cancelled sleep releases it all the same.
-			if wait > 0 {
-				_ = env.Sleep(ctx, wait)
+			// A cancelled wait releases nobody: the party's own wait
+			// below ends with the same context.
+			if wait > 0 && env.Sleep(ctx, wait) != nil {
+				return
 			}
 			close(c)
 		})
 	}
 	select {
 	case <-mine:
-		return nil
+		// Released as ctx ended, the party does not go on: it would
+		// start goroutines on a network that is closing.
+		return ctx.Err()
 	case <-ctx.Done():
 		return ctx.Err()
 	}

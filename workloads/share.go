@@ -116,7 +116,8 @@ type Share struct {
 	Duration  time.Duration // 0 means DefaultShareDuration
 	// Gate, if not nil, holds the flows, once connected, until every
 	// workload sharing the gate has connected its own: a shape's share
-	// flows then measure the same Duration, none of it alone.
+	// flows then measure a Duration each, all of them together but for
+	// the gate's stagger.
 	Gate *Gate
 }
 

@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dbNoise := fs.String("dumbbell-noise", dbDefaultNoise, "dumbbells: the emulated nodes' time to take a packet in: measured (each dumbbell's, from the routers of its own kernel runs), default (link.DefaultNoise), none, or BASE,SPREAD such as 25us,30us")
 	dbCells := fs.String("dumbbell-cells", "", "dumbbells: measure only these of the drawn dumbbells, by number: 3,13")
 	hostNoise := fs.Bool("host-noise", false, "instead of the report, measure how late kernel mode's bridge, routers and hosts move packets against the link's schedule")
-	steepness := fs.Bool("noise-steepness", false, "instead of the report, measure how two CUBIC flows' shares move with the nodes' time, kernel TCP's with time added to its own, against the emulator's (about 4 minutes)")
+	steepness := fs.Bool("noise-steepness", false, "instead of the report, measure how two CUBIC flows' shares move with the nodes' time, kernel TCP's with time added to its own, against the emulator's (about 5 minutes)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
