@@ -44,7 +44,7 @@ func bbrAgainstCubic(dumbbell bool) *question {
 		q.name = "bbr-vs-cubic-dumbbell"
 		q.about = "the same on a dumbbell: each flow its own client and server, meeting only at the 10 mbit, 40 ms bottleneck"
 		q.differs = "A dumbbell (one client and one server per flow, no access delay, the routers forwarding as the emulated hosts do), " +
-			"for 40 s from a common start (the flows connect first, then start a millisecond apart); the model assumes converged flows, " +
+			"for 40 s (the flows connect first, then start a millisecond apart); the model assumes converged flows, " +
 			"1500-byte packets and a full queue, and counts BBR's share of the link where the columns count it of all flows' goodput."
 	}
 	bbr := func(fs []qFlow) []qFlow { return pickCC(fs, "bbr") }
