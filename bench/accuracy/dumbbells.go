@@ -172,7 +172,7 @@ func measureDumbbells(ctx context.Context, ds []dumbbell, runs, kernelRuns int, 
 			}
 			var m *noiseMeter
 			var routers []string
-			var traversals, lateTraversals []float64
+			var fit nodeFit
 			kc := c
 			if measure {
 				t, _ := c.Shape.Build(c.Link)
@@ -186,16 +186,7 @@ func measureDumbbells(ctx context.Context, ds []dumbbell, runs, kernelRuns int, 
 					row.Facts = rec.Kernel.String()
 				}
 				if m != nil {
-					// A run whose bridge was late measured the bridge, not
-					// the nodes: its traversals are kept apart, and used
-					// only if every run's was late.
-					t := m.figures(routers).Traverse
-					if rec.BridgeLate == "" {
-						traversals = append(traversals, t...)
-					} else {
-						lateTraversals = append(lateTraversals, t...)
-					}
-					m.reset()
+					fit.take(m, routers, rec)
 				}
 				return row.Kernel.add(r)
 			})
@@ -206,11 +197,8 @@ func measureDumbbells(ctx context.Context, ds []dumbbell, runs, kernelRuns int, 
 				return rows, fmt.Errorf("dumbbell %d, kernel: %w", d.N, err)
 			}
 			row.KernelWhy = why
-			if len(traversals) == 0 {
-				traversals = lateTraversals
-			}
-			if measure && len(traversals) > 0 {
-				row.Noise = fitNoise(traversals)
+			if t := fit.traversals(); measure && len(t) > 0 {
+				row.Noise = fitNoise(t)
 			}
 		}
 		progress(d.N, "emulated")

@@ -249,6 +249,35 @@ func fitNoise(traversals []float64) link.Noise {
 	return link.Noise{Base: us(base), Spread: us(spread)}
 }
 
+// nodeFit gathers kernel runs' router traversals to fit the emulated
+// nodes' time by (fitNoise). A run whose bridge was late measured the
+// bridge, not the nodes: its traversals are kept apart, and used only if
+// every run's bridge was late.
+type nodeFit struct {
+	onTime, late []float64
+}
+
+// take adds the run that m measured, whose record is rec, and resets m
+// for the next run.
+func (f *nodeFit) take(m *noiseMeter, routers []string, rec experiment.Record) {
+	t := m.figures(routers).Traverse
+	if rec.BridgeLate == "" {
+		f.onTime = append(f.onTime, t...)
+	} else {
+		f.late = append(f.late, t...)
+	}
+	m.reset()
+}
+
+// traversals are the samples to fit: the on-time runs', or the late
+// ones' when every run was late; nil when no packet crossed a router.
+func (f *nodeFit) traversals() []float64 {
+	if len(f.onTime) > 0 {
+		return f.onTime
+	}
+	return f.late
+}
+
 // reset forgets the events gathered so far.
 func (m *noiseMeter) reset() {
 	m.mu.Lock()

@@ -61,7 +61,7 @@ func measureSteepness(ctx context.Context, w io.Writer, env Environment, via ker
 	t, _ := c.Shape.Build(c.Link)
 	m := newNoiseMeter(t)
 	var rows []steepRow
-	var traversals, lateTraversals []float64
+	var fit nodeFit
 	facts := ""
 	var late []string
 	for _, added := range []link.Noise{{}, steepAdded} {
@@ -84,14 +84,7 @@ func measureSteepness(ctx context.Context, w io.Writer, env Environment, via ker
 				facts = rec.Kernel.String()
 			}
 			if added.IsZero() {
-				// As the dumbbells fit it: a run whose bridge was late
-				// measured the bridge, and counts only if all were.
-				if rec.BridgeLate == "" {
-					traversals = append(traversals, m.figures(t.Routers).Traverse...)
-				} else {
-					lateTraversals = append(lateTraversals, m.figures(t.Routers).Traverse...)
-				}
-				m.reset()
+				fit.take(m, t.Routers, rec)
 			}
 			return row.side.add(r)
 		})
@@ -100,9 +93,7 @@ func measureSteepness(ctx context.Context, w io.Writer, env Environment, via ker
 		}
 		rows = append(rows, row)
 	}
-	if len(traversals) == 0 {
-		traversals = lateTraversals
-	}
+	traversals := fit.traversals()
 	if len(traversals) == 0 {
 		return fmt.Errorf("%s, kernel: no packet crossed a router to measure the nodes' time by", strings.Join(steepCell, " "))
 	}
